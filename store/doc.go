@@ -1,0 +1,31 @@
+// Package store is Berth's only owner of the bbolt database ($BERTH_HOME/berth.db).
+//
+// Nothing outside this package imports bbolt: callers get a [DB], open an
+// [Area] (one project's slice of one subsystem) and read or write it through a
+// [Bucket] inside a single transaction. Bytes returned by [Bucket.Get] are
+// copies and stay valid after the transaction ends.
+//
+// # Bucket tree
+//
+//	meta/                       schema_version -> uint64, big endian
+//	registry/                   <project id> -> JSON record (root, name, pinned, last port)
+//	data/
+//	  <project id>/
+//	    index/                  owned by project/search (derived; may be dropped and rebuilt)
+//	      meta/                 format -> uint32 index format version; updated_at -> RFC 3339
+//	      files/                <rel path> -> file record (size, mtime, hash, chunk ids)
+//	      chunks/               <chunk id, 8 bytes BE> -> chunk (file, heading path, lines, text, length)
+//	      postings/             <term> -> packed (chunk id, term frequency) pairs
+//	    workflow/               owned by project/workflow (never dropped: user progress)
+//	      sessions/             <session uuid> -> JSON session
+//	      imports/              <praxis-os state file name> -> import time (so a file imports once)
+//
+// The per-subsystem layouts are written down in the owning packages; the
+// names of the top-level buckets and the schema version live here.
+//
+// # Migrations
+//
+// The schema version is the number of migrations applied. Migrations run in
+// order at [Open], each in its own transaction; a database from a newer Berth
+// (a version above [SchemaVersion]) is refused rather than touched.
+package store

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+var errBucketNotFound = bolterrors.ErrBucketNotFound
+
+// ProjectRecord is what the broker remembers about a project between runs.
+type ProjectRecord struct {
+	ID        string    `json:"id"`
+	Root      string    `json:"root"`
+	Name      string    `json:"name"`
+	Pinned    bool      `json:"pinned"` // attached by `berth attach`: mounted again when the broker starts
+	LastPort  int       `json:"last_port,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// PutProject stores rec under its ID.
+func (db *DB) PutProject(rec ProjectRecord) error {
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		reg, err := tx.CreateBucketIfNotExists(bucketRegistry)
+		if err != nil {
+			return err
+		}
+		return reg.Put([]byte(rec.ID), raw)
+	})
+}
+
+// GetProject returns the record for id, and whether it exists.
+func (db *DB) GetProject(id string) (ProjectRecord, bool, error) {
+	var rec ProjectRecord
+	var found bool
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		reg := tx.Bucket(bucketRegistry)
+		if reg == nil {
+			return nil
+		}
+		raw := reg.Get([]byte(id))
+		if raw == nil {
+			return nil
+		}
+		found = true
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return fmt.Errorf("decode registry record %s: %w", id, err)
+		}
+		return nil
+	})
+	return rec, found, err
+}
+
+// Projects lists every registered project. Records that cannot be decoded
+// are skipped and reported in bad.
+func (db *DB) Projects() (recs []ProjectRecord, bad []string, err error) {
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		reg := tx.Bucket(bucketRegistry)
+		if reg == nil {
+			return nil
+		}
+		return reg.ForEach(func(k, v []byte) error {
+			var rec ProjectRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				bad = append(bad, string(k))
+				return nil
+			}
+			recs = append(recs, rec)
+			return nil
+		})
+	})
+	return recs, bad, err
+}
+
+// DeleteProjectData removes a project's registry record and all its data.
+func (db *DB) DeleteProjectData(id string) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		if reg := tx.Bucket(bucketRegistry); reg != nil {
+			if err := reg.Delete([]byte(id)); err != nil {
+				return err
+			}
+		}
+		if data := tx.Bucket(bucketData); data != nil {
+			if err := data.DeleteBucket([]byte(id)); err != nil && err != errBucketNotFound {
+				return err
+			}
+		}
+		return nil
+	})
+}
