@@ -67,7 +67,7 @@ func TestLoadTable(t *testing.T) {
 			"demo_v1/phases/0/phase.md": "zero", "demo_v1/phases/1/phase.md": "one",
 		}},
 		{name: "unknown keys ignored", files: with(minimalTree, map[string]string{
-			"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"version": "1.0",`, `"version": 2, "quality_gates": {"x": 1}, "target_language": ["any"], "created": "2025-10-13",`, 1),
+			"demo_v1/metadata.json":                 strings.Replace(minimalMetadata, `"version": "1.0",`, `"version": 2, "quality_gates": {"x": 1}, "target_language": ["any"], "created": "2025-10-13",`, 1),
 			"demo_v1/phases/1/gate-definition.yaml": strictGate + "future_section:\n  anything: [1, 2]\n",
 		}), wantFirst: 1},
 		{name: "metadata missing", files: with(minimalTree, map[string]string{"demo_v1/metadata.json": ""}), wantErr: "metadata.json is missing"},
