@@ -1,0 +1,273 @@
+// Package broker is Berth's daemon: it owns the home directory's lock,
+// socket and database, mounts projects on their own loopback ports, serves
+// the control API, and shuts everything down cleanly.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/web"
+)
+
+// Options are the process-level hooks of Run.
+type Options struct {
+	Logger *slog.Logger
+	// Ready is called once the control API is being served.
+	Ready func()
+}
+
+// Run is the broker's whole life: it returns when ctx ends (a clean stop),
+// when the idle timeout passes, or on a startup error.
+func Run(ctx context.Context, cfg Config, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
+		return fmt.Errorf("create home %s: %w", cfg.Home, err)
+	}
+	if err := os.Chmod(cfg.Home, 0o700); err != nil {
+		return fmt.Errorf("secure home %s: %w", cfg.Home, err)
+	}
+	lock, err := acquireLock(filepath.Join(cfg.Home, api.LockName))
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+
+	sockPath := api.SocketPath(cfg.Home)
+	sockLn, err := listenSocket(sockPath)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(sockPath)
+	defer sockLn.Close()
+
+	db, err := store.Open(filepath.Join(cfg.Home, api.DBName), 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	var tcpLn net.Listener
+	if cfg.Listen != "" {
+		tcpLn, err = net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w (set listen to another address, or empty to disable the TCP control API)", cfg.Listen, err)
+		}
+		defer tcpLn.Close()
+		if h, _, _ := net.SplitHostPort(cfg.Listen); !api.IsLoopbackHost(h) {
+			log.Warn("control API listens beyond loopback", "listen", cfg.Listen)
+		}
+	}
+
+	token := ""
+	if cfg.Auth == "token" {
+		if token, err = loadToken(cfg.Home); err != nil {
+			return err
+		}
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	started := time.Now()
+	b := &Broker{cfg: cfg, log: log, db: db, started: started}
+	idle := newIdleTimer(cfg.IdleTimeout, func() { cancel(errIdle) })
+	b.mounts = &mounts{
+		ctx: ctx, cfg: cfg, db: db, log: log, token: token,
+		info:    project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: started},
+		entries: make(map[string]*entry),
+		onEmpty: idle.set,
+	}
+	idle.set(true)
+
+	handler := api.NewHandler(b, api.HandlerOptions{Dashboard: web.Handler(), Logger: log})
+	tcpHandler := api.NewHandler(b, api.HandlerOptions{Dashboard: web.Handler(), CheckHost: true, Logger: log})
+	var servers []*http.Server
+	var wg sync.WaitGroup
+	serve := func(ln net.Listener, h http.Handler) {
+		srv := &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 10 * time.Second,
+			BaseContext:       func(net.Listener) context.Context { return ctx },
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		}
+		servers = append(servers, srv)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				cancel(fmt.Errorf("serve %s: %w", ln.Addr(), err))
+			}
+		}()
+	}
+	serve(sockLn, handler)
+	if tcpLn != nil {
+		serve(tcpLn, tcpHandler)
+	}
+	log.Info("broker ready", "pid", os.Getpid(), "home", cfg.Home, "socket", sockPath, "listen", cfg.Listen, "version", api.Version)
+	if opts.Ready != nil {
+		opts.Ready()
+	}
+
+	wg.Add(2)
+	go func() { defer wg.Done(); b.remountPinned(ctx) }()
+	go func() { defer wg.Done(); b.reapLoop(ctx) }()
+
+	<-ctx.Done()
+	cause := context.Cause(ctx)
+	log.Info("broker stopping", "why", stopReason(cause))
+	idle.stop()
+	shutdownCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	for _, srv := range servers {
+		srv.SetKeepAlivesEnabled(false)
+	}
+	b.mounts.closeAll()
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			srv.Close()
+		}
+	}
+	wg.Wait()
+	log.Info("broker stopped")
+	if cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, errIdle) {
+		return cause
+	}
+	return nil
+}
+
+var errIdle = errors.New("idle timeout")
+
+func stopReason(cause error) string {
+	switch {
+	case cause == nil, errors.Is(cause, context.Canceled):
+		return "signal"
+	default:
+		return cause.Error()
+	}
+}
+
+// Broker implements the control API over the mounts table.
+type Broker struct {
+	cfg     Config
+	log     *slog.Logger
+	db      *store.DB
+	started time.Time
+	mounts  *mounts
+}
+
+// Health implements api.Backend.
+func (b *Broker) Health() api.Health {
+	h := api.Health{
+		Status: "ok", Version: api.Version, PID: os.Getpid(), StartedAt: b.started.UTC(),
+		UptimeSeconds: time.Since(b.started).Seconds(), Projects: b.mounts.count(), Home: b.cfg.Home,
+	}
+	if b.cfg.IdleTimeout > 0 {
+		h.IdleTimeout = b.cfg.IdleTimeout.String()
+	}
+	return h
+}
+
+// Projects implements api.Backend.
+func (b *Broker) Projects() []api.Project { return b.mounts.list() }
+
+// Project implements api.Backend.
+func (b *Broker) Project(id string) (api.Project, error) {
+	m, p, err := b.mounts.get(id)
+	if err != nil {
+		return p, err
+	}
+	p.Detail = m.engine.Status()
+	return p, nil
+}
+
+// Attach implements api.Backend.
+func (b *Broker) Attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
+	return b.mounts.attach(ctx, req)
+}
+
+// Detach implements api.Backend.
+func (b *Broker) Detach(id, lease string) error { return b.mounts.detach(id, lease) }
+
+// MCPHandler implements api.Backend.
+func (b *Broker) MCPHandler(id string) (http.Handler, error) {
+	m, _, err := b.mounts.get(id)
+	if err != nil {
+		return nil, err
+	}
+	return m.shimHandler, nil
+}
+
+// remountPinned mounts again the projects `berth attach` pinned before a restart.
+func (b *Broker) remountPinned(ctx context.Context) {
+	recs, bad, err := b.db.Projects()
+	if err != nil {
+		b.log.Error("read registry", "err", err)
+		return
+	}
+	for _, id := range bad {
+		b.log.Warn("unreadable registry record skipped", "project", id)
+	}
+	for _, rec := range recs {
+		if !rec.Pinned || ctx.Err() != nil {
+			continue
+		}
+		if _, err := b.mounts.attach(ctx, api.AttachRequest{Root: rec.Root, Kind: api.HolderCLI}); err != nil {
+			b.log.Warn("pinned project not mounted", "project", rec.ID, "root", rec.Root, "err", err)
+			continue
+		}
+		if err := writeCLIState(rec.Root, b); err != nil {
+			b.log.Warn("state file", "project", rec.ID, "err", err)
+		}
+	}
+}
+
+// writeCLIState rewrites the state file of a pinned project after a restart.
+func writeCLIState(root string, b *Broker) error {
+	r, err := api.ResolveRoot(root)
+	if err != nil {
+		return err
+	}
+	_, p, err := b.mounts.get(api.ProjectID(r))
+	if err != nil {
+		return err
+	}
+	sf := api.NewStateFile(api.TransportHTTP, p.Port, os.Getpid(), p.StartedAt, p.Name, p.Root)
+	sf.Headers = b.mounts.headers()
+	return api.WriteStateFile(p.Root, sf)
+}
+
+func (b *Broker) reapLoop(ctx context.Context) {
+	t := time.NewTicker(b.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			b.mounts.reap(func(pid int) bool { return processAlive(ctx, pid) })
+		}
+	}
+}
+
+func sortProjects(ps []api.Project) {
+	slices.SortFunc(ps, func(a, b api.Project) int { return strings.Compare(a.Root, b.Root) })
+}

@@ -1,0 +1,159 @@
+// Package mcpws carries MCP over WebSocket: one JSON-RPC message per text
+// frame, subprotocol "mcp" (as the TypeScript SDK's WebSocket transport does).
+package mcpws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/coder/websocket"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Subprotocol is the WebSocket subprotocol MCP clients ask for.
+const Subprotocol = "mcp"
+
+// MaxMessageBytes caps one inbound message.
+const MaxMessageBytes = 4 << 20
+
+// Handler serves MCP sessions of server over WebSocket upgrades.
+// onSession, if set, is called when a session starts and ends (delta +1/-1).
+func Handler(server *mcp.Server, logger *slog.Logger, onSession func(delta int)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
+		if err != nil {
+			logger.Debug("websocket accept failed", "err", err)
+			return // Accept has answered the request
+		}
+		ws.SetReadLimit(MaxMessageBytes)
+		conn := newConn(ws)
+		ss, err := server.Connect(r.Context(), transport{conn}, nil)
+		if err != nil {
+			logger.Warn("mcp over websocket: connect", "err", err)
+			conn.Close()
+			return
+		}
+		if onSession != nil {
+			onSession(+1)
+			defer onSession(-1)
+		}
+		// Serve until the peer goes away; the HTTP handler must not return
+		// before that, or the hijacked connection is torn down.
+		_ = ss.Wait()
+	})
+}
+
+// ClientTransport is an mcp.Transport that dials a WebSocket MCP endpoint.
+type ClientTransport struct {
+	URL        string
+	HTTPClient *http.Client
+	Header     http.Header
+}
+
+// Connect implements mcp.Transport.
+func (t *ClientTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	ws, _, err := websocket.Dial(ctx, t.URL, &websocket.DialOptions{
+		HTTPClient:   t.HTTPClient,
+		HTTPHeader:   t.Header,
+		Subprotocols: []string{Subprotocol},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", t.URL, err)
+	}
+	ws.SetReadLimit(MaxMessageBytes)
+	return newConn(ws), nil
+}
+
+type transport struct{ c *conn }
+
+func (t transport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
+
+// conn adapts a WebSocket to mcp.Connection.
+type conn struct {
+	ws       *websocket.Conn
+	ctx      context.Context // canceled by Close: unblocks Read
+	cancel   context.CancelFunc
+	writeMu  sync.Mutex
+	closeErr error
+	once     sync.Once
+}
+
+func newConn(ws *websocket.Conn) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &conn{ws: ws, ctx: ctx, cancel: cancel}
+}
+
+func (c *conn) SessionID() string { return "" }
+
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		rctx, stop := mergeCancel(ctx, c.ctx)
+		typ, data, err := c.ws.Read(rctx)
+		stop()
+		if err != nil {
+			if websocket.CloseStatus(err) == websocket.StatusNormalClosure || errors.Is(err, context.Canceled) {
+				return nil, mcp.ErrConnectionClosed
+			}
+			return nil, err
+		}
+		if typ != websocket.MessageText {
+			continue // MCP messages are text; ignore binary frames
+		}
+		msg, err := jsonrpc.DecodeMessage(data)
+		if err != nil {
+			// A malformed frame does not end the session: report it to the peer.
+			c.writeRaw(ctx, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: `+jsonEscape(err.Error())+`"}}`))
+			continue
+		}
+		return msg, nil
+	}
+}
+
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return c.writeRaw(ctx, data)
+}
+
+func (c *conn) writeRaw(ctx context.Context, data []byte) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return c.ws.Write(ctx, websocket.MessageText, data)
+}
+
+func (c *conn) Close() error {
+	c.once.Do(func() {
+		c.closeErr = c.ws.Close(websocket.StatusNormalClosure, "")
+		c.cancel()
+	})
+	return c.closeErr
+}
+
+// mergeCancel returns a context done when either a or b is done.
+func mergeCancel(a, b context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(a)
+	stop := context.AfterFunc(b, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+func jsonEscape(s string) string {
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			out = append(out, '\\', byte(r))
+		case r < 0x20:
+			out = append(out, ' ')
+		default:
+			out = append(out, string(r)...)
+		}
+	}
+	return string(out)
+}

@@ -1,0 +1,330 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/store"
+)
+
+// holder is one reason a mount stays up: a shim (until it detaches or its
+// pid dies) or a `berth attach` pin.
+type holder struct {
+	kind string
+	pid  int
+}
+
+// entry is a mount's slot in the table. While mounting, m is nil and ready
+// is open; attaches of the same root wait on ready instead of mounting twice.
+type entry struct {
+	m       *mount
+	ready   chan struct{}
+	err     error
+	holders map[string]holder // lease -> holder
+	pinned  bool
+	grace   *time.Timer // running while nobody holds the mount
+}
+
+// mounts is the broker's table of projects. mu guards every entry's
+// fields; it is never held while a mount opens or closes.
+type mounts struct {
+	ctx     context.Context // the broker's lifetime
+	cfg     Config
+	db      *store.DB
+	log     *slog.Logger
+	info    project.ServerInfo
+	token   string
+	onEmpty func(empty bool) // idle tracking: called with the table's emptiness after changes
+
+	mu      sync.Mutex
+	entries map[string]*entry
+	closed  bool
+}
+
+func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
+	root, err := api.ResolveRoot(req.Root)
+	if err != nil {
+		if errors.Is(err, api.ErrNotProject) {
+			return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "%v", err)
+		}
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "%v", err)
+	}
+	kind := req.Kind
+	if kind == "" {
+		kind = api.HolderShim
+	}
+	if kind != api.HolderShim && kind != api.HolderCLI {
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "kind %q: use %q or %q", kind, api.HolderShim, api.HolderCLI)
+	}
+	if req.PID < 0 {
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "pid %d is not a process id", req.PID)
+	}
+	id := api.ProjectID(root)
+
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, "broker is shutting down: retry in a moment")
+	}
+	e, ok := t.entries[id]
+	if !ok {
+		e = &entry{ready: make(chan struct{}), holders: make(map[string]holder)}
+		t.entries[id] = e
+		t.changedLocked()
+		t.mu.Unlock()
+		m, err := t.open(root, id)
+		t.mu.Lock()
+		e.m, e.err = m, err
+		close(e.ready)
+		if err != nil {
+			delete(t.entries, id)
+			t.changedLocked()
+			t.mu.Unlock()
+			return api.AttachResponse{}, err
+		}
+	} else {
+		t.mu.Unlock()
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			return api.AttachResponse{}, ctx.Err()
+		}
+		t.mu.Lock()
+		if e.err != nil {
+			t.mu.Unlock()
+			return api.AttachResponse{}, e.err
+		}
+		if t.entries[id] != e {
+			// It was unmounted while we waited: start over.
+			t.mu.Unlock()
+			return t.attach(ctx, req)
+		}
+	}
+	lease := newLease()
+	e.holders[lease] = holder{kind: kind, pid: req.PID}
+	if kind == api.HolderCLI {
+		e.pinned = true
+	}
+	if e.grace != nil {
+		e.grace.Stop()
+		e.grace = nil
+	}
+	resp := api.AttachResponse{
+		Project: t.describeLocked(id, e), Lease: lease,
+		BrokerPID: t.info.PID, Headers: t.headers(),
+	}
+	pinned := e.pinned
+	m := e.m
+	t.mu.Unlock()
+
+	t.remember(m, pinned)
+	t.log.Info("attached", "project", id, "root", root, "kind", kind, "pid", req.PID, "port", m.port)
+	return resp, nil
+}
+
+// open mounts the project: engine, port, servers.
+func (t *mounts) open(root, id string) (*mount, error) {
+	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info})
+	if err != nil {
+		return nil, api.Errorf(http.StatusBadRequest, "open project %s: %v", root, err)
+	}
+	preferred := []int{eng.Config().MCP.HTTPPort}
+	if rec, ok, _ := t.db.GetProject(id); ok && rec.LastPort > 0 {
+		preferred = append(preferred, rec.LastPort)
+	}
+	ln, _, err := bindPort(preferred, t.cfg.PortStart, t.cfg.PortEnd)
+	if err != nil {
+		eng.Close()
+		return nil, api.Errorf(http.StatusServiceUnavailable, "mount %s: %v", root, err)
+	}
+	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token})
+	t.log.Info("mounted", "project", id, "root", root, "port", m.port)
+	return m, nil
+}
+
+// remember records the project in the registry so a pinned one is mounted
+// again after a restart and keeps its port.
+func (t *mounts) remember(m *mount, pinned bool) {
+	rec, ok, _ := t.db.GetProject(m.id)
+	now := time.Now().UTC()
+	if !ok {
+		rec = store.ProjectRecord{ID: m.id, CreatedAt: now}
+	}
+	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UpdatedAt = m.root, m.name, pinned, m.port, now
+	if err := t.db.PutProject(rec); err != nil {
+		t.log.Warn("registry write failed", "project", m.id, "err", err)
+	}
+}
+
+// detach releases one lease, or with lease "" the `berth attach` pin.
+func (t *mounts) detach(id, lease string) error {
+	t.mu.Lock()
+	e, ok := t.entries[id]
+	if !ok || e.m == nil {
+		t.mu.Unlock()
+		return api.Errorf(http.StatusNotFound, "project %s is not mounted (see `berth projects`)", id)
+	}
+	if lease == "" {
+		for l, h := range e.holders {
+			if h.kind == api.HolderCLI {
+				delete(e.holders, l)
+			}
+		}
+		e.pinned = false
+	} else {
+		if _, ok := e.holders[lease]; !ok {
+			t.mu.Unlock()
+			return api.Errorf(http.StatusNotFound, "lease %s is not held on project %s (already detached?)", lease, id)
+		}
+		delete(e.holders, lease)
+	}
+	m := e.m
+	t.releaseLocked(id, e)
+	t.mu.Unlock()
+	if lease == "" {
+		t.remember(m, false)
+	}
+	return nil
+}
+
+// releaseLocked starts the grace timer when nobody holds e any more.
+func (t *mounts) releaseLocked(id string, e *entry) {
+	if len(e.holders) > 0 || e.grace != nil || t.closed {
+		return
+	}
+	e.grace = time.AfterFunc(t.cfg.MountGrace, func() { t.expire(id, e) })
+}
+
+// expire unmounts e if it is still unheld when its grace period ends.
+func (t *mounts) expire(id string, e *entry) {
+	t.mu.Lock()
+	if t.entries[id] != e || len(e.holders) > 0 || e.grace == nil || t.closed {
+		t.mu.Unlock()
+		return
+	}
+	delete(t.entries, id)
+	t.changedLocked()
+	t.mu.Unlock()
+	t.unmount(e.m, "grace period over")
+}
+
+func (t *mounts) unmount(m *mount, why string) {
+	m.close(context.Background())
+	if removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.port); err != nil {
+		t.log.Warn("remove state file", "project", m.id, "err", err)
+	} else if removed {
+		t.log.Debug("state file removed", "project", m.id)
+	}
+	t.log.Info("unmounted", "project", m.id, "port", m.port, "why", why)
+}
+
+// reap releases shim leases whose process has died.
+func (t *mounts) reap(alive func(pid int) bool) {
+	type lease struct{ id, lease string }
+	var check []lease
+	pids := map[string]int{}
+	t.mu.Lock()
+	for id, e := range t.entries {
+		for l, h := range e.holders {
+			if h.kind == api.HolderShim && h.pid > 0 {
+				check = append(check, lease{id, l})
+				pids[l] = h.pid
+			}
+		}
+	}
+	t.mu.Unlock()
+	for _, c := range check {
+		if alive(pids[c.lease]) {
+			continue
+		}
+		t.log.Info("holder died; releasing", "project", c.id, "pid", pids[c.lease])
+		_ = t.detach(c.id, c.lease)
+	}
+}
+
+// closeAll unmounts everything (broker shutdown).
+func (t *mounts) closeAll() {
+	t.mu.Lock()
+	t.closed = true
+	var ms []*mount
+	for id, e := range t.entries {
+		if e.grace != nil {
+			e.grace.Stop()
+		}
+		if e.m != nil {
+			ms = append(ms, e.m)
+		}
+		delete(t.entries, id)
+	}
+	t.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.unmount(m, "broker stopping")
+		}()
+	}
+	wg.Wait()
+}
+
+func (t *mounts) list() []api.Project {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]api.Project, 0, len(t.entries))
+	for id, e := range t.entries {
+		if e.m == nil {
+			continue
+		}
+		out = append(out, t.describeLocked(id, e))
+	}
+	sortProjects(out)
+	return out
+}
+
+func (t *mounts) get(id string) (*mount, api.Project, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.entries[id]
+	if !ok || e.m == nil {
+		return nil, api.Project{}, api.Errorf(http.StatusNotFound, "project %s is not mounted (see `berth projects`)", id)
+	}
+	return e.m, t.describeLocked(id, e), nil
+}
+
+func (t *mounts) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.entries)
+}
+
+func (t *mounts) describeLocked(id string, e *entry) api.Project {
+	m := e.m
+	return api.Project{
+		ID: id, Name: m.name, Root: m.root, Port: m.port, URL: m.url(),
+		Sessions: m.sessions(), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
+	}
+}
+
+func (t *mounts) changedLocked() {
+	if t.onEmpty != nil {
+		t.onEmpty(len(t.entries) == 0)
+	}
+}
+
+func newLease() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return hex.EncodeToString(b[:])
+}

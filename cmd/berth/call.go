@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/pflag"
+)
+
+func runCall(ctx context.Context, args []string) error {
+	fs := pflag.NewFlagSet("call", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("project", ".", "project directory")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return usageError{"needs a tool name and, optionally, its JSON arguments"}
+	}
+	var toolArgs map[string]any
+	if fs.NArg() == 2 {
+		if err := json.Unmarshal([]byte(fs.Arg(1)), &toolArgs); err != nil {
+			return usageError{fmt.Sprintf("arguments must be a JSON object, e.g. '{\"query\": \"x\"}': %v", err)}
+		}
+	}
+	res, err := callTool(ctx, *dir, fs.Arg(0), toolArgs)
+	if err != nil {
+		return err
+	}
+	if err := printResult(os.Stdout, res); err != nil {
+		return err
+	}
+	if res.IsError {
+		return errors.New("the tool reported an error (above)")
+	}
+	return nil
+}
+
+// callTool attaches dir (starting the broker if needed), calls one tool
+// through the broker's socket and detaches.
+func callTool(ctx context.Context, dir, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	root, err := api.ResolveRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := connect(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	att, err := c.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Detach(context.WithoutCancel(ctx), att.ID, att.Lease)
+	client := mcp.NewClient(&mcp.Implementation{Name: "berth-cli", Version: api.Version}, nil)
+	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.MCPURL(att.ID), HTTPClient: c.HTTP, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", att.ID, err)
+	}
+	defer sess.Close()
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		if strings.Contains(err.Error(), "unknown tool") {
+			return nil, fmt.Errorf("%w (list the tools with `berth call --project %s get_server_info`)", err, dir)
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// printResult prints structured content as indented JSON, else the text.
+func printResult(w io.Writer, res *mcp.CallToolResult) error {
+	if res.StructuredContent != nil && !res.IsError {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res.StructuredContent)
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			fmt.Fprintln(w, t.Text)
+		}
+	}
+	return nil
+}

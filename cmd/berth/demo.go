@@ -1,0 +1,3 @@
+package main
+import "context"
+func runDemo(ctx context.Context, args []string) error { return nil }

@@ -1,0 +1,90 @@
+// Command berth runs the Berth broker and talks to it: serve, projects,
+// attach, detach, call, search, demo and more (`berth help`).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// usageError marks a wrong command line (exit 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "[flags]", "run the broker in the foreground", runServe},
+		{"projects", "[--json]", "list the projects the broker serves", runProjects},
+		{"attach", "DIR", "serve a project over HTTP with no IDE (kept across restarts)", runAttach},
+		{"detach", "DIR", "stop serving a project attached with `berth attach`", runDetach},
+		{"call", "--project DIR TOOL [JSON-args]", "call one MCP tool and print its result", runCall},
+		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
+		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
+		{"version", "", "print the version", runVersion},
+	}
+}
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage()
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:])
+		switch {
+		case err == nil, errors.Is(err, context.Canceled) && ctx.Err() != nil:
+			return exitOK
+		case errors.As(err, new(usageError)):
+			fmt.Fprintf(os.Stderr, "berth %s: %v\nusage: berth %s %s\n", c.name, err, c.name, c.args)
+			return exitUsage
+		default:
+			fmt.Fprintf(os.Stderr, "berth %s: %v\n", c.name, err)
+			return exitFail
+		}
+	}
+	fmt.Fprintf(os.Stderr, "berth: unknown command %q (see `berth help`)\n", args[0])
+	return exitUsage
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "berth: one local broker for the MCP tools of many projects\n\nusage: berth COMMAND [args]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(os.Stderr, "  %-9s %-34s %s\n", c.name, c.args, c.summary)
+	}
+	fmt.Fprintln(os.Stderr, "\nThe broker's home is $BERTH_HOME (default ~/.local/state/berth).")
+}
+
+func runVersion(_ context.Context, args []string) error {
+	if len(args) > 0 {
+		return usageError{"takes no arguments"}
+	}
+	fmt.Println("berth", versionString())
+	return nil
+}

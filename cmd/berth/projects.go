@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/shim"
+	"github.com/spf13/pflag"
+)
+
+func runProjects(ctx context.Context, args []string) error {
+	fs := pflag.NewFlagSet("projects", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	c, err := connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	ps, err := c.Projects(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(api.ProjectList{Projects: ps})
+	}
+	printProjects(os.Stdout, ps)
+	return nil
+}
+
+func printProjects(w io.Writer, ps []api.Project) {
+	if len(ps) == 0 {
+		fmt.Fprintln(w, "no projects are mounted (an IDE running berth-shim, or `berth attach DIR`, mounts one)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tPORT\tSESSIONS\tHOLDERS\tUP\tROOT")
+	for _, p := range ps {
+		holders := fmt.Sprint(p.Holders)
+		if p.Pinned {
+			holders += " (pinned)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.ID, p.Name, p.Port, p.Sessions, holders,
+			time.Since(p.StartedAt).Round(time.Second), p.Root)
+	}
+	tw.Flush()
+}
+
+func runAttach(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return usageError{"needs exactly one project directory"}
+	}
+	root, err := api.ResolveRoot(args[0])
+	if err != nil {
+		return err
+	}
+	home, err := api.DefaultHome()
+	if err != nil {
+		return err
+	}
+	a, err := shim.Attach(ctx, shim.AttachOptions{Home: home, Root: root, Transport: api.TransportHTTP, Kind: api.HolderCLI})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("attached %s\n  id:    %s\n  url:   %s\n  state: %s\n", a.Resp.Root, a.Resp.ID, a.Resp.URL, api.StatePath(a.Resp.Root))
+	return nil
+}
+
+func runDetach(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return usageError{"needs exactly one project directory"}
+	}
+	id, root, err := projectID(args[0])
+	if err != nil {
+		return err
+	}
+	c, err := connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	if err := c.Detach(ctx, id, ""); err != nil {
+		return notMountedHint(err, root)
+	}
+	fmt.Printf("detached %s (it stops being served once no IDE uses it, after the grace period)\n", root)
+	return nil
+}
+
+func runShim(ctx context.Context, args []string) error {
+	opts, code, err := shim.ParseFlags(args)
+	if err != nil {
+		if code == 2 {
+			return usageError{err.Error()}
+		}
+		return err
+	}
+	return shim.Main(ctx, opts)
+}

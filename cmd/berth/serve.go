@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+func runServe(ctx context.Context, args []string) (err error) {
+	ready := readyPipe()
+	defer func() {
+		if err != nil && ready != nil {
+			fmt.Fprintf(ready, "error: %v\n", err)
+			ready.Close()
+		}
+	}()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	configFile := fs.String("config", "", "config file (default $BERTH_HOME/config.yaml)")
+	home := fs.String("home", "", "broker home (default $BERTH_HOME, else the user state dir)")
+	fs.String("listen", broker.DefaultListen, "control API TCP address; empty disables")
+	fs.Int("ports-start", broker.DefaultPortStart, "first port for project endpoints (ports.start)")
+	fs.Int("ports-end", broker.DefaultPortEnd, "last port for project endpoints (ports.end)")
+	fs.Duration("mount-grace", broker.DefaultMountGrace, "how long a project stays mounted after its last user leaves")
+	fs.Duration("idle-timeout", 10*time.Minute, "auto-started brokers exit after this long with no projects")
+	fs.Duration("session-timeout", broker.DefaultSessionTimeout, "idle MCP HTTP sessions are closed after this")
+	fs.String("auth", "none", "none, or token: project endpoints require the bearer token in $BERTH_HOME/token")
+	fs.String("log-level", "info", "debug, info, warn or error")
+	autostarted := fs.Bool("autostarted", false, "started by berth-shim: apply idle_timeout")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+
+	v := viper.New()
+	broker.SetDefaults(v)
+	v.SetDefault("idle_timeout", 10*time.Minute)
+	v.SetDefault("log_level", "info")
+	v.SetEnvPrefix("BERTH")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AllowEmptyEnv(true)
+	v.AutomaticEnv()
+	for key, flag := range map[string]string{
+		"listen": "listen", "ports.start": "ports-start", "ports.end": "ports-end", "mount_grace": "mount-grace",
+		"idle_timeout": "idle-timeout", "session_timeout": "session-timeout", "auth": "auth", "log_level": "log-level",
+	} {
+		if err := v.BindPFlag(key, fs.Lookup(flag)); err != nil {
+			return err
+		}
+	}
+	dir := *home
+	if dir == "" {
+		if dir, err = api.DefaultHome(); err != nil {
+			return err
+		}
+	}
+	cfgPath := *configFile
+	if cfgPath == "" {
+		cfgPath = filepath.Join(dir, api.ConfigName)
+		if _, statErr := os.Stat(cfgPath); statErr != nil {
+			cfgPath = ""
+		}
+	}
+	if cfgPath != "" {
+		v.SetConfigFile(cfgPath)
+		if err := v.ReadInConfig(); err != nil {
+			return fmt.Errorf("config %s: %w (fix it or pass --config)", cfgPath, err)
+		}
+		if h := v.GetString("home"); h != "" && *home == "" && os.Getenv(api.HomeEnv) == "" {
+			dir = h
+		}
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	cfg, err := broker.ConfigFrom(v, dir)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if !*autostarted {
+		cfg.IdleTimeout = 0
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create home %s: %w", dir, err)
+	}
+	log, closeLog, err := brokerLogger(dir, v.GetString("log_level"), !*autostarted)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	return broker.Run(ctx, cfg, broker.Options{Logger: log, Ready: func() {
+		if ready != nil {
+			fmt.Fprintf(ready, "ready %d\n", os.Getpid())
+			ready.Close()
+			ready = nil
+		}
+	}})
+}
+
+// readyPipe is the descriptor berth-shim passed for the readiness line, or nil.
+func readyPipe() *os.File {
+	fd, err := strconv.Atoi(os.Getenv("BERTH_READY_FD"))
+	if err != nil || fd < 3 {
+		return nil
+	}
+	os.Unsetenv("BERTH_READY_FD")
+	return os.NewFile(uintptr(fd), "ready")
+}
+
+// brokerLogger logs to $home/berth.log and, for a broker run by hand, stderr.
+func brokerLogger(home, level string, toStderr bool) (*slog.Logger, func(), error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, nil, fmt.Errorf("log_level %q: use debug, info, warn or error", level)
+	}
+	f, err := os.OpenFile(filepath.Join(home, api.LogName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open log: %w", err)
+	}
+	var w io.Writer = f
+	if toStderr {
+		w = io.MultiWriter(f, os.Stderr)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), func() { f.Close() }, nil
+}
+
+func versionString() string { return api.Version }

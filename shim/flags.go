@@ -1,0 +1,46 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+)
+
+// ParseFlags reads `berth-shim [--project DIR] [--transport dual|stdio|http]
+// [--log-level L]`. On error it returns the exit code to use (2 for usage).
+func ParseFlags(args []string) (Options, int, error) {
+	fs := flag.NewFlagSet("berth-shim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o Options
+	var level string
+	fs.StringVar(&o.Project, "project", "", "project root (default: $PROJECT_ROOT, else the nearest ancestor holding .praxis-os/)")
+	fs.StringVar(&o.Transport, "transport", "dual", "what the state file offers sub-agents: dual, stdio or http")
+	fs.StringVar(&level, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	fs.StringVar(&o.Home, "home", "", "broker home (default: $BERTH_HOME, else the user state dir)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, 2, errors.New("usage: berth-shim [--project DIR] [--transport dual|stdio|http] [--log-level L]")
+		}
+		return o, 2, fmt.Errorf("%v (usage: berth-shim [--project DIR] [--transport dual|stdio|http] [--log-level L])", err)
+	}
+	if fs.NArg() > 0 {
+		return o, 2, fmt.Errorf("unexpected argument %q (usage: berth-shim [--project DIR] [--transport dual|stdio|http])", fs.Arg(0))
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return o, 2, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+	return o, 0, nil
+}
+
+// Main runs the shim on the process's own stdin and stdout.
+func Main(ctx context.Context, o Options) error {
+	o.Stdin, o.Stdout = os.Stdin, os.Stdout
+	return Run(ctx, o)
+}

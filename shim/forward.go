@@ -1,0 +1,284 @@
+package shim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// MaxMessageBytes caps one message from the IDE.
+const MaxMessageBytes = 16 << 20
+
+// DrainTimeout bounds how long the shim waits for in-flight replies after
+// stdin closes.
+const DrainTimeout = 5 * time.Second
+
+// dialFunc opens a fresh WebSocket to the project's MCP endpoint, attaching
+// again (and starting a broker) if needed.
+type dialFunc func(ctx context.Context) (*websocket.Conn, error)
+
+// forwarder moves MCP messages between the IDE (stdin/stdout) and the
+// broker. Its run loop is the only goroutine that writes to stdout, writes
+// to the WebSocket or touches pending.
+type forwarder struct {
+	dial dialFunc
+	in   io.Reader
+	out  io.Writer
+	log  *slog.Logger
+
+	pending     map[string]bool // ids of IDE requests not yet answered
+	initialize  []byte          // the IDE's initialize request, replayed after a reconnect
+	initialized []byte          // its notifications/initialized
+}
+
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func parseEnvelope(msg []byte) (id string, method string, ok bool) {
+	var env envelope
+	if json.Unmarshal(msg, &env) != nil {
+		return "", "", false
+	}
+	if len(env.ID) > 0 && !bytes.Equal(env.ID, []byte("null")) {
+		id = string(env.ID)
+	}
+	return id, env.Method, true
+}
+
+type wsEvent struct {
+	msg []byte
+	err error
+}
+
+// run forwards until stdin ends (then drains and returns nil), ctx ends, or
+// the broker cannot be reached again.
+func (f *forwarder) run(ctx context.Context) error {
+	f.pending = make(map[string]bool)
+	lines := make(chan []byte)
+	go readLines(f.in, lines, f.log)
+
+	conn, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	events := f.readWS(ctx, conn)
+	var drain <-chan time.Time
+	eof := false
+	for {
+		if eof && len(f.pending) == 0 {
+			conn.Close(websocket.StatusNormalClosure, "")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			conn.Close(websocket.StatusGoingAway, "")
+			return ctx.Err()
+		case <-drain:
+			f.log.Warn("stdin closed; gave up waiting for replies", "pending", len(f.pending))
+			conn.Close(websocket.StatusNormalClosure, "")
+			return nil
+		case line, ok := <-lines:
+			if !ok {
+				eof, lines = true, nil
+				drain = time.After(DrainTimeout)
+				continue
+			}
+			if err := f.fromIDE(ctx, conn, line); err != nil {
+				f.log.Warn("broker connection lost while sending", "err", err)
+				conn, events, err = f.reconnect(ctx, conn)
+				if err != nil {
+					return err
+				}
+			}
+		case ev := <-events:
+			if ev.err != nil {
+				if eof {
+					return nil
+				}
+				f.log.Warn("broker connection lost", "err", ev.err)
+				conn, events, err = f.reconnect(ctx, conn)
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if err := f.toIDE(ev.msg); err != nil {
+				conn.Close(websocket.StatusGoingAway, "")
+				return fmt.Errorf("write to stdout: %w", err)
+			}
+		}
+	}
+}
+
+// fromIDE validates one line from stdin and sends it to the broker.
+func (f *forwarder) fromIDE(ctx context.Context, conn *websocket.Conn, line []byte) error {
+	if line == nil {
+		return f.writeOut(errorResponse("null", -32600, fmt.Sprintf("message over %d bytes", MaxMessageBytes)))
+	}
+	id, method, ok := parseEnvelope(line)
+	if !ok && !json.Valid(line) {
+		return f.writeOut(errorResponse("null", -32700, "parse error: not valid JSON"))
+	}
+	if id != "" && method != "" {
+		f.pending[id] = true
+	}
+	switch method {
+	case "initialize":
+		f.initialize = bytes.Clone(line)
+	case "notifications/initialized":
+		f.initialized = bytes.Clone(line)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return conn.Write(wctx, websocket.MessageText, line)
+}
+
+// toIDE writes one broker message to stdout.
+func (f *forwarder) toIDE(msg []byte) error {
+	if id, method, ok := parseEnvelope(msg); ok && id != "" && method == "" {
+		delete(f.pending, id)
+	}
+	return f.writeOut(msg)
+}
+
+func (f *forwarder) writeOut(msg []byte) error {
+	buf := make([]byte, 0, len(msg)+1)
+	buf = append(append(buf, msg...), '\n')
+	_, err := f.out.Write(buf)
+	return err
+}
+
+// readWS delivers the connection's messages, then one error, on a channel.
+func (f *forwarder) readWS(ctx context.Context, conn *websocket.Conn) <-chan wsEvent {
+	ch := make(chan wsEvent, 1)
+	go func() {
+		for {
+			typ, data, err := conn.Read(ctx)
+			if err != nil {
+				ch <- wsEvent{err: err}
+				return
+			}
+			if typ == websocket.MessageText {
+				ch <- wsEvent{msg: data}
+			}
+		}
+	}()
+	return ch
+}
+
+// reconnect answers every in-flight request with an error (the broker that
+// would have answered is gone), dials again and replays the IDE's
+// initialization so that the new session matches the old one.
+func (f *forwarder) reconnect(ctx context.Context, old *websocket.Conn) (*websocket.Conn, <-chan wsEvent, error) {
+	old.Close(websocket.StatusGoingAway, "")
+	for id := range f.pending {
+		_ = f.writeOut(errorResponse(id, -32603, "the Berth broker restarted while this request was in flight: send it again"))
+	}
+	clear(f.pending)
+	deadline := time.Now().Add(30 * time.Second)
+	delay := 100 * time.Millisecond
+	var lastErr error
+	for attempt := 1; time.Now().Before(deadline); attempt++ {
+		conn, err := f.dial(ctx)
+		if err == nil {
+			events, err := f.replay(ctx, conn)
+			if err == nil {
+				f.log.Info("reconnected to broker", "attempt", attempt)
+				return conn, events, nil
+			}
+			conn.Close(websocket.StatusGoingAway, "")
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 2*time.Second)
+	}
+	return nil, nil, fmt.Errorf("broker unreachable after 30s of retries: %w", lastErr)
+}
+
+func (f *forwarder) replay(ctx context.Context, conn *websocket.Conn) (<-chan wsEvent, error) {
+	events := f.readWS(ctx, conn)
+	if f.initialize == nil {
+		return events, nil
+	}
+	initID, _, _ := parseEnvelope(f.initialize)
+	if err := conn.Write(ctx, websocket.MessageText, f.initialize); err != nil {
+		return nil, err
+	}
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.err != nil {
+				return nil, ev.err
+			}
+			if id, method, _ := parseEnvelope(ev.msg); id == initID && method == "" {
+				if f.initialized != nil {
+					if err := conn.Write(ctx, websocket.MessageText, f.initialized); err != nil {
+						return nil, err
+					}
+				}
+				return events, nil
+			}
+		case <-timeout:
+			return nil, errors.New("no answer to the replayed initialize")
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// readLines sends each non-empty line of r (without its newline) to out, a
+// nil slice for a line over MaxMessageBytes, and closes out at EOF.
+func readLines(r io.Reader, out chan<- []byte, log *slog.Logger) {
+	defer close(out)
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	tooBig := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooBig {
+			buf = append(buf, chunk...)
+			if len(buf) > MaxMessageBytes {
+				tooBig, buf = true, nil
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooBig {
+			out <- nil
+		} else if line := bytes.TrimSpace(buf); len(line) > 0 {
+			out <- bytes.Clone(line)
+		}
+		buf, tooBig = buf[:0], false
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				log.Warn("read stdin", "err", err)
+			}
+			return
+		}
+	}
+}
+
+func errorResponse(id string, code int, msg string) []byte {
+	raw, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      json.RawMessage(id),
+		"error":   map[string]any{"code": code, "message": msg},
+	})
+	return raw
+}
