@@ -1,0 +1,264 @@
+// Package brokertest starts real Berth processes for tests: it builds the
+// binaries once, runs `berth serve` on a temp home with loopback ports, makes
+// example projects, and kills every process it started by its pid.
+package brokertest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// Binaries builds berth and berth-shim once per test process and returns
+// the directory holding them. Call Cleanup from TestMain to remove it.
+func Binaries(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "berth-bin-")
+		if buildErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			buildErr = fmt.Errorf("go env GOMOD: %w", err)
+			return
+		}
+		modRoot := filepath.Dir(strings.TrimSpace(string(out)))
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/berth", "./cmd/berth-shim")
+		cmd.Dir = modRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+	return binDir
+}
+
+// Cleanup removes the built binaries.
+func Cleanup() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+}
+
+// Berth is the path of the built berth binary.
+func Berth(tb testing.TB) string { return filepath.Join(Binaries(tb), "berth") }
+
+// Shim is the path of the built berth-shim binary.
+func Shim(tb testing.TB) string { return filepath.Join(Binaries(tb), "berth-shim") }
+
+// Home makes a short temp BERTH_HOME (unix socket paths are limited to ~100 bytes).
+func Home(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "bh")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// PortRange returns a range of n loopback ports that were all free a moment ago.
+func PortRange(tb testing.TB, n int) (start, end int) {
+	tb.Helper()
+	for attempt := 0; attempt < 50; attempt++ {
+		start = 20000 + rand.IntN(30000)
+		free := true
+		for p := start; p < start+n; p++ {
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				free = false
+				break
+			}
+			ln.Close()
+		}
+		if free {
+			return start, start + n - 1
+		}
+	}
+	tb.Fatal("no free port range found")
+	return 0, 0
+}
+
+// Broker is a running `berth serve`.
+type Broker struct {
+	Home   string
+	Cmd    *exec.Cmd
+	Client *api.Client
+	Start  int // ports.start
+	End    int // ports.end
+	exited chan struct{}
+	err    error
+}
+
+// Options tune StartBroker.
+type Options struct {
+	Home       string   // default: a new temp home
+	Ports      int      // size of the port range (default 20)
+	MountGrace string   // default 300ms
+	Args       []string // extra flags
+	Env        []string
+}
+
+// StartBroker runs `berth serve` and waits for its readiness line. The
+// process is stopped (SIGTERM, then SIGKILL) when the test ends.
+func StartBroker(tb testing.TB, o Options) *Broker {
+	tb.Helper()
+	b, err := TryStartBroker(tb, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// TryStartBroker is StartBroker returning the startup error.
+func TryStartBroker(tb testing.TB, o Options) (*Broker, error) {
+	tb.Helper()
+	if o.Home == "" {
+		o.Home = Home(tb)
+	}
+	if o.Ports == 0 {
+		o.Ports = 20
+	}
+	if o.MountGrace == "" {
+		o.MountGrace = "300ms"
+	}
+	start, end := PortRange(tb, o.Ports)
+	args := append([]string{"serve", "--home", o.Home, "--listen", "", "--ports-start", strconv.Itoa(start),
+		"--ports-end", strconv.Itoa(end), "--mount-grace", o.MountGrace, "--log-level", "debug"}, o.Args...)
+	cmd := exec.Command(Berth(tb), args...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	cmd.Env = append(append(os.Environ(), "BERTH_READY_FD=3", api.HomeEnv+"="+o.Home), o.Env...)
+	cmd.ExtraFiles = []*os.File{w}
+	logf, err := os.Create(filepath.Join(o.Home, "serve.stderr"))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		logf.Close()
+		return nil, err
+	}
+	w.Close()
+	b := &Broker{Home: o.Home, Cmd: cmd, Client: api.NewUnixClient(api.SocketPath(o.Home)), Start: start, End: end, exited: make(chan struct{})}
+	go func() { b.err = cmd.Wait(); logf.Close(); close(b.exited) }()
+	tb.Cleanup(func() { b.Kill(tb) })
+
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+	}()
+	select {
+	case l := <-line:
+		if strings.HasPrefix(l, "ready") {
+			return b, nil
+		}
+		<-b.exited
+		return nil, fmt.Errorf("broker did not start: %s", strings.TrimPrefix(l, "error: "))
+	case <-time.After(20 * time.Second):
+		return nil, fmt.Errorf("broker not ready after 20s; stderr in %s", filepath.Join(o.Home, "serve.stderr"))
+	}
+}
+
+// PID is the broker's process id.
+func (b *Broker) PID() int { return b.Cmd.Process.Pid }
+
+// Stop sends SIGTERM and waits (up to 10 s) for the exit; it returns the exit error.
+func (b *Broker) Stop(tb testing.TB) error {
+	tb.Helper()
+	_ = b.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.exited:
+		return b.err
+	case <-time.After(10 * time.Second):
+		_ = b.Cmd.Process.Kill()
+		<-b.exited
+		return fmt.Errorf("broker ignored SIGTERM for 10s")
+	}
+}
+
+// Kill sends SIGKILL (if still running) and waits for the exit.
+func (b *Broker) Kill(tb testing.TB) {
+	select {
+	case <-b.exited:
+		return
+	default:
+	}
+	_ = b.Cmd.Process.Kill()
+	<-b.exited
+}
+
+// Exited is closed when the process has exited.
+func (b *Broker) Exited() <-chan struct{} { return b.exited }
+
+// Stderr is what the broker printed.
+func (b *Broker) Stderr() string {
+	raw, _ := os.ReadFile(filepath.Join(b.Home, "serve.stderr"))
+	return string(raw)
+}
+
+// Project makes a temp project directory with a .praxis-os folder and the
+// given files (paths relative to the root).
+func Project(tb testing.TB, name string, files map[string]string) string {
+	tb.Helper()
+	root := filepath.Join(tb.TempDir(), name)
+	if err := os.MkdirAll(filepath.Join(root, api.ProjectDir), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	for rel, body := range files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return real
+}
+
+// Attach attaches root as a CLI holder through the API.
+func (b *Broker) Attach(tb testing.TB, root string) api.AttachResponse {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp, err := b.Client.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderCLI})
+	if err != nil {
+		tb.Fatalf("attach %s: %v", root, err)
+	}
+	return resp
+}

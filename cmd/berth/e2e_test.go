@@ -1,0 +1,574 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/broker/mcpws"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestThreeProjectsGetOwnPortsAndStateFiles(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 60*time.Second)
+	ports := map[int]string{}
+	var roots []string
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		root := brokertest.Project(t, name, nil)
+		roots = append(roots, root)
+		cmd := exec.Command(brokertest.Berth(t), "attach", root)
+		cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("berth attach %s: %v\n%s", root, err, out)
+		}
+		sf, err := api.ReadStateFile(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sf.PID != b.PID() || sf.Transport != api.TransportHTTP || sf.Project.Root != root || sf.Project.Name != name {
+			t.Errorf("state file of %s = %+v", name, sf)
+		}
+		if prev, dup := ports[*sf.Port]; dup {
+			t.Fatalf("%s and %s share port %d", prev, name, *sf.Port)
+		}
+		if *sf.Port < b.Start || *sf.Port > b.End {
+			t.Errorf("port %d outside %d-%d", *sf.Port, b.Start, b.End)
+		}
+		ports[*sf.Port] = name
+		fi, err := os.Stat(api.StatePath(root))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("state file mode %v, want 0600", fi.Mode().Perm())
+		}
+		gi, err := os.ReadFile(filepath.Join(root, ".praxis-os", ".gitignore"))
+		if err != nil || !strings.Contains(string(gi), api.StateFileName) {
+			t.Errorf(".praxis-os/.gitignore = %q, %v", gi, err)
+		}
+		if _, err := os.Stat(filepath.Join(root, ".gitignore")); err == nil {
+			t.Error("the project's top-level .gitignore was created")
+		}
+	}
+	ps, err := b.Client.Projects(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 3 {
+		t.Fatalf("/projects lists %d projects, want 3: %+v", len(ps), ps)
+	}
+	for _, p := range ps {
+		if ports[p.Port] != p.Name || !strings.HasSuffix(p.URL, fmt.Sprintf(":%d/mcp", p.Port)) || p.StartedAt.IsZero() {
+			t.Errorf("listed %+v", p)
+		}
+	}
+	// The CLI table and JSON agree with the API.
+	cmd := exec.Command(brokertest.Berth(t), "projects", "--json")
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list api.ProjectList
+	if err := json.Unmarshal(out, &list); err != nil || len(list.Projects) != 3 {
+		t.Fatalf("berth projects --json: %v %s", err, out)
+	}
+
+	// SIGTERM: state files and socket removed, exit 0.
+	if err := b.Stop(t); err != nil {
+		t.Fatalf("broker exit after SIGTERM: %v\n%s", err, b.Stderr())
+	}
+	for _, root := range roots {
+		if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("state file of %s survives shutdown: %v", root, err)
+		}
+	}
+	if _, err := os.Stat(api.SocketPath(b.Home)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket survives shutdown: %v", err)
+	}
+	for p := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			t.Errorf("port %d still held after shutdown: %v", p, err)
+			continue
+		}
+		ln.Close()
+	}
+}
+
+func TestShimAndSubAgentShareTheProject(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 60*time.Second)
+	root := brokertest.Project(t, "shared", nil)
+
+	tr, _ := shimTransport(t, b.Home, root)
+	ide := connectMCP(t, ctx, tr)
+	tools, err := ide.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasTool(tools.Tools, "get_server_info") {
+		t.Fatalf("tools/list lacks get_server_info: %v", toolNames(tools.Tools))
+	}
+	info := getServerInfo(t, ctx, ide)
+	if info.Project.Root != root || info.Server.Transport != "stdio" || info.Server.PID != b.PID() {
+		t.Fatalf("IDE sees %+v", info)
+	}
+	if string(info.Project.Git) != "null" {
+		t.Errorf("git = %s for a non-repository, want null", info.Project.Git)
+	}
+
+	sf, err := api.ReadStateFile(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sf.Transport != api.TransportDual || sf.URL == nil {
+		t.Fatalf("state file %+v", sf)
+	}
+	// A sub-agent reads the state file and uses every HTTP transport at the same time.
+	var wg sync.WaitGroup
+	transports := map[string]mcp.Transport{
+		"http":      &mcp.StreamableClientTransport{Endpoint: *sf.URL},
+		"sse":       &mcp.SSEClientTransport{Endpoint: fmt.Sprintf("http://127.0.0.1:%d/sse", *sf.Port)},
+		"websocket": &mcpws.ClientTransport{URL: fmt.Sprintf("ws://127.0.0.1:%d/ws", *sf.Port)},
+	}
+	for name, tr := range transports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := connectMCP(t, ctx, tr)
+			got := getServerInfo(t, ctx, s)
+			if got.Project.Root != root || got.Server.Transport != name {
+				t.Errorf("%s sub-agent sees %+v", name, got)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); getServerInfo(t, ctx, ide) }()
+	wg.Wait()
+
+	p, err := b.Client.Project(ctx, api.ProjectID(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Sessions < 1 || p.Holders != 1 {
+		t.Errorf("project shows %d sessions, %d holders", p.Sessions, p.Holders)
+	}
+}
+
+func TestProjectsAreIsolated(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 60*time.Second)
+	rootA := brokertest.Project(t, "projA", nil)
+	rootB := brokertest.Project(t, "projB", nil)
+	a, bb := b.Attach(t, rootA), b.Attach(t, rootB)
+	if a.Port == bb.Port {
+		t.Fatal("two projects share a port")
+	}
+	for _, tc := range []struct {
+		url, want, other string
+	}{{a.URL, rootA, rootB}, {bb.URL, rootB, rootA}} {
+		for i := 0; i < 3; i++ {
+			s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: tc.url})
+			info := getServerInfo(t, ctx, s)
+			if info.Project.Root != tc.want || info.Project.Root == tc.other {
+				t.Fatalf("%s answered for %s", tc.url, info.Project.Root)
+			}
+		}
+	}
+}
+
+func TestShimAutostartsExactlyOneBroker(t *testing.T) {
+	home := brokertest.Home(t)
+	ctx := testCtx(t, 60*time.Second)
+	root1 := brokertest.Project(t, "auto1", nil)
+	root2 := brokertest.Project(t, "auto2", nil)
+	env := []string{"BERTH_IDLE_TIMEOUT=2s"}
+	// Two IDE windows open at once with no broker running.
+	var wg sync.WaitGroup
+	pids := make([]int, 2)
+	for i, root := range []string{root1, root2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tr, _ := shimTransport(t, home, root, env...)
+			s := connectMCP(t, ctx, tr)
+			info := getServerInfo(t, ctx, s)
+			if info.Project.Root != root {
+				t.Errorf("shim for %s sees %s", root, info.Project.Root)
+			}
+			pids[i] = info.Server.PID
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if pids[0] != pids[1] || pids[0] == 0 {
+		t.Fatalf("two shims reached brokers %d and %d, want one", pids[0], pids[1])
+	}
+	t.Cleanup(func() { killPID(pids[0]) })
+	c := api.NewUnixClient(api.SocketPath(home))
+	h, err := c.Health(ctx)
+	if err != nil || h.PID != pids[0] {
+		t.Fatalf("health = %+v, %v", h, err)
+	}
+	lock, _ := os.ReadFile(filepath.Join(home, api.LockName))
+	if strings.TrimSpace(string(lock)) != strconv.Itoa(pids[0]) {
+		t.Errorf("lock file names %q, want %d", lock, pids[0])
+	}
+	if h.IdleTimeout == "" {
+		t.Error("an auto-started broker has no idle timeout")
+	}
+}
+
+func TestAutostartedBrokerExitsWhenIdle(t *testing.T) {
+	home := brokertest.Home(t)
+	ctx := testCtx(t, 60*time.Second)
+	root := brokertest.Project(t, "idle", nil)
+	tr, cmd := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=500ms")
+	s := connectMCP(t, ctx, tr)
+	pid := getServerInfo(t, ctx, s).Server.PID
+	t.Cleanup(func() { killPID(pid) })
+	s.Close() // closes the shim's stdin and waits for it
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("shim exit: %v", cmd.ProcessState)
+	}
+	// grace (300ms) + idle (500ms): the broker goes; bounded wait.
+	deadline := time.Now().Add(15 * time.Second)
+	for processExists(pid) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if processExists(pid) {
+		t.Fatal("auto-started broker still running long after its idle timeout")
+	}
+	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state file survives: %v", err)
+	}
+}
+
+func TestShimExitsZeroOnStdinEOF(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "eof", nil)
+	cmd := exec.Command(brokertest.Shim(t), "--project", root)
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = newLogWriter(t, "shim")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	// An initialize and a call, then EOF at once: the reply must still come out.
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	fmt.Fprintln(stdin, `this is not json`)
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_server_info","arguments":{}}}`)
+	stdin.Close()
+	if err := waitExit(cmd, 2*time.Second); err != nil {
+		t.Fatalf("shim after stdin EOF: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var sawParseError, sawInfo bool
+	for _, l := range lines {
+		var msg struct {
+			ID     any             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct{ Code int }
+		}
+		if err := json.Unmarshal([]byte(l), &msg); err != nil {
+			t.Fatalf("stdout carries a non-JSON line %q", l)
+		}
+		if msg.Error != nil && msg.Error.Code == -32700 {
+			sawParseError = true
+		}
+		if msg.ID == float64(2) && strings.Contains(string(msg.Result), root) {
+			sawInfo = true
+		}
+	}
+	if !sawParseError || !sawInfo {
+		t.Fatalf("stdout = %s", stdout.String())
+	}
+	// The shim detached: the mount's holder count is back to zero.
+	ctx := testCtx(t, 10*time.Second)
+	if p, err := b.Client.Project(ctx, api.ProjectID(root)); err == nil && p.Holders != 0 {
+		t.Errorf("holders = %d after the shim left", p.Holders)
+	}
+}
+
+func TestKilledShimIsReleasedAndMountExpires(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--mount-grace", "200ms"}, Env: []string{"BERTH_REAP_INTERVAL=100ms"}})
+	ctx := testCtx(t, 60*time.Second)
+	root := brokertest.Project(t, "killed", nil)
+	tr, cmd := shimTransport(t, b.Home, root)
+	s := connectMCP(t, ctx, tr)
+	getServerInfo(t, ctx, s)
+	sf, err := api.ReadStateFile(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := b.Client.Project(ctx, api.ProjectID(root)); api.IsNotFound(err) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := b.Client.Project(ctx, api.ProjectID(root)); !api.IsNotFound(err) {
+		t.Fatalf("mount of a killed shim still there: %v", err)
+	}
+	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state file survives unmount: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(*sf.Port))
+	if err != nil {
+		t.Fatalf("port %d not released: %v", *sf.Port, err)
+	}
+	ln.Close()
+}
+
+func TestPortAllocation(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{Ports: 3})
+	// The project prefers the first port of the range, which something else holds.
+	busy, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(b.Start))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	cfg := fmt.Sprintf("mcp:\n  http_port: %d\n", b.Start)
+	root := brokertest.Project(t, "pref", map[string]string{".praxis-os/config.yaml": cfg})
+	resp := b.Attach(t, root)
+	if resp.Port != b.Start+1 {
+		t.Fatalf("got port %d, want the next free one %d", resp.Port, b.Start+1)
+	}
+	// Fill the rest of the range: the next attach fails and says how to fix it.
+	other, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(b.Start+2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ctx := testCtx(t, 10*time.Second)
+	_, err = b.Client.Attach(ctx, api.AttachRequest{Root: brokertest.Project(t, "full", nil), Kind: api.HolderCLI})
+	if err == nil || !strings.Contains(err.Error(), "ports.start") || !strings.Contains(err.Error(), "ports.end") {
+		t.Fatalf("attach with a full range: %v", err)
+	}
+	if api.StatusOf(err) != http.StatusServiceUnavailable {
+		t.Errorf("status %d, want 503", api.StatusOf(err))
+	}
+	if _, err := b.Client.Health(ctx); err != nil {
+		t.Fatalf("broker down after a failed attach: %v", err)
+	}
+}
+
+func TestSecondBrokerOnSameHomeRefuses(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	_, err := brokertest.TryStartBroker(t, brokertest.Options{Home: b.Home})
+	if err == nil || !strings.Contains(err.Error(), "broker already running (pid "+strconv.Itoa(b.PID())+")") {
+		t.Fatalf("second broker: %v", err)
+	}
+	ctx := testCtx(t, 10*time.Second)
+	if _, err := b.Client.Health(ctx); err != nil {
+		t.Fatalf("first broker hurt by the second: %v", err)
+	}
+}
+
+func TestBadInputGetsJSONErrors(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 30*time.Second)
+	noProject := t.TempDir()
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	cases := []struct {
+		name, method, path, body string
+		status                   int
+		mention                  string
+	}{
+		{"malformed json", "POST", "/projects", `{"root":`, 400, "malformed JSON"},
+		{"not an object", "POST", "/projects", `[1,2]`, 400, "malformed JSON"},
+		{"unknown field", "POST", "/projects", `{"rot":"/tmp"}`, 400, "unknown field"},
+		{"empty body", "POST", "/projects", ``, 400, "empty"},
+		{"no praxis-os", "POST", "/projects", `{"root":"` + noProject + `"}`, 400, noProject},
+		{"not a directory", "POST", "/projects", `{"root":"` + file + `"}`, 400, "not a directory"},
+		{"missing dir", "POST", "/projects", `{"root":"/nonexistent/berth/x"}`, 400, "does not exist"},
+		{"oversized", "POST", "/projects", `{"root":"` + strings.Repeat("a", api.MaxBodyBytes+10) + `"}`, 413, "over"},
+		{"bad kind", "POST", "/projects", `{"root":"` + noProject + `","kind":"robot"}`, 400, ""},
+		{"unknown project", "GET", "/projects/nope-123", ``, 404, "not mounted"},
+		{"unknown detach", "DELETE", "/projects/nope-123", ``, 404, "not mounted"},
+		{"unknown route", "GET", "/nope", ``, 404, "no such endpoint"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(ctx, tc.method, b.Client.Base+tc.path, strings.NewReader(tc.body))
+			resp, err := b.Client.HTTP.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			var e api.Error
+			if err := json.Unmarshal(raw, &e); err != nil || e.Error == "" {
+				t.Fatalf("body is not a JSON error: %s", raw)
+			}
+			if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.mention) {
+				t.Fatalf("%d %q, want %d mentioning %q", resp.StatusCode, e.Error, tc.status, tc.mention)
+			}
+		})
+	}
+	if h, err := b.Client.Health(ctx); err != nil || h.Projects != 0 {
+		t.Fatalf("after bad input: %+v %v", h, err)
+	}
+}
+
+func TestProjectEndpointRefusesForeignHostAndOrigin(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	resp := b.Attach(t, brokertest.Project(t, "guarded", nil))
+	for _, tc := range []struct{ host, origin string }{{"evil.example:80", ""}, {"", "http://evil.example"}} {
+		req, _ := http.NewRequest("POST", resp.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != http.StatusForbidden {
+			t.Errorf("host %q origin %q: status %d, want 403", tc.host, tc.origin, r.StatusCode)
+		}
+	}
+}
+
+func TestShimReconnectsAfterBrokerDies(t *testing.T) {
+	home := brokertest.Home(t)
+	ctx := testCtx(t, 90*time.Second)
+	root := brokertest.Project(t, "phoenix", nil)
+	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=30s")
+	s := connectMCP(t, ctx, tr)
+	first := getServerInfo(t, ctx, s).Server.PID
+	t.Cleanup(func() { killPID(first) })
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The next calls may fail while the shim reconnects; within a bounded
+	// number of tries the same session reaches a new broker.
+	var second int
+	for i := 0; i < 50 && second == 0; i++ {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{}})
+		if err == nil && !res.IsError {
+			raw, _ := json.Marshal(res.StructuredContent)
+			var info serverInfo
+			json.Unmarshal(raw, &info)
+			second = info.Server.PID
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if second == 0 || second == first {
+		t.Fatalf("no new broker reached (first %d, second %d)", first, second)
+	}
+	t.Cleanup(func() { killPID(second) })
+	sf, err := api.ReadStateFile(root)
+	if err != nil || sf.PID != second {
+		t.Fatalf("state file after reconnect: %+v %v", sf, err)
+	}
+}
+
+func TestShimDoesNotLinkEngineOrStore(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/berth-dev/berth/cmd/berth-shim").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, forbidden := range []string{
+		"go.etcd.io/bbolt", "github.com/berth-dev/berth/store", "github.com/berth-dev/berth/project",
+		"github.com/berth-dev/berth/broker", "github.com/fsnotify/fsnotify", "github.com/kljensen/snowball",
+		"github.com/modelcontextprotocol/go-sdk/mcp",
+	} {
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == forbidden || strings.HasPrefix(dep, forbidden+"/") {
+				t.Errorf("berth-shim links %s", dep)
+			}
+		}
+	}
+}
+
+func hasTool(tools []*mcp.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func toolNames(tools []*mcp.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func waitExit(cmd *exec.Cmd, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("still running after %s", d)
+	}
+}
+
+func processExists(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	// A zombie (exited, not yet reaped by its parent) counts as gone.
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err == nil {
+		if f := strings.Fields(string(raw)); len(f) > 2 && f[2] == "Z" {
+			return false
+		}
+	}
+	return true
+}
+
+func killPID(pid int) {
+	if pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+

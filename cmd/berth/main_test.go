@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	brokertest.Cleanup()
+	os.Exit(code)
+}
+
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// connectMCP opens a go-sdk client session over transport.
+func connectMCP(t *testing.T, ctx context.Context, tr mcp.Transport) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "berth-test", Version: "1"}, nil)
+	s, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// shimTransport runs berth-shim for root on home, as an IDE would.
+func shimTransport(t *testing.T, home, root string, extraEnv ...string) (*mcp.CommandTransport, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(brokertest.Shim(t), "--project", root, "--log-level", "debug")
+	cmd.Env = append(append(os.Environ(), "BERTH_HOME="+home, "BERTH_LISTEN=", "BERTH_MOUNT_GRACE=300ms"), extraEnv...)
+	cmd.Stderr = newLogWriter(t, "shim")
+	t.Cleanup(func() {
+		if cmd.Process != nil && cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd
+}
+
+type serverInfo struct {
+	Server struct {
+		Transport string `json:"transport"`
+		PID       int    `json:"pid"`
+	} `json:"server"`
+	Project struct {
+		Name string          `json:"name"`
+		Root string          `json:"root"`
+		Git  json.RawMessage `json:"git"`
+	} `json:"project"`
+	Capabilities struct {
+		ToolsAvailable []string `json:"tools_available"`
+	} `json:"capabilities"`
+}
+
+func getServerInfo(t *testing.T, ctx context.Context, s *mcp.ClientSession) serverInfo {
+	t.Helper()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("call get_server_info: %v", err)
+	}
+	if res.IsError {
+		t.Fatalf("get_server_info failed: %+v", res.Content)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var info serverInfo
+	if err := json.Unmarshal(raw, &info); err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// logWriter sends a child's stderr to the test log.
+type logWriter struct {
+	t      *testing.T
+	prefix string
+}
+
+func newLogWriter(t *testing.T, prefix string) *logWriter { return &logWriter{t: t, prefix: prefix} }
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	defer func() { _ = recover() }() // the test may have ended
+	w.t.Logf("%s: %s", w.prefix, p)
+	return len(p), nil
+}
