@@ -1,0 +1,186 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// analyzerVersion changes whenever the terms produced for a text change, so
+// that an index built by an older analyzer is rebuilt rather than misread.
+const analyzerVersion = 1
+
+// maxStemCache bounds the per-analyzer stem cache; it is cleared when full.
+const maxStemCache = 1 << 17
+
+// maxTermLen drops absurdly long "words" (base64 blobs, minified code).
+const maxTermLen = 64
+
+// analyzer turns text into index terms. It keeps a cache of stems, so one
+// analyzer must not be used by two goroutines at once.
+type analyzer struct {
+	stems map[string]string // lowercased word -> stem, "" for a stop word
+	parts []string          // scratch
+	lower []byte            // scratch
+}
+
+func newAnalyzer() *analyzer {
+	return &analyzer{stems: make(map[string]string, 1024)}
+}
+
+// terms calls fn with every index term of text: for each word, its parts
+// (identifier pieces, lowercased, stemmed, stop words dropped) and, for a
+// compound identifier such as snake_case, camelCase or dotted.name, the
+// whole identifier lowercased as well.
+func (a *analyzer) terms(text string, fn func(term string)) {
+	tokenize(text, func(start, end int) {
+		a.word(text[start:end], true, fn)
+	})
+}
+
+// stream calls fn with the parts of every word of text in order (stemmed,
+// stop words dropped, no compound terms): the sequence phrases match on.
+func (a *analyzer) stream(text string, fn func(term string)) {
+	tokenize(text, func(start, end int) {
+		a.word(text[start:end], false, fn)
+	})
+}
+
+// word analyzes one word from the tokenizer.
+func (a *analyzer) word(w string, compound bool, fn func(term string)) {
+	a.parts = splitIdentifier(w, a.parts[:0])
+	if compound && len(a.parts) > 1 {
+		if c := a.compound(w); c != "" {
+			fn(c)
+		}
+	}
+	for _, p := range a.parts {
+		if t := a.stem(p); t != "" {
+			fn(t)
+		}
+	}
+}
+
+// compound is the whole identifier, lowercased, without outer underscores
+// or apostrophes.
+func (a *analyzer) compound(w string) string {
+	w = strings.Trim(w, "_'’.")
+	if w == "" || len(w) > maxTermLen {
+		return ""
+	}
+	return a.lowerString(w)
+}
+
+// stem returns the index term for one identifier part, or "" to drop it.
+func (a *analyzer) stem(part string) string {
+	if len(part) > maxTermLen {
+		return ""
+	}
+	a.lower = appendLower(a.lower[:0], part)
+	if t, ok := a.stems[string(a.lower)]; ok {
+		return t
+	}
+	low := string(a.lower)
+	t := low
+	if isStopWord(low) {
+		t = ""
+	} else if isStemmable(low) {
+		t = english.Stem(strings.ReplaceAll(low, "’", "'"), true)
+	}
+	if len(a.stems) >= maxStemCache {
+		clear(a.stems)
+	}
+	a.stems[low] = t
+	return t
+}
+
+func (a *analyzer) lowerString(s string) string {
+	a.lower = appendLower(a.lower[:0], s)
+	return string(a.lower)
+}
+
+// isStemmable reports whether the English stemmer applies: words of
+// letters (and apostrophes) only; numbers and mixed tokens stay as they are.
+func isStemmable(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLetter(r) && r != '\'' && r != '’' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendLower appends the lowercase form of s to dst.
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[i])
+		} else {
+			dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		}
+		i += size
+	}
+	return dst
+}
+
+// splitIdentifier appends the parts of a word to dst: it splits on '_' and
+// '.', and at case changes ("camelCase" -> camel, Case; "HTTPServer" ->
+// HTTP, Server). Apostrophes stay inside their part.
+func splitIdentifier(w string, dst []string) []string {
+	start := -1
+	var prev rune // previous rune inside the current part
+	for i, r := range w {
+		if r == '_' || r == '.' {
+			if start >= 0 {
+				dst = append(dst, w[start:i])
+				start = -1
+			}
+			prev = 0
+			continue
+		}
+		if start < 0 {
+			start, prev = i, r
+			continue
+		}
+		if unicode.IsUpper(r) {
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) {
+				// camelCase or v2Beta: a new part starts at r.
+				dst = append(dst, w[start:i])
+				start = i
+			} else if unicode.IsUpper(prev) {
+				// Inside an acronym: HTTPServer splits before the 'S'
+				// when a lowercase letter follows it.
+				if next, ok := runeAfter(w, i); ok && unicode.IsLower(next) {
+					dst = append(dst, w[start:i])
+					start = i
+				}
+			}
+		}
+		prev = r
+	}
+	if start >= 0 {
+		dst = append(dst, w[start:])
+	}
+	return dst
+}
+
+func runeAfter(w string, i int) (rune, bool) {
+	_, size := utf8.DecodeRuneInString(w[i:])
+	if i+size >= len(w) {
+		return 0, false
+	}
+	r, _ := utf8.DecodeRuneInString(w[i+size:])
+	return r, true
+}

@@ -1,0 +1,140 @@
+package search
+
+import (
+	"slices"
+	"time"
+)
+
+// commit applies file updates as one change: one store transaction, then
+// one snapshot swap. When the store write fails the swap still happens
+// (memory is right; the stored copy is rewritten whole on the next write)
+// and the error is returned. The caller holds writeMu.
+func (ix *Index) commit(ups []fileUpdate) error {
+	w := &ix.w
+	old := ix.snap.Load()
+	ns := &snapshot{
+		chunks:   slices.Clone(old.chunks),
+		live:     old.live,
+		totalLen: old.totalLen,
+		files:    old.files,
+		skipped:  old.skipped,
+		terms:    old.terms,
+	}
+	removed := make(map[uint32][]uint32)
+	added := make(map[uint32][]posting)
+	var d delta
+	var freed []uint32
+	for _, u := range ups {
+		oldE := w.files[u.rel]
+		if u.entry == nil && oldE == nil {
+			continue
+		}
+		if !u.reindex && u.entry != nil && oldE != nil && u.entry.same(oldE) {
+			continue // nothing changed, not even the mtime
+		}
+		if u.reindex && oldE != nil {
+			for _, id := range oldE.chunks {
+				c := ns.chunks[id]
+				tcs, _ := w.an.chunkTerms(c, w.counts)
+				for _, tc := range tcs {
+					tid := ix.dict.intern(tc.term)
+					removed[tid] = append(removed[tid], id)
+				}
+				ns.chunks[id] = nil
+				ns.live--
+				ns.totalLen -= uint64(c.length)
+				d.delChunks = append(d.delChunks, id)
+				freed = append(freed, id)
+			}
+		}
+		if u.reindex && u.entry != nil {
+			ids := make([]uint32, len(u.chunks))
+			for i, c := range u.chunks {
+				id := w.alloc()
+				ids[i] = id
+				tcs, length := w.an.chunkTerms(c, w.counts)
+				c.length = length
+				if int(id) >= len(ns.chunks) {
+					ns.chunks = append(ns.chunks, make([]*chunk, int(id)+1-len(ns.chunks))...)
+				}
+				ns.chunks[id] = c
+				ns.live++
+				ns.totalLen += uint64(length)
+				for _, tc := range tcs {
+					tid := ix.dict.intern(tc.term)
+					added[tid] = append(added[tid], posting{id: id, tf: tc.tf})
+				}
+				d.putChunks = append(d.putChunks, id)
+			}
+			u.entry.chunks = ids
+		}
+		ns.files, ns.skipped = countFile(ns.files, ns.skipped, oldE, -1)
+		ns.files, ns.skipped = countFile(ns.files, ns.skipped, u.entry, +1)
+		d.files = append(d.files, fileChange{rel: u.rel, entry: u.entry})
+	}
+	if len(d.files) == 0 {
+		return nil
+	}
+	ns.postings = make([]*postingList, ix.dict.size())
+	copy(ns.postings, old.postings)
+	for tid := range removed {
+		if _, ok := added[tid]; !ok {
+			added[tid] = nil
+		}
+	}
+	for tid, add := range added {
+		before := ns.postings[tid]
+		after := mergePostings(before, removed[tid], add)
+		ns.postings[tid] = after
+		switch {
+		case before.len() == 0 && after.len() > 0:
+			ns.terms++
+		case before.len() > 0 && after.len() == 0:
+			ns.terms--
+		}
+		d.terms = append(d.terms, tid)
+	}
+	ns.computeNorms()
+	ns.updated = time.Now().UTC()
+
+	err := ix.persist(ns, &d)
+	ix.snap.Store(ns)
+	for _, f := range d.files {
+		if f.entry == nil {
+			delete(w.files, f.rel)
+		} else {
+			w.files[f.rel] = f.entry
+		}
+	}
+	w.free = append(w.free, freed...)
+	return err
+}
+
+// countFile adds sign times e's contribution to the file counts.
+func countFile(files, skipped int, e *fileEntry, sign int) (int, int) {
+	switch {
+	case e == nil:
+	case e.skip != "":
+		skipped += sign
+	default:
+		files += sign
+	}
+	return files, skipped
+}
+
+// alloc returns a free chunk id.
+func (w *writer) alloc() uint32 {
+	if n := len(w.free); n > 0 {
+		id := w.free[n-1]
+		w.free = w.free[:n-1]
+		return id
+	}
+	id := w.next
+	w.next++
+	return id
+}
+
+// same reports whether two entries record the same file state.
+func (f *fileEntry) same(o *fileEntry) bool {
+	return f.size == o.size && f.mtime == o.mtime && f.hash == o.hash && f.skip == o.skip
+}

@@ -1,0 +1,63 @@
+package search
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// expand turns changed paths (files or folders, relative to the root) into
+// the sorted list of file paths to bring up to date: indexable files named
+// directly, files the index holds under a named folder, and files on disk
+// under a named folder. The caller holds writeMu.
+func (ix *Index) expand(changed []string) []string {
+	set := make(map[string]struct{})
+	for _, p := range changed {
+		rel, ok := cleanRel(p)
+		if !ok {
+			continue
+		}
+		underSource := ix.opts.sourceOf(rel) != ""
+		var inner []string // sources inside rel
+		for _, s := range ix.opts.Sources {
+			if s != rel && strings.HasPrefix(s, rel+"/") {
+				inner = append(inner, s)
+			}
+		}
+		if !underSource && len(inner) == 0 {
+			continue
+		}
+		if ix.opts.indexable(rel) {
+			set[rel] = struct{}{}
+		}
+		prefix := rel + "/"
+		for f := range ix.w.files {
+			if strings.HasPrefix(f, prefix) {
+				set[f] = struct{}{}
+			}
+		}
+		fi, err := os.Stat(filepath.Join(ix.opts.Root, filepath.FromSlash(rel)))
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		found := make(map[string]diskFile)
+		dirs := inner
+		if underSource {
+			dirs = []string{rel}
+		}
+		for _, d := range dirs {
+			_ = ix.scanDir(context.Background(), d, found)
+		}
+		for f := range found {
+			set[f] = struct{}{}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for f := range set {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,72 @@
+package search
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// defaultSources are the praxis-os source folders.
+var defaultSources = []string{".praxis-os/standards", ".praxis-os/usage", ".praxis-os/workflows"}
+
+func openDB(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// writeFiles writes files (path relative to root -> content).
+func writeFiles(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// openReady opens an index over root and waits for its first catch-up.
+func openReady(t testing.TB, db *store.DB, id, root string) *Index {
+	t.Helper()
+	ix, err := Open(context.Background(), Options{Root: root, Sources: defaultSources, DB: db, ProjectID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ix.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func search(t testing.TB, ix *Index, text string) *Result {
+	t.Helper()
+	res, err := ix.Search(context.Background(), Query{Text: text, N: 10})
+	if err != nil {
+		t.Fatalf("search %q: %v", text, err)
+	}
+	return res
+}
+
+// files returns the files of the hits, in order.
+func files(res *Result) []string {
+	var out []string
+	for _, h := range res.Results {
+		out = append(out, h.File)
+	}
+	return out
+}

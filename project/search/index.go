@@ -1,0 +1,178 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// ErrClosed is returned by calls on a closed [Index].
+var ErrClosed = errors.New("search index is closed")
+
+// Index is one project's standards index: compact postings in memory, a
+// durable copy in the store. Searches run concurrently with updates and see
+// either the state before an update or the state after it, never a mix.
+//
+// Lock order: writeMu, then stateMu. The term dictionary has its own lock,
+// taken last.
+type Index struct {
+	opts Options
+	log  *slog.Logger
+	area *store.Area
+	dict *termDict
+
+	// snap is the state searches read. Only the holder of writeMu stores it.
+	snap atomic.Pointer[snapshot]
+
+	// writeMu serializes every change: the catch-up, Apply and Close. It
+	// guards w and the index area of the store.
+	writeMu sync.Mutex
+	w       writer
+	closed  bool
+
+	stateMu  sync.Mutex // guards the fields below
+	state    string
+	progress Progress
+	changed  chan struct{} // closed and replaced whenever state or progress change
+	lastErr  string
+	rebuild  string
+
+	filesRead atomic.Int64
+	ready     chan struct{} // closed when the first catch-up has finished
+	readyErr  error         // set before ready is closed
+	cancel    context.CancelFunc
+	done      chan struct{} // closed when the catch-up goroutine has returned
+}
+
+// writer is the state only the holder of writeMu touches.
+type writer struct {
+	files  map[string]*fileEntry
+	free   []uint32 // free chunk ids
+	next   uint32   // lowest chunk id never used
+	an     *analyzer
+	counts map[string]uint32
+	// dirty is set when a store write failed: the stored copy no longer
+	// matches memory, so the next write rewrites it whole.
+	dirty bool
+}
+
+// Open loads the project's persisted index (fast: no file is read), then
+// brings it up to date with the files on disk in the background. Files whose
+// size and modification time are unchanged are not read again. Searches made
+// before that catch-up ends wait for it (see [Index.WaitReady]). A stored
+// index that is corrupt or of an older format is dropped, logged and rebuilt.
+func Open(ctx context.Context, opts Options) (*Index, error) {
+	opts, err := opts.normalize()
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{
+		opts:    opts,
+		log:     opts.Logger.With("project", opts.ProjectID),
+		area:    opts.DB.Area(opts.ProjectID, "index"),
+		dict:    newTermDict(),
+		state:   StateLoading,
+		changed: make(chan struct{}),
+		ready:   make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	ix.w.an = newAnalyzer()
+	ix.w.counts = make(map[string]uint32)
+	if err := ix.loadOrReset(); err != nil {
+		return nil, err
+	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ix.cancel = cancel
+	ix.setState(StateIndexing, Progress{})
+	go ix.catchUp(bg)
+	return ix, nil
+}
+
+// WaitReady blocks until the first catch-up after [Open] has finished, or ctx
+// ends. It returns the catch-up's error, if any.
+func (ix *Index) WaitReady(ctx context.Context) error {
+	select {
+	case <-ix.ready:
+		return ix.readyErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Ready reports whether the first catch-up has finished.
+func (ix *Index) Ready() bool {
+	select {
+	case <-ix.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// catchUp walks the sources and indexes what changed since the stored copy.
+func (ix *Index) catchUp(ctx context.Context) {
+	defer close(ix.done)
+	start := time.Now()
+	err := ix.refresh(ctx)
+	ix.readyErr = err
+	close(ix.ready)
+	st := ix.Status()
+	if err != nil {
+		ix.noteErr(err)
+		if ctx.Err() == nil {
+			ix.log.Error("search: indexing failed; serving what is indexed", "err", err)
+		}
+	} else {
+		ix.log.Info("search: index ready", "files", st.Files, "chunks", st.Chunks,
+			"files_read", st.FilesRead, "took", time.Since(start).Round(time.Millisecond))
+	}
+	ix.setState(StateReady, ix.currentProgress())
+}
+
+// Apply brings the given paths (relative to the root; files or folders,
+// created, edited, renamed or deleted) up to date, as one atomic change.
+// Paths outside the sources are ignored. Changed files are always read (a
+// write within the same mtime tick is not missed); identical content is not
+// re-indexed.
+func (ix *Index) Apply(ctx context.Context, changed []string) error {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	if ix.closed {
+		return ErrClosed
+	}
+	paths := ix.expand(changed)
+	if len(paths) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ups := make([]fileUpdate, 0, len(paths))
+	for _, rel := range paths {
+		ups = append(ups, ix.readUpdate(rel, ix.w.files[rel], true))
+	}
+	if err := ix.commit(ups); err != nil {
+		ix.noteErr(err)
+		return fmt.Errorf("search: apply %d paths: %w", len(paths), err)
+	}
+	return nil
+}
+
+// Close stops the background catch-up, waits for it and for any update in
+// progress, and makes further calls fail with [ErrClosed]. It does not close
+// the store.
+func (ix *Index) Close() error {
+	ix.cancel()
+	<-ix.done
+	ix.writeMu.Lock()
+	ix.closed = true
+	ix.writeMu.Unlock()
+	ix.setState(StateClosed, ix.currentProgress())
+	return nil
+}

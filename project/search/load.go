@@ -1,0 +1,167 @@
+package search
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// errNoIndex means the area holds no stored index yet.
+var errNoIndex = errors.New("no stored index")
+
+// loaded is a stored index read back into memory.
+type loaded struct {
+	snap  *snapshot
+	files map[string]*fileEntry
+	next  uint32
+}
+
+// loadOrReset loads the stored index. If it is missing, the index starts
+// empty; if it is unusable (corrupt, or of another format) it is dropped,
+// the reason is logged and kept in the status, and the index starts empty
+// (the catch-up then rebuilds it).
+func (ix *Index) loadOrReset() error {
+	start := time.Now()
+	l, err := ix.load()
+	switch {
+	case err == nil:
+		ix.log.Debug("search: index loaded", "files", l.snap.files, "chunks", l.snap.live,
+			"took", time.Since(start).Round(time.Microsecond))
+	case errors.Is(err, errNoIndex):
+		ix.dict = newTermDict()
+		l = loaded{snap: &snapshot{}, files: map[string]*fileEntry{}}
+	default:
+		ix.rebuild = err.Error()
+		ix.log.Warn("search: stored index is unusable; rebuilding it from the files", "reason", err)
+		ix.dict = newTermDict()
+		l = loaded{snap: &snapshot{}, files: map[string]*fileEntry{}}
+		if derr := ix.area.Drop(); derr != nil {
+			ix.log.Error("search: cannot drop the stored index; will overwrite it", "err", derr)
+		}
+		ix.w.dirty = true
+	}
+	ix.w.files, ix.w.next = l.files, l.next
+	for id := uint32(0); id < l.next; id++ {
+		if int(id) >= len(l.snap.chunks) || l.snap.chunks[id] == nil {
+			ix.w.free = append(ix.w.free, id)
+		}
+	}
+	l.snap.computeNorms()
+	ix.snap.Store(l.snap)
+	return nil
+}
+
+// load reads the stored index and checks that it hangs together.
+func (ix *Index) load() (loaded, error) {
+	l := loaded{snap: &snapshot{}, files: map[string]*fileEntry{}}
+	err := ix.area.View(func(b *store.Bucket) error {
+		meta := b.Bucket(bucketMeta)
+		if !b.Exists() || !meta.Exists() {
+			return errNoIndex
+		}
+		raw := meta.Get(keyFormat)
+		if len(raw) != 4 {
+			return fmt.Errorf("%w: no format version", errCorrupt)
+		}
+		if f := binary.BigEndian.Uint32(raw); f != indexFormat {
+			return fmt.Errorf("stored index format %d, this build uses %d", f, indexFormat)
+		}
+		d := open(meta.Get(keyNextChunk))
+		l.next = uint32(d.uvarint())
+		if err := d.done(); err != nil {
+			return fmt.Errorf("next chunk id: %w", err)
+		}
+		if t, err := time.Parse(time.RFC3339Nano, string(meta.Get(keyUpdatedAt))); err == nil {
+			l.snap.updated = t
+		}
+		if err := loadFiles(b.Bucket(bucketFiles), l.files); err != nil {
+			return err
+		}
+		if err := loadChunks(b.Bucket(bucketChunks), l.snap, l.next); err != nil {
+			return err
+		}
+		return ix.loadPostings(b.Bucket(bucketPostings), l.snap)
+	})
+	if err != nil {
+		return l, err
+	}
+	return l, check(l)
+}
+
+func loadFiles(b *store.Bucket, files map[string]*fileEntry) error {
+	return b.ForEach(func(k, v []byte) error {
+		f, err := decodeFile(v)
+		if err != nil {
+			return fmt.Errorf("file %q: %w", k, err)
+		}
+		files[string(k)] = f
+		return nil
+	})
+}
+
+func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
+	s.chunks = make([]*chunk, next)
+	return b.ForEach(func(k, v []byte) error {
+		id, err := chunkID(k)
+		if err != nil {
+			return err
+		}
+		if id >= next {
+			return fmt.Errorf("%w: chunk id %d beyond next id %d", errCorrupt, id, next)
+		}
+		c, err := decodeChunk(v)
+		if err != nil {
+			return fmt.Errorf("chunk %d: %w", id, err)
+		}
+		s.chunks[id] = c
+		s.live++
+		s.totalLen += uint64(c.length)
+		return nil
+	})
+}
+
+func (ix *Index) loadPostings(b *store.Bucket, s *snapshot) error {
+	return b.ForEach(func(k, v []byte) error {
+		p, err := decodePostings(v)
+		if err != nil {
+			return fmt.Errorf("postings of %q: %w", k, err)
+		}
+		for _, id := range p.ids {
+			if int(id) >= len(s.chunks) || s.chunks[id] == nil {
+				return fmt.Errorf("%w: postings of %q name missing chunk %d", errCorrupt, k, id)
+			}
+		}
+		tid := ix.dict.intern(string(k))
+		if int(tid) >= len(s.postings) {
+			s.postings = append(s.postings, make([]*postingList, int(tid)+1-len(s.postings))...)
+		}
+		s.postings[tid] = p
+		s.terms++
+		return nil
+	})
+}
+
+// check verifies that files and chunks name each other.
+func check(l loaded) error {
+	seen := 0
+	for rel, f := range l.files {
+		if f.skip != "" {
+			l.snap.skipped++
+		} else {
+			l.snap.files++
+		}
+		for _, id := range f.chunks {
+			if int(id) >= len(l.snap.chunks) || l.snap.chunks[id] == nil || l.snap.chunks[id].file != rel {
+				return fmt.Errorf("%w: file %q names chunk %d it does not own", errCorrupt, rel, id)
+			}
+			seen++
+		}
+	}
+	if seen != l.snap.live {
+		return fmt.Errorf("%w: %d chunks stored, %d named by files", errCorrupt, l.snap.live, seen)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package search
+
+import "slices"
+
+// posting is one (chunk id, weighted term frequency) pair.
+type posting struct {
+	id uint32
+	tf uint16
+}
+
+// mergePostings returns a new list: old without the ids in removed, plus
+// added. removed and added may come in any order; they are sorted here. An
+// id both removed and added takes its added frequency. old is not modified.
+// The result is nil when empty.
+func mergePostings(old *postingList, removed []uint32, added []posting) *postingList {
+	slices.Sort(removed)
+	slices.SortFunc(added, func(a, b posting) int { return int(int64(a.id) - int64(b.id)) })
+	n := old.len() + len(added)
+	if n == 0 {
+		return nil
+	}
+	out := &postingList{ids: make([]uint32, 0, n), tfs: make([]uint16, 0, n)}
+	var oldIDs []uint32
+	var oldTFs []uint16
+	if old != nil {
+		oldIDs, oldTFs = old.ids, old.tfs
+	}
+	i, j, r := 0, 0, 0
+	for i < len(oldIDs) || j < len(added) {
+		if j >= len(added) || (i < len(oldIDs) && oldIDs[i] < added[j].id) {
+			id := oldIDs[i]
+			for r < len(removed) && removed[r] < id {
+				r++
+			}
+			if r >= len(removed) || removed[r] != id {
+				out.ids = append(out.ids, id)
+				out.tfs = append(out.tfs, oldTFs[i])
+			}
+			i++
+			continue
+		}
+		if i < len(oldIDs) && oldIDs[i] == added[j].id {
+			i++ // replaced by the added posting
+		}
+		out.ids = append(out.ids, added[j].id)
+		out.tfs = append(out.tfs, added[j].tf)
+		j++
+	}
+	if len(out.ids) == 0 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,117 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// DefaultMaxFileSize is the size cap used when [Options.MaxFileSize] is 0.
+const DefaultMaxFileSize = 1 << 20
+
+// Options configure [Open].
+type Options struct {
+	// Root is the absolute project root.
+	Root string
+	// Sources are the folders to index, relative to Root (the project
+	// config's rag.standards_path, rag.usage_path and rag.workflows_path).
+	Sources []string
+	// DB holds the persistent index, in the area (ProjectID, "index").
+	DB        *store.DB
+	ProjectID string
+	// Logger receives skipped files, rebuilds and persistence errors; nil
+	// discards them.
+	Logger *slog.Logger
+	// MaxFileSize skips larger files (logged); 0 means DefaultMaxFileSize.
+	MaxFileSize int64
+}
+
+// normalize checks opts and returns a copy with defaults applied and the
+// sources cleaned to slash-separated relative paths.
+func (o Options) normalize() (Options, error) {
+	if o.DB == nil {
+		return o, errors.New("search: Options.DB is nil")
+	}
+	if o.ProjectID == "" {
+		return o, errors.New("search: Options.ProjectID is empty")
+	}
+	if !filepath.IsAbs(o.Root) {
+		return o, fmt.Errorf("search: project root %q is not absolute", o.Root)
+	}
+	o.Root = filepath.Clean(o.Root)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	var srcs []string
+	seen := map[string]bool{}
+	for _, s := range o.Sources {
+		c := path.Clean(filepath.ToSlash(s))
+		if filepath.IsAbs(s) || !filepath.IsLocal(filepath.FromSlash(c)) {
+			return o, fmt.Errorf("search: source %q must be a relative path inside the project", s)
+		}
+		if !seen[c] {
+			seen[c] = true
+			srcs = append(srcs, c)
+		}
+	}
+	o.Sources = srcs
+	return o, nil
+}
+
+// sourceOf returns the source folder that holds rel (a clean, slash-separated
+// path relative to the root), or "" when none does.
+func (o *Options) sourceOf(rel string) string {
+	for _, s := range o.Sources {
+		if s == "." || rel == s || strings.HasPrefix(rel, s+"/") {
+			return s
+		}
+	}
+	return ""
+}
+
+// indexable reports whether rel names a file the index takes: a markdown
+// file inside a source, with no hidden folder (such as .cache) or hidden
+// file name below the source folder.
+func (o *Options) indexable(rel string) bool {
+	src := o.sourceOf(rel)
+	if src == "" || rel == src {
+		return false
+	}
+	below := rel
+	if src != "." {
+		below = rel[len(src)+1:]
+	}
+	for _, part := range strings.Split(below, "/") {
+		if skipName(part) {
+			return false
+		}
+	}
+	return isMarkdown(rel)
+}
+
+// skipName reports whether a file or folder name below a source is skipped:
+// hidden names (".git", ".cache", editor swap files) and empty components.
+func skipName(name string) bool { return name == "" || name[0] == '.' }
+
+func isMarkdown(rel string) bool {
+	ext := strings.ToLower(path.Ext(rel))
+	return ext == ".md" || ext == ".markdown"
+}
+
+// cleanRel turns a path relative to the root into the index's form; it
+// reports false for paths outside the root.
+func cleanRel(p string) (string, bool) {
+	c := path.Clean(filepath.ToSlash(p))
+	if c == "." || c == ".." || strings.HasPrefix(c, "../") || path.IsAbs(c) {
+		return "", false
+	}
+	return c, true
+}

@@ -1,0 +1,103 @@
+package search
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"unicode/utf8"
+)
+
+// fileUpdate is the new state of one path, as read from disk.
+type fileUpdate struct {
+	rel   string
+	entry *fileEntry // nil when the path is gone (or no longer indexable)
+	// chunks are the new chunks, valid when reindex is set.
+	chunks []*chunk
+	// reindex is set when the old chunks must be replaced by chunks; when
+	// false only the file's size and mtime changed (or nothing did).
+	reindex bool
+}
+
+// readUpdate brings one path up to date. old is the current entry (nil if
+// none). With force false a file whose size and mtime equal old's is not
+// read; with force true it is read and its hash compared. Files over the
+// size cap and files that are not UTF-8 are recorded as skipped (so that
+// they are not read again until they change) and logged.
+func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
+	u := fileUpdate{rel: rel}
+	if !ix.opts.indexable(rel) {
+		u.reindex = old != nil
+		return u
+	}
+	abs := filepath.Join(ix.opts.Root, filepath.FromSlash(rel))
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			ix.log.Warn("search: cannot stat file; dropping it from the index", "path", rel, "err", err)
+		}
+		u.reindex = old != nil
+		return u
+	}
+	e := &fileEntry{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	u.entry = e
+	if !force && old != nil && old.size == e.size && old.mtime == e.mtime {
+		*e = *old
+		return u
+	}
+	if e.size > ix.opts.MaxFileSize {
+		e.skip = fmt.Sprintf("larger than %d bytes", ix.opts.MaxFileSize)
+		u.reindex = old == nil || old.skip != e.skip || len(old.chunks) > 0
+		if u.reindex {
+			ix.log.Warn("search: file too large; not indexed", "path", rel, "size", e.size, "max", ix.opts.MaxFileSize)
+		}
+		return u
+	}
+	data, err := os.ReadFile(abs)
+	ix.filesRead.Add(1)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			u.entry = nil
+			u.reindex = old != nil
+			return u
+		}
+		e.skip = "unreadable: " + err.Error()
+		ix.log.Warn("search: cannot read file; not indexed", "path", rel, "err", err)
+		u.reindex = true
+		return u
+	}
+	sum := sha256.Sum256(data)
+	copy(e.hash[:], sum[:])
+	e.size = int64(len(data))
+	if old != nil && old.hash == e.hash && old.skip == "" {
+		e.chunks = old.chunks
+		return u // touched, not changed
+	}
+	u.reindex = true
+	if !utf8.Valid(data) {
+		e.skip = "not valid UTF-8"
+		ix.log.Warn("search: file is not UTF-8; not indexed", "path", rel)
+		return u
+	}
+	u.chunks = buildChunks(rel, string(data))
+	return u
+}
+
+// buildChunks chunks one file's content.
+func buildChunks(rel, content string) []*chunk {
+	doc := chunkMarkdown(content)
+	out := make([]*chunk, 0, len(doc.Sections))
+	for _, s := range doc.Sections {
+		out = append(out, &chunk{
+			file:      rel,
+			heading:   s.Heading,
+			start:     s.StartLine,
+			end:       s.EndLine,
+			text:      s.Text,
+			bodyStart: s.BodyStart,
+		})
+	}
+	return out
+}

@@ -1,0 +1,151 @@
+package search
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// analyzed is one file of a bulk build, ready to be numbered.
+type analyzed struct {
+	update fileUpdate
+	chunks []*chunk      // the file's chunks (new or kept)
+	terms  [][]termCount // per chunk
+}
+
+// rebuildAll builds the whole index again from disk: unchanged files
+// (same size and mtime as their entry) keep their chunks without being read,
+// the others are read; everything is analyzed in parallel, numbered afresh
+// and written to the store in one transaction, then swapped in. The caller
+// holds writeMu.
+func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error {
+	w := &ix.w
+	old := ix.snap.Load()
+	paths := make([]string, 0, len(disk))
+	for rel := range disk {
+		paths = append(paths, rel)
+	}
+	slices.Sort(paths)
+
+	files := make(map[string]*fileEntry, len(paths))
+	var chunks []*chunk
+	var lists []postingBuilder
+	var totalLen uint64
+	nfiles, nskipped := 0, 0
+	workers := max(1, runtime.GOMAXPROCS(0))
+	ans := make([]*analyzer, workers)
+	for i := range ans {
+		ans[i] = newAnalyzer()
+	}
+	batch := make([]analyzed, 0, batchFiles)
+	for i := 0; i < len(paths); i += batchFiles {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		part := paths[i:min(i+batchFiles, len(paths))]
+		batch = batch[:len(part)]
+		ix.analyzeBatch(part, old, ans, batch)
+		for j := range batch {
+			a := &batch[j]
+			e := a.update.entry
+			if e == nil {
+				continue
+			}
+			files[a.update.rel] = e
+			nfiles, nskipped = countFile(nfiles, nskipped, e, +1)
+			ids := make([]uint32, len(a.chunks))
+			for k, c := range a.chunks {
+				id := uint32(len(chunks))
+				ids[k] = id
+				chunks = append(chunks, c)
+				totalLen += uint64(c.length)
+				for _, tc := range a.terms[k] {
+					tid := ix.dict.intern(tc.term)
+					if int(tid) >= len(lists) {
+						lists = append(lists, make([]postingBuilder, int(tid)+1-len(lists))...)
+					}
+					lists[tid].ids = append(lists[tid].ids, id)
+					lists[tid].tfs = append(lists[tid].tfs, tc.tf)
+				}
+			}
+			e.chunks = ids
+			a.terms = nil
+		}
+		ix.setProgress(i+len(part), len(paths))
+	}
+
+	ns := &snapshot{chunks: chunks, live: len(chunks), totalLen: totalLen, files: nfiles, skipped: nskipped}
+	ns.postings = make([]*postingList, ix.dict.size())
+	for tid := range lists {
+		if n := len(lists[tid].ids); n > 0 {
+			ns.postings[tid] = &postingList{ids: slices.Clip(lists[tid].ids), tfs: slices.Clip(lists[tid].tfs)}
+			ns.terms++
+		}
+	}
+	ns.computeNorms()
+	ns.updated = time.Now().UTC()
+
+	w.next = uint32(len(chunks))
+	w.free = nil
+	err := ix.persistFull(ns, files, nil)
+	ix.snap.Store(ns)
+	w.files = files
+	return err
+}
+
+// postingBuilder collects one term's postings in id order during a bulk build.
+type postingBuilder struct {
+	ids []uint32
+	tfs []uint16
+}
+
+// analyzeBatch reads (when changed) and analyzes the files of one batch in
+// parallel, one analyzer per worker, filling out[i] for paths[i].
+func (ix *Index) analyzeBatch(paths []string, old *snapshot, ans []*analyzer, out []analyzed) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for _, an := range ans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts := make(map[string]uint32)
+			for i := range next {
+				out[i] = ix.analyzeFile(paths[i], old, an, counts)
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// analyzeFile brings one file up to date for a bulk build.
+func (ix *Index) analyzeFile(rel string, old *snapshot, an *analyzer, counts map[string]uint32) analyzed {
+	prev := ix.w.files[rel]
+	u := ix.readUpdate(rel, prev, false)
+	a := analyzed{update: u}
+	if u.entry == nil || u.entry.skip != "" {
+		return a
+	}
+	if u.reindex {
+		a.chunks = u.chunks
+	} else {
+		// Unchanged: keep the chunks (they are immutable), re-analyze them.
+		for _, id := range prev.chunks {
+			a.chunks = append(a.chunks, old.chunks[id])
+		}
+	}
+	a.terms = make([][]termCount, len(a.chunks))
+	for k, c := range a.chunks {
+		tcs, length := an.chunkTerms(c, counts)
+		if u.reindex {
+			c.length = length
+		}
+		a.terms[k] = tcs
+	}
+	return a
+}

@@ -1,0 +1,144 @@
+package search
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// indexFormat is the version of the stored index: the record encodings
+// below and the analyzer's output. Change it whenever either changes; a
+// stored index of another format is rebuilt.
+const indexFormat = 1
+
+// Bucket and key names inside the index area (see doc.go for the tree).
+const (
+	bucketMeta     = "meta"
+	bucketFiles    = "files"
+	bucketChunks   = "chunks"
+	bucketPostings = "postings"
+)
+
+var (
+	keyFormat    = []byte("format")
+	keyNextChunk = []byte("next_chunk")
+	keyUpdatedAt = []byte("updated_at")
+)
+
+// fileEntry is what the index knows about one source file.
+type fileEntry struct {
+	size   int64
+	mtime  int64    // modification time, Unix nanoseconds
+	hash   [16]byte // first 16 bytes of the content's SHA-256
+	skip   string   // why the file is not indexed ("" when it is)
+	chunks []uint32 // its chunk ids, in file order
+}
+
+func encodeFile(f *fileEntry) []byte {
+	var e enc
+	e.varint(f.size)
+	e.varint(f.mtime)
+	e.raw(f.hash[:])
+	e.str(f.skip)
+	e.uvarint(uint64(len(f.chunks)))
+	for _, id := range f.chunks {
+		e.uvarint(uint64(id))
+	}
+	return e.seal()
+}
+
+func decodeFile(v []byte) (*fileEntry, error) {
+	d := open(v)
+	f := &fileEntry{size: d.varint(), mtime: d.varint()}
+	copy(f.hash[:], d.raw(len(f.hash)))
+	f.skip = d.str()
+	n := d.count(1)
+	if n > 0 {
+		f.chunks = make([]uint32, n)
+		for i := range f.chunks {
+			f.chunks[i] = uint32(d.uvarint())
+		}
+	}
+	return f, d.done()
+}
+
+func chunkKey(id uint32) []byte { return binary.BigEndian.AppendUint32(nil, id) }
+
+func chunkID(key []byte) (uint32, error) {
+	if len(key) != 4 {
+		return 0, fmt.Errorf("%w: chunk key of %d bytes", errCorrupt, len(key))
+	}
+	return binary.BigEndian.Uint32(key), nil
+}
+
+func encodeChunk(c *chunk) []byte {
+	var e enc
+	e.b = make([]byte, 0, len(c.text)+len(c.file)+64)
+	e.str(c.file)
+	e.uvarint(uint64(len(c.heading)))
+	for _, h := range c.heading {
+		e.str(h)
+	}
+	e.uvarint(uint64(c.start))
+	e.uvarint(uint64(c.end))
+	e.uvarint(uint64(c.bodyStart))
+	e.uvarint(uint64(c.length))
+	e.str(c.text)
+	return e.seal()
+}
+
+func decodeChunk(v []byte) (*chunk, error) {
+	d := open(v)
+	c := &chunk{file: d.str()}
+	if n := d.count(1); n > 0 {
+		c.heading = make([]string, n)
+		for i := range c.heading {
+			c.heading[i] = d.str()
+		}
+	}
+	c.start = int(d.uvarint())
+	c.end = int(d.uvarint())
+	c.bodyStart = int(d.uvarint())
+	c.length = uint32(d.uvarint())
+	c.text = d.str()
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	if c.bodyStart > len(c.text) || c.start < 1 || c.end < c.start {
+		return nil, fmt.Errorf("%w: chunk of %s has bad bounds", errCorrupt, c.file)
+	}
+	return c, nil
+}
+
+// encodePostings stores a posting list as a count, then (id delta, tf) pairs.
+func encodePostings(p *postingList) []byte {
+	var e enc
+	e.b = make([]byte, 0, 3*len(p.ids)+8)
+	e.uvarint(uint64(len(p.ids)))
+	prev := uint32(0)
+	for i, id := range p.ids {
+		e.uvarint(uint64(id - prev))
+		e.uvarint(uint64(p.tfs[i]))
+		prev = id
+	}
+	return e.seal()
+}
+
+func decodePostings(v []byte) (*postingList, error) {
+	d := open(v)
+	n := d.count(2)
+	p := &postingList{ids: make([]uint32, n), tfs: make([]uint16, n)}
+	var id uint64
+	for i := 0; i < n && d.err == nil; i++ {
+		delta := d.uvarint()
+		if i > 0 && delta == 0 {
+			d.fail("posting order")
+		}
+		id += delta
+		tf := d.uvarint()
+		if id > 1<<32-1 || tf == 0 || tf > maxTF {
+			d.fail("posting")
+		}
+		p.ids[i], p.tfs[i] = uint32(id), uint16(tf)
+	}
+	return p, d.done()
+}

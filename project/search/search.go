@@ -1,0 +1,184 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Result is a search's answer. Its JSON field names are those of the
+// praxis-os search_standards tool, so that agents written for it keep working.
+type Result struct {
+	Results []Hit `json:"results"`
+	// Total is the number of sections that matched, of which Results holds
+	// the best N.
+	Total       int     `json:"total"`
+	QueryTimeMS float64 `json:"query_time_ms"`
+}
+
+// Hit is one matching section.
+type Hit struct {
+	File    string `json:"file"`    // path relative to the project root
+	Section string `json:"section"` // heading path: "Title > Section > Sub"
+	Lines   [2]int `json:"lines"`   // first and last line, 1-based, inclusive
+	// RelevanceScore is the BM25 score: higher is better. Scores compare
+	// hits of one query, not across queries.
+	RelevanceScore float64 `json:"relevance_score"`
+	// Content is the section's text, trimmed to a window around the
+	// matches when it is long.
+	Content string `json:"content"`
+}
+
+// scratch holds per-search arrays indexed by chunk id; reused via a pool.
+type scratch struct {
+	scores  []float32
+	req     []uint8
+	touched []uint32
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// Search ranks the sections matching q with BM25 (k1 1.2, b 0.75, heading
+// words weighted up). Ties are broken by file path, then line, so results
+// are deterministic. A search made while the first catch-up after Open is
+// still running waits for it, as long as ctx allows.
+func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
+	start := time.Now()
+	p, err := compile(q)
+	if err != nil {
+		return nil, err
+	}
+	if err := ix.WaitReady(ctx); err != nil && ctx.Err() != nil {
+		return nil, err
+	}
+	if ix.Status().State == StateClosed {
+		return nil, ErrClosed
+	}
+	s := ix.snap.Load()
+	res := ix.run(s, p)
+	res.QueryTimeMS = math.Round(float64(time.Since(start).Microseconds())) / 1000
+	return res, nil
+}
+
+// candidate is a scored chunk.
+type candidate struct {
+	id    uint32
+	score float32
+}
+
+// run scores p against snapshot s.
+func (ix *Index) run(s *snapshot, p *plan) *Result {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	if len(sc.scores) < len(s.chunks) {
+		sc.scores = make([]float32, len(s.chunks))
+		sc.req = make([]uint8, len(s.chunks))
+	}
+	sc.touched = sc.touched[:0]
+	n := float64(s.live)
+	for i, term := range p.terms {
+		tid, ok := ix.dict.lookup(term)
+		if !ok {
+			continue
+		}
+		pl := s.postingsOf(tid)
+		if pl == nil {
+			continue
+		}
+		df := float64(len(pl.ids))
+		idf := float32(math.Log(1 + (n-df+0.5)/(df+0.5)))
+		req := p.required[i]
+		for j, id := range pl.ids {
+			tf := float32(pl.tfs[j])
+			if sc.scores[id] == 0 {
+				sc.touched = append(sc.touched, id)
+			}
+			sc.scores[id] += idf * tf * (bm25K1 + 1) / (tf + s.norms[id])
+			if req {
+				sc.req[id]++
+			}
+		}
+	}
+
+	an := queryAnalyzers.Get().(*analyzer)
+	defer queryAnalyzers.Put(an)
+	var cands []candidate
+	for _, id := range sc.touched {
+		score, req := sc.scores[id], sc.req[id]
+		sc.scores[id], sc.req[id] = 0, 0
+		if int(req) < p.need {
+			continue
+		}
+		c := s.chunks[id]
+		if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
+			continue
+		}
+		if !phrasesMatch(an, c, p.phrases) {
+			continue
+		}
+		cands = append(cands, candidate{id: id, score: score})
+	}
+	best := topN(s, cands, p.n)
+	res := &Result{Results: make([]Hit, 0, len(best)), Total: len(cands)}
+	wanted := make(map[string]bool, len(p.terms))
+	for _, t := range p.terms {
+		wanted[t] = true
+	}
+	for _, cd := range best {
+		c := s.chunks[cd.id]
+		res.Results = append(res.Results, Hit{
+			File:           c.file,
+			Section:        c.section(),
+			Lines:          [2]int{c.start, c.end},
+			RelevanceScore: math.Round(float64(cd.score)*1e4) / 1e4,
+			Content:        trimContent(an, c.text, wanted),
+		})
+	}
+	return res
+}
+
+func phrasesMatch(an *analyzer, c *chunk, phrases [][]string) bool {
+	for _, ph := range phrases {
+		if !containsPhrase(an, c.text, ph) {
+			return false
+		}
+	}
+	return true
+}
+
+// topN returns the best n candidates, best first: higher score, then file
+// path, then start line.
+func topN(s *snapshot, cands []candidate, n int) []candidate {
+	better := func(a, b candidate) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
+		}
+		ca, cb := s.chunks[a.id], s.chunks[b.id]
+		if c := strings.Compare(ca.file, cb.file); c != 0 {
+			return c
+		}
+		return cmp.Compare(ca.start, cb.start)
+	}
+	if len(cands) > 4*n {
+		// Partial selection: keep a sorted window of the best n.
+		top := make([]candidate, 0, n+1)
+		for _, c := range cands {
+			if len(top) == n && better(c, top[n-1]) >= 0 {
+				continue
+			}
+			i, _ := slices.BinarySearchFunc(top, c, better)
+			top = slices.Insert(top, i, c)
+			if len(top) > n {
+				top = top[:n]
+			}
+		}
+		return top
+	}
+	slices.SortFunc(cands, better)
+	return cands[:min(n, len(cands))]
+}
+

@@ -1,0 +1,94 @@
+package search
+
+import "time"
+
+// Index states, as reported in [Status.State].
+const (
+	StateLoading  = "loading"  // reading the stored index
+	StateIndexing = "indexing" // bringing it up to date with the files
+	StateReady    = "ready"    // up to date; the watcher keeps it so
+	StateClosed   = "closed"
+)
+
+// Progress counts the files the current catch-up has examined.
+type Progress struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
+}
+
+// Status describes an index for the control API and the dashboard.
+type Status struct {
+	State        string    `json:"state"`
+	Files        int       `json:"files"`         // files indexed
+	SkippedFiles int       `json:"skipped_files"` // files seen but not indexed (too large, not UTF-8)
+	Chunks       int       `json:"chunks"`        // sections indexed
+	Terms        int       `json:"terms"`         // distinct terms
+	LastUpdate   time.Time `json:"last_update,omitzero"`
+	Progress     Progress  `json:"progress"`
+	// FilesRead counts the files read from disk since Open: 0 after
+	// reopening an unchanged project.
+	FilesRead int64 `json:"files_read"`
+	// RebuildReason says why the stored index was dropped at Open, if it was.
+	RebuildReason string `json:"rebuild_reason,omitempty"`
+	// LastError is the last indexing or persistence error, if any.
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Status returns the index's current status.
+func (ix *Index) Status() Status {
+	s := ix.snap.Load()
+	ix.stateMu.Lock()
+	defer ix.stateMu.Unlock()
+	return Status{
+		State:         ix.state,
+		Files:         s.files,
+		SkippedFiles:  s.skipped,
+		Chunks:        s.live,
+		Terms:         s.terms,
+		LastUpdate:    s.updated,
+		Progress:      ix.progress,
+		FilesRead:     ix.filesRead.Load(),
+		RebuildReason: ix.rebuild,
+		LastError:     ix.lastErr,
+	}
+}
+
+// setState records a new state and progress and wakes watchers of changes.
+func (ix *Index) setState(state string, p Progress) {
+	ix.stateMu.Lock()
+	defer ix.stateMu.Unlock()
+	if ix.state == StateClosed {
+		return
+	}
+	ix.state, ix.progress = state, p
+	close(ix.changed)
+	ix.changed = make(chan struct{})
+}
+
+// setProgress updates the progress of the current catch-up.
+func (ix *Index) setProgress(done, total int) {
+	ix.stateMu.Lock()
+	state := ix.state
+	ix.stateMu.Unlock()
+	ix.setState(state, Progress{Done: done, Total: total})
+}
+
+func (ix *Index) currentProgress() Progress {
+	ix.stateMu.Lock()
+	defer ix.stateMu.Unlock()
+	return ix.progress
+}
+
+// watchProgress returns the current progress and a channel closed at the
+// next change.
+func (ix *Index) watchProgress() (Progress, <-chan struct{}) {
+	ix.stateMu.Lock()
+	defer ix.stateMu.Unlock()
+	return ix.progress, ix.changed
+}
+
+func (ix *Index) noteErr(err error) {
+	ix.stateMu.Lock()
+	defer ix.stateMu.Unlock()
+	ix.lastErr = err.Error()
+}
