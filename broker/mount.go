@@ -165,4 +165,3 @@ func requireToken(token string, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-

@@ -570,4 +570,3 @@ func killPID(pid int) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
-
