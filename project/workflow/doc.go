@@ -1,0 +1,31 @@
+// Package workflow is a project's workflow engine: it runs the phase-gated
+// workflows defined under the project's workflows folder (see package
+// definition for the format), keeps their sessions in the broker's bbolt
+// database, and offers them as MCP tools.
+//
+// A session is shared by every client of the project (the IDE and its
+// sub-agents): starting the same workflow for the same target file resumes
+// the active session, and completing a phase is a check-and-set inside one
+// store transaction, so of two concurrent completions exactly one advances.
+//
+// # Bucket layout
+//
+// The engine owns the area data/<project id>/workflow of the store:
+//
+//	workflow/
+//	  sessions/   <session id> -> JSON Session (session_id, workflow_type, target_file,
+//	              current_phase, completed_phases, phase_artifacts {N: {evidence, timestamp}},
+//	              checkpoints {N: pending|passed|failed|skipped}, created_at, updated_at,
+//	              total_phases, first_phase, status, options, metadata, imported_from)
+//	  active/     <workflow_type> NUL <target_file> -> session id of the active session
+//	              that start_workflow resumes (removed when the session completes or is deleted)
+//	  imports/    <praxis-os state file name> -> JSON {session_id, imported_at}
+//	              (so that each .praxis-os/.cache/state/*.json file imports once)
+//
+// The area is user progress: it is never dropped or rebuilt.
+//
+// # Lock order
+//
+// A store transaction may take Engine.mu (to look a definition up); code
+// holding Engine.mu never opens a transaction.
+package workflow

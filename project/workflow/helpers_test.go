@@ -1,0 +1,77 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// testLogger discards logs unless -v is given.
+func testLogger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func openDB(t testing.TB, path string) *store.DB {
+	t.Helper()
+	db, err := store.Open(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// newProject makes a project root holding the example workflows and returns it.
+func newProject(t testing.TB) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.CopyFS(filepath.Join(root, ".praxis-os", "workflows"), ExampleWorkflows()); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func openEngine(t testing.TB, db *store.DB, root, projectID string) *Engine {
+	t.Helper()
+	e, err := Open(context.Background(), Options{Root: root, DB: db, ProjectID: projectID, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// setup is one project with the example workflow on a fresh database.
+func setup(t testing.TB) (*Engine, string) {
+	t.Helper()
+	root := newProject(t)
+	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	return openEngine(t, db, root, "proj-a"), root
+}
+
+func wantKind(t testing.TB, err, kind error) {
+	t.Helper()
+	if !errors.Is(err, kind) {
+		t.Fatalf("err = %v, want %v", err, kind)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Remediation == "" {
+		t.Fatalf("err %v has no remediation", err)
+	}
+}
+
+// Evidence that passes each phase of bug_fix_v1.
+var (
+	phase1OK = map[string]any{"reproduced": true, "failing_test": "src/parser_test.go", "root_cause": "the tokenizer drops the last rune of the input"}
+	phase2OK = map[string]any{"tests_passed": 42.0, "tests_failed": 0.0, "files_changed": []any{"src/parser.go"}, "fix_summary": "keep the last rune"}
+)

@@ -1,0 +1,18 @@
+package workflow
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func addDeleteWorkflowSession(s *mcp.Server, e *Engine) string {
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        ToolDeleteWorkflowSession,
+		Description: "Delete a workflow session and its recorded evidence. This cannot be undone.",
+		Annotations: writes("Delete workflow session", true, true),
+	}, handler(func(ctx context.Context, in sessionArgs) (DeleteResult, error) {
+		return e.DeleteSession(ctx, in.SessionID)
+	}))
+	return ToolDeleteWorkflowSession
+}

@@ -1,0 +1,23 @@
+package workflow
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type listWorkflowsArgs struct {
+	Category string `json:"category,omitempty" jsonschema:"only workflows whose metadata names this category"`
+}
+
+func addListWorkflows(s *mcp.Server, e *Engine) string {
+	mcp.AddTool(s, &mcp.Tool{
+		Name: ToolListWorkflows,
+		Description: "List the project's phase-gated workflows (from its workflows folder) with their phases. " +
+			"Broken definitions are listed with their error; dynamic ones are listed but cannot be started.",
+		Annotations: readOnly("List workflows"),
+	}, handler(func(ctx context.Context, in listWorkflowsArgs) (WorkflowList, error) {
+		return e.ListWorkflows(ctx, in.Category)
+	}))
+	return ToolListWorkflows
+}
