@@ -176,3 +176,5 @@ func (ix *Index) Close() error {
 	ix.setState(StateClosed, ix.currentProgress())
 	return nil
 }
+
+func errIsClosed(err error) bool { return errors.Is(err, ErrClosed) }

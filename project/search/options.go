@@ -29,6 +29,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxFileSize skips larger files (logged); 0 means DefaultMaxFileSize.
 	MaxFileSize int64
+
+	// beforeBatch, when set (by tests), runs before each batch of a
+	// catch-up.
+	beforeBatch func()
 }
 
 // normalize checks opts and returns a copy with defaults applied and the

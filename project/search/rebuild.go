@@ -44,6 +44,9 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if ix.opts.beforeBatch != nil {
+			ix.opts.beforeBatch()
+		}
 		part := paths[i:min(i+batchFiles, len(paths))]
 		batch = batch[:len(part)]
 		ix.analyzeBatch(part, old, ans, batch)

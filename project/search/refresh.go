@@ -45,6 +45,9 @@ func (ix *Index) refresh(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if ix.opts.beforeBatch != nil {
+			ix.opts.beforeBatch()
+		}
 		batch := changed[i:min(i+batchFiles, len(changed))]
 		ups := make([]fileUpdate, 0, len(batch))
 		for _, rel := range batch {

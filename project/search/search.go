@@ -181,4 +181,3 @@ func topN(s *snapshot, cands []candidate, n int) []candidate {
 	slices.SortFunc(cands, better)
 	return cands[:min(n, len(cands))]
 }
-

@@ -1,0 +1,164 @@
+package search
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestChunkSections(t *testing.T) {
+	src := `---
+title: Testing standard
+tags: [go, tests]
+secret: frontmatterword
+---
+Intro before any heading.
+
+# Title
+
+Title body.
+
+## Section A ##
+
+A body.
+
+` + "```sh\n# not a heading\n\n## nor this\n```\n" + `
+### Sub
+
+Sub body.
+
+##### Deep heading stays text
+
+## Empty
+
+## Section B
+B body.
+`
+	doc := chunkMarkdown(src)
+	if doc.Meta["title"] != "Testing standard" || doc.Meta["secret"] != "frontmatterword" {
+		t.Errorf("meta = %v", doc.Meta)
+	}
+	type got struct {
+		Heading    string
+		Start, End int
+		First      string
+	}
+	var gots []got
+	for _, s := range doc.Sections {
+		first, _, _ := strings.Cut(s.Text, "\n")
+		gots = append(gots, got{s.headingPath(), s.StartLine, s.EndLine, first})
+		if strings.Contains(s.Text, "frontmatterword") {
+			t.Errorf("front matter leaked into section %q", s.headingPath())
+		}
+	}
+	want := []got{
+		{"", 6, 6, "Intro before any heading."},
+		{"Title", 8, 10, "# Title"},
+		{"Title > Section A", 12, 20, "## Section A ##"},
+		{"Title > Section A > Sub", 22, 26, "### Sub"},
+		{"Title > Section B", 30, 31, "## Section B"},
+	}
+	if diff := cmp.Diff(want, gots); diff != "" {
+		t.Errorf("sections (-want +got):\n%s", diff)
+	}
+	if s := doc.Sections[2]; !strings.Contains(s.Text, "## nor this") || s.Text[s.BodyStart:] == s.Text {
+		t.Errorf("fenced code should stay inside its section: %q", s.Text)
+	}
+}
+
+func TestChunkSplitsLongSections(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Long\n\n")
+	for i := range 40 {
+		b.WriteString(strings.Repeat("word ", 30))
+		b.WriteString("para\n\n")
+		if i == 10 {
+			b.WriteString("```\ncode\n\nwith blank line\n```\n\n")
+		}
+	}
+	doc := chunkMarkdown(b.String())
+	if len(doc.Sections) < 3 {
+		t.Fatalf("got %d sections, want the long one split", len(doc.Sections))
+	}
+	prevEnd := 0
+	for i, s := range doc.Sections {
+		if !strings.HasPrefix(s.Text, "# Long\n") {
+			t.Errorf("part %d does not repeat the heading: %.30q", i, s.Text)
+		}
+		if s.headingPath() != "Long" {
+			t.Errorf("part %d heading %q", i, s.headingPath())
+		}
+		if s.StartLine <= prevEnd {
+			t.Errorf("part %d starts at %d, before the previous end %d", i, s.StartLine, prevEnd)
+		}
+		prevEnd = s.EndLine
+		if body := s.Text[s.BodyStart:]; strings.Count(body, "```")%2 != 0 {
+			t.Errorf("part %d cuts a fenced block", i)
+		}
+		if len(s.Text) > targetPartChars+200 {
+			t.Errorf("part %d is %d bytes", i, len(s.Text))
+		}
+	}
+}
+
+func TestAtxHeading(t *testing.T) {
+	for _, tc := range []struct {
+		line  string
+		level int
+		title string
+		ok    bool
+	}{
+		{"# A", 1, "A", true},
+		{"#### D ####", 4, "D", true},
+		{"##### E", 0, "", false},
+		{"#NoSpace", 0, "", false},
+		{"   ## Indented", 2, "Indented", true},
+		{"    # code", 0, "", false},
+		{"## C#", 2, "C#", true},
+		{"#", 1, "", true},
+		{"## Title\r", 2, "Title", true},
+	} {
+		level, title, ok := atxHeading(tc.line)
+		if level != tc.level || title != tc.title || ok != tc.ok {
+			t.Errorf("atxHeading(%q) = %d %q %v, want %d %q %v", tc.line, level, title, ok, tc.level, tc.title, tc.ok)
+		}
+	}
+}
+
+func FuzzChunk(f *testing.F) {
+	for _, s := range []string{
+		"", "# A\nb\n", "---\nk: v\n---\n# T\nbody", "```\n# x\n```\n# y\nz",
+		"## a\n\n\n## b\n", "~~~~\n~~~\n# in\n~~~~\n# out\nx", strings.Repeat("p\n\n", 2000),
+		"# h\r\nbody\r\n", "---\nno close\n# h\nx", "\xff# bad\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		doc := chunkMarkdown(content)
+		lines := strings.Count(content, "\n") + 1
+		prevEnd := 0
+		for _, s := range doc.Sections {
+			if s.StartLine < 1 || s.EndLine < s.StartLine || s.EndLine > lines {
+				t.Fatalf("bad lines %d-%d of %d", s.StartLine, s.EndLine, lines)
+			}
+			if s.StartLine <= prevEnd && !strings.HasPrefix(s.Text, "#") && s.StartLine != prevEnd+1 {
+				t.Fatalf("sections overlap: %d after %d", s.StartLine, prevEnd)
+			}
+			prevEnd = s.EndLine
+			if s.BodyStart < 0 || s.BodyStart > len(s.Text) {
+				t.Fatalf("body offset %d outside text of %d bytes", s.BodyStart, len(s.Text))
+			}
+			if strings.TrimSpace(s.Text[s.BodyStart:]) == "" {
+				t.Fatalf("empty section %q", s.headingPath())
+			}
+			if len(s.Heading) > maxHeadingLevel {
+				t.Fatalf("heading path too deep: %v", s.Heading)
+			}
+			// The body is the file's own text (nothing invented).
+			if !strings.Contains(content, s.Text[s.BodyStart:]) {
+				t.Fatalf("section body is not from the file: %q", s.Text[s.BodyStart:])
+			}
+		}
+	})
+}

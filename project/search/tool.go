@@ -1,0 +1,110 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolName is the MCP tool that searches the standards.
+const ToolName = "search_standards"
+
+const toolDescription = `Search this project's standards, usage guides and workflows (markdown under .praxis-os) and return the best matching sections.
+
+Ranking is BM25 over section headings and text; words are matched by stem ("closing" finds "close"), and code identifiers also match by their parts (snake_case, camelCase, dotted.names). Put a phrase in double quotes to require it word for word.
+
+Returns {results: [{file, section, lines: [start, end], relevance_score, content}], total, query_time_ms}: file is relative to the project root, section is the heading path ("Title > Section > Sub"), relevance_score is higher-is-better (compare scores within one answer only), content is the section text (a window around the matches when the section is long), and total counts all matching sections.`
+
+// searchArgs are the tool's arguments.
+type searchArgs struct {
+	Query      string `json:"query"`
+	NResults   int    `json:"n_results"`
+	PathPrefix string `json:"path_prefix,omitempty"`
+}
+
+func inputSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:     "object",
+		Required: []string{"query"},
+		Properties: map[string]*jsonschema.Schema{
+			"query": {
+				Type:        "string",
+				Description: `What to look for: words, and "quoted phrases" that must appear as written.`,
+			},
+			"n_results": {
+				Type:        "integer",
+				Description: fmt.Sprintf("How many sections to return (1 to %d).", MaxResults),
+				Default:     json.RawMessage(fmt.Sprint(DefaultResults)),
+				Minimum:     jsonschema.Ptr(1.0),
+				Maximum:     jsonschema.Ptr(float64(MaxResults)),
+			},
+			"path_prefix": {
+				Type:        "string",
+				Description: `Only search files whose path (relative to the project root) starts with this, e.g. ".praxis-os/standards/testing".`,
+			},
+		},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	}
+}
+
+// AddTools registers search_standards on s, answering from ix. Bad
+// arguments (an empty query, n_results outside 1..50, a path_prefix outside
+// the project) come back as tool errors. While the first indexing after Open
+// runs, a call waits for it and, when the client sent a progress token,
+// reports the indexing progress as MCP progress notifications.
+func AddTools(s *mcp.Server, ix *Index) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        ToolName,
+		Title:       "Search project standards",
+		Description: toolDescription,
+		InputSchema: inputSchema(),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
+	}, func(ctx context.Context, req *mcp.CallToolRequest, args searchArgs) (*mcp.CallToolResult, *Result, error) {
+		q := Query{Text: args.Query, N: args.NResults, PathPrefix: args.PathPrefix}
+		if _, err := compile(q); err != nil {
+			return nil, nil, err
+		}
+		if !ix.Ready() {
+			if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+				ix.reportProgress(ctx, req.Session, token)
+			}
+		}
+		res, err := ix.Search(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, res, nil
+	})
+}
+
+// reportProgress sends a progress notification now and at every step of the
+// first indexing, until it ends or ctx does.
+func (ix *Index) reportProgress(ctx context.Context, ss *mcp.ServerSession, token any) {
+	last := -1
+	for {
+		p, changed := ix.watchProgress()
+		if p.Done > last {
+			last = p.Done
+			err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token,
+				Progress:      float64(p.Done),
+				Total:         float64(p.Total),
+				Message:       fmt.Sprintf("indexing standards: %d of %d files", p.Done, p.Total),
+			})
+			if err != nil {
+				ix.log.Debug("search: progress notification failed", "err", err)
+				return
+			}
+		}
+		select {
+		case <-ix.ready:
+			return
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
