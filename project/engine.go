@@ -4,6 +4,7 @@ package project
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/search"
+	"github.com/berth-dev/berth/project/watch"
+	"github.com/berth-dev/berth/project/workflow"
 	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -41,8 +45,15 @@ type Engine struct {
 	server ServerInfo
 	opened time.Time
 
-	mu    sync.Mutex // guards tools
-	tools []string   // names registered on every server, in order
+	index    *search.Index    // nil when the rag group is off
+	workflow *workflow.Engine // nil when neither workflow nor pos is on
+	watcher  *watch.Watcher   // nil if the folders cannot be watched (logged)
+	cancel   context.CancelFunc
+	loops    sync.WaitGroup // the goroutines applying watcher batches
+
+	mu     sync.Mutex // guards tools and warned
+	tools  []string   // names registered on every server, in order
+	warned bool       // the max_tools_warning has been logged
 }
 
 // Open opens the project at opts.Root.
@@ -64,7 +75,70 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		opened: time.Now(),
 	}
 	e.name = projectName(ctx, opts.Root)
+	if err := e.openParts(ctx, opts); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
+}
+
+// openParts starts the watcher first (so no change is missed), then the
+// search index and the workflow engine, and connects them to the watcher.
+func (e *Engine) openParts(ctx context.Context, opts Options) error {
+	sources := []string{e.cfg.RAG.StandardsPath, e.cfg.RAG.UsagePath, e.cfg.RAG.WorkflowsPath}
+	w, err := watch.New(e.root, sources, e.log)
+	if err != nil {
+		e.log.Warn("file watching is off for this project: the index will not follow edits until the next mount", "err", err)
+	} else {
+		e.watcher = w
+	}
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	e.cancel = cancel
+	if e.cfg.HasGroup(config.GroupRAG) {
+		ix, err := search.Open(ctx, search.Options{Root: e.root, Sources: sources, DB: opts.DB, ProjectID: e.id, Logger: e.log})
+		if err != nil {
+			return fmt.Errorf("open search index: %w", err)
+		}
+		e.index = ix
+		if e.watcher != nil {
+			changes := e.watcher.Subscribe()
+			e.loops.Add(1)
+			go func() { defer e.loops.Done(); search.Watch(loopCtx, ix, changes) }()
+		}
+	}
+	if e.cfg.HasGroup(config.GroupWorkflow) || e.cfg.HasGroup(config.GroupPOS) {
+		wf, err := workflow.Open(ctx, workflow.Options{Root: e.root, WorkflowsDir: e.cfg.RAG.WorkflowsPath, DB: opts.DB, ProjectID: e.id, Logger: e.log})
+		if err != nil {
+			return fmt.Errorf("open workflow engine: %w", err)
+		}
+		e.workflow = wf
+		if e.watcher != nil {
+			changes := e.watcher.Subscribe()
+			e.loops.Add(1)
+			go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, changes) }()
+		}
+	}
+	return nil
+}
+
+// reloadWorkflows reloads the definitions when a batch touches the workflows folder.
+func (e *Engine) reloadWorkflows(ctx context.Context, changes <-chan []string) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case batch, ok := <-changes:
+			if !ok {
+				return
+			}
+			for _, rel := range batch {
+				if e.workflow.Relevant(filepath.Join(e.root, rel)) {
+					e.workflow.Reload()
+					break
+				}
+			}
+		}
+	}
 }
 
 func projectName(ctx context.Context, root string) string {
@@ -94,8 +168,22 @@ func (e *Engine) NewServer(transport string) *mcp.Server {
 	})
 	var names []string
 	names = append(names, addServerInfo(s, e, transport))
+	if e.index != nil {
+		search.AddTools(s, e.index)
+		names = append(names, search.ToolName)
+	}
+	if e.workflow != nil {
+		names = append(names, workflow.AddTools(s, e.workflow, e.cfg.HasGroup(config.GroupWorkflow), e.cfg.HasGroup(config.GroupPOS))...)
+	}
+	workflow.AddCurrentDate(s)
+	names = append(names, workflow.ToolCurrentDate)
 	e.mu.Lock()
 	e.tools = names
+	if max := e.cfg.MCP.MaxToolsWarning; max > 0 && len(names) > max && !e.warned {
+		e.warned = true
+		e.log.Warn("more tools than mcp.max_tools_warning: some clients degrade past that many; trim mcp.enabled_tool_groups",
+			"tools", len(names), "max_tools_warning", max)
+	}
 	e.mu.Unlock()
 	return s
 }
@@ -109,15 +197,51 @@ func (e *Engine) ToolNames() []string {
 
 // Status is the engine's detail for GET /projects/{id}.
 func (e *Engine) Status() map[string]any {
-	return map[string]any{
+	st := map[string]any{
 		"config_file": e.cfg.File,
 		"tool_groups": e.cfg.MCP.EnabledToolGroups,
 		"tools":       e.ToolNames(),
+		"watching":    e.watcher != nil,
 	}
+	if e.index != nil {
+		st["index"] = e.index.Status()
+	}
+	if e.workflow != nil {
+		if list, err := e.workflow.ListWorkflows(context.Background(), ""); err == nil {
+			st["workflows"] = list
+		}
+		st["imported_sessions"] = e.workflow.Imported()
+	}
+	return st
 }
 
-// Close releases the engine's resources.
-func (e *Engine) Close() error { return nil }
+// WaitIndexed blocks until the first indexing is done (or ctx ends).
+func (e *Engine) WaitIndexed(ctx context.Context) error {
+	if e.index == nil {
+		return nil
+	}
+	return e.index.WaitReady(ctx)
+}
+
+// Close stops the watcher, then the loops that apply its batches, then the
+// index and the workflow engine.
+func (e *Engine) Close() error {
+	var errs []error
+	if e.watcher != nil {
+		errs = append(errs, e.watcher.Close())
+	}
+	if e.cancel != nil {
+		e.cancel()
+	}
+	e.loops.Wait()
+	if e.index != nil {
+		errs = append(errs, e.index.Close())
+	}
+	if e.workflow != nil {
+		errs = append(errs, e.workflow.Close())
+	}
+	return errors.Join(errs...)
+}
 
 // quiet passes on only warnings and errors: the SDK logs every session at info.
 type quiet struct{ slog.Handler }

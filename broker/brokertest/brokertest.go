@@ -119,6 +119,8 @@ type Options struct {
 	MountGrace string   // default 300ms
 	Args       []string // extra flags
 	Env        []string
+	// Bare passes only --home and Args: the config file and environment decide the rest.
+	Bare bool
 }
 
 // StartBroker runs `berth serve` and waits for its readiness line. The
@@ -147,6 +149,9 @@ func TryStartBroker(tb testing.TB, o Options) (*Broker, error) {
 	start, end := PortRange(tb, o.Ports)
 	args := append([]string{"serve", "--home", o.Home, "--listen", "", "--ports-start", strconv.Itoa(start),
 		"--ports-end", strconv.Itoa(end), "--mount-grace", o.MountGrace, "--log-level", "debug"}, o.Args...)
+	if o.Bare {
+		args = append([]string{"serve", "--home", o.Home}, o.Args...)
+	}
 	cmd := exec.Command(Berth(tb), args...)
 	r, w, err := os.Pipe()
 	if err != nil {

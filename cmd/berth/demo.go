@@ -70,6 +70,9 @@ func (d *demo) run(ctx context.Context) (err error) {
 	if err := writeExample(d.root); err != nil {
 		return err
 	}
+	if err := exampleWorkflows(d.root); err != nil {
+		return err
+	}
 	d.root, _ = filepath.EvalSymlinks(d.root)
 
 	d.say("Example project written to %s", d.root)

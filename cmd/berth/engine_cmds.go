@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/pflag"
+)
+
+// runSearch: berth search --project DIR [-n N] [--path PREFIX] [--json] "query"
+func runSearch(ctx context.Context, args []string) error {
+	fs := pflag.NewFlagSet("search", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("project", ".", "project directory")
+	n := fs.IntP("n", "n", 5, "number of results (1-50)")
+	prefix := fs.String("path", "", "only files under this path prefix (relative to the root)")
+	asJSON := fs.Bool("json", false, "print the tool's JSON result")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() == 0 {
+		return usageError{"needs a query"}
+	}
+	toolArgs := map[string]any{"query": strings.Join(fs.Args(), " "), "n_results": *n}
+	if *prefix != "" {
+		toolArgs["path_prefix"] = *prefix
+	}
+	var out struct {
+		Results []struct {
+			File           string  `json:"file"`
+			Section        string  `json:"section"`
+			Lines          [2]int  `json:"lines"`
+			RelevanceScore float64 `json:"relevance_score"`
+			Content        string  `json:"content"`
+		} `json:"results"`
+		Total       int     `json:"total"`
+		QueryTimeMS float64 `json:"query_time_ms"`
+	}
+	return callAndPrint(ctx, *dir, "search_standards", toolArgs, *asJSON, &out, func(w io.Writer) {
+		if len(out.Results) == 0 {
+			fmt.Fprintln(w, "no results")
+			return
+		}
+		for i, r := range out.Results {
+			fmt.Fprintf(w, "%d. %s:%d-%d  %s  (score %.2f)\n", i+1, r.File, r.Lines[0], r.Lines[1], r.Section, r.RelevanceScore)
+			fmt.Fprintf(w, "   %s\n\n", excerpt(r.Content, 240))
+		}
+		fmt.Fprintf(w, "%d of %d result(s), %.2f ms\n", len(out.Results), out.Total, out.QueryTimeMS)
+	})
+}
+
+// runWorkflows: berth workflows --project DIR [--json]
+func runWorkflows(ctx context.Context, args []string) error {
+	fs := pflag.NewFlagSet("workflows", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("project", ".", "project directory")
+	asJSON := fs.Bool("json", false, "print the tool's JSON result")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	var out struct {
+		Workflows []struct {
+			WorkflowType string `json:"workflow_type"`
+			Version      string `json:"version"`
+			Status       string `json:"status"`
+			TotalPhases  int    `json:"total_phases"`
+			Description  string `json:"description"`
+			Error        string `json:"error"`
+		} `json:"workflows"`
+	}
+	return callAndPrint(ctx, *dir, "list_workflows", nil, *asJSON, &out, func(w io.Writer) {
+		if len(out.Workflows) == 0 {
+			fmt.Fprintln(w, "no workflows defined (add them under .praxis-os/workflows/<type>/metadata.json)")
+			return
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKFLOW\tVERSION\tSTATUS\tPHASES\tDESCRIPTION")
+		for _, wf := range out.Workflows {
+			desc := excerpt(wf.Description, 60)
+			if wf.Error != "" {
+				desc = "error: " + wf.Error
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", wf.WorkflowType, wf.Version, wf.Status, wf.TotalPhases, desc)
+		}
+		tw.Flush()
+	})
+}
+
+// runSessions: berth sessions --project DIR [--status S] [--json]
+func runSessions(ctx context.Context, args []string) error {
+	fs := pflag.NewFlagSet("sessions", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("project", ".", "project directory")
+	status := fs.String("status", "", "only sessions with this status (active, completed)")
+	asJSON := fs.Bool("json", false, "print the tool's JSON result")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	var toolArgs map[string]any
+	if *status != "" {
+		toolArgs = map[string]any{"status": *status}
+	}
+	var out struct {
+		Sessions []struct {
+			SessionID    string `json:"session_id"`
+			WorkflowType string `json:"workflow_type"`
+			TargetFile   string `json:"target_file"`
+			Status       string `json:"status"`
+			CurrentPhase int    `json:"current_phase"`
+			Progress     string `json:"progress"`
+			UpdatedAt    string `json:"updated_at"`
+		} `json:"sessions"`
+	}
+	return callAndPrint(ctx, *dir, "list_workflow_sessions", toolArgs, *asJSON, &out, func(w io.Writer) {
+		if len(out.Sessions) == 0 {
+			fmt.Fprintln(w, "no workflow sessions")
+			return
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SESSION\tWORKFLOW\tTARGET\tSTATUS\tPHASE\tPROGRESS\tUPDATED")
+		for _, s := range out.Sessions {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", s.SessionID, s.WorkflowType, s.TargetFile, s.Status, s.CurrentPhase, s.Progress, s.UpdatedAt)
+		}
+		tw.Flush()
+	})
+}
+
+// callAndPrint calls tool and prints its result as JSON or with table.
+func callAndPrint(ctx context.Context, dir, tool string, args map[string]any, asJSON bool, out any, table func(io.Writer)) error {
+	res, err := callTool(ctx, dir, tool, args)
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return fmt.Errorf("%s", toolErrorText(res))
+	}
+	if asJSON {
+		return printResult(os.Stdout, res)
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s: unexpected result: %w", tool, err)
+	}
+	table(os.Stdout)
+	return nil
+}
+
+func toolErrorText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func excerpt(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= max {
+		return s
+	}
+	cut := strings.LastIndex(s[:max], " ")
+	if cut < max/2 {
+		cut = max
+	}
+	return s[:cut] + " …"
+}
