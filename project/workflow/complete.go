@@ -53,6 +53,12 @@ func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int,
 			"summarize: pass counts, short texts and file paths instead of file contents or full logs",
 			"evidence is %s; the limit is 1 MiB", sizeText(len(raw)))
 	}
+	// Decode the JSON again so that Go callers' values (ints, []string) are
+	// checked and stored exactly as a JSON client's would be.
+	evidence = map[string]any{}
+	if err := json.Unmarshal(raw, &evidence); err != nil {
+		return CompleteResult{}, newError(ErrInvalidArgument, "pass evidence as a JSON object", "evidence is not a JSON object: %v", err)
+	}
 	var (
 		res CompleteResult
 		w   *definition.Workflow

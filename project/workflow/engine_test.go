@@ -368,3 +368,18 @@ func TestOpenOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestGoTypedEvidence(t *testing.T) {
+	e, _ := setup(t)
+	ctx := context.Background()
+	st, _ := e.Start(ctx, "bug_fix_v1", "typed", nil)
+	if _, err := e.CompletePhase(ctx, st.SessionID, 1, phase1OK); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.CompletePhase(ctx, st.SessionID, 2, map[string]any{
+		"tests_passed": 7, "tests_failed": int64(0), "files_changed": []string{"a.go"}, "fix_summary": "a Go caller's evidence",
+	})
+	if err != nil || !res.CheckpointPassed {
+		t.Fatalf("Go-typed evidence = %+v, %v", res, err)
+	}
+}

@@ -31,6 +31,7 @@ type Error struct {
 	Remediation string
 }
 
+// Error is the message, then the remediation on its own line.
 func (e *Error) Error() string {
 	if e.Remediation == "" {
 		return e.Message
