@@ -75,6 +75,9 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	mux.HandleFunc("/{$}", m.serveIndex)
 
 	var h http.Handler = mux
+	if max := eng.Config().MCP.MaxSessions; max > 0 {
+		h = m.limitSessions(max, h)
+	}
 	if deps.token != "" {
 		h = requireToken(deps.token, h)
 	}
@@ -140,6 +143,22 @@ func (m *mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
 	api.WriteJSON(w, http.StatusOK, map[string]any{
 		"project":   map[string]string{"id": m.id, "name": m.name, "root": m.root},
 		"endpoints": map[string]string{"streamable_http": "/mcp", "sse": "/sse", "websocket": "/ws"},
+	})
+}
+
+// limitSessions refuses requests that would open a session past the
+// project's mcp.max_sessions (0 = no limit).
+func (m *mount) limitSessions(max int, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		opens := (r.URL.Path == "/mcp" && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "") ||
+			(r.URL.Path == "/sse" && r.Method == http.MethodGet) ||
+			(r.URL.Path == "/ws")
+		if opens && m.sessions() >= max {
+			api.WriteError(w, api.Errorf(http.StatusServiceUnavailable,
+				"project %s has %d sessions, its mcp.max_sessions: close one or raise the limit in .praxis-os/config.yaml", m.name, max))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -1,0 +1,123 @@
+package project
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestNameFromRemote(t *testing.T) {
+	for in, want := range map[string]string{
+		"git@github.com:user/repo.git":     "repo",
+		"https://github.com/user/repo":     "repo",
+		"https://github.com/user/repo.git": "repo",
+		"ssh://git@host:22/a/b/shop.git/":  "shop",
+		"/srv/git/local.git":               "local",
+		"":                                 "",
+	} {
+		if got := NameFromRemote(in); got != want {
+			t.Errorf("NameFromRemote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func openEngine(t *testing.T, root string) *Engine {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e, err := Open(context.Background(), Options{Root: root, ID: "p-1", DB: db, Server: ServerInfo{Version: "t", PID: 1, StartedAt: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func callInfo(t *testing.T, e *Engine) ServerInfoResult {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := e.NewServer("test").Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_server_info: %v %+v", err, res)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var out ServerInfoResult
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestServerInfoReadsGitFreshOnEveryCall(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is needed for this test: install it")
+	}
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".praxis-os"), 0o755)
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	e := openEngine(t, root)
+	if info := callInfo(t, e); info.Project.Git != nil || info.Project.Name != filepath.Base(root) {
+		t.Fatalf("before git init: %+v", info.Project)
+	}
+	git("init", "-q", "-b", "main")
+	git("remote", "add", "origin", "git@example.invalid:team/shop.git")
+	os.WriteFile(filepath.Join(root, "README"), []byte("x"), 0o644)
+	git("add", "README")
+	git("commit", "-q", "-m", "first")
+	info := callInfo(t, e)
+	g := info.Project.Git
+	if g == nil || g.Branch != "main" || len(g.Commit) != 40 || g.CommitShort != g.Commit[:7] || g.Status != "clean" || g.Remote != "git@example.invalid:team/shop.git" {
+		t.Fatalf("git = %+v", g)
+	}
+	if info.Project.Name != "shop" || info.Project.AgentOSPath != filepath.Join(root, ".praxis-os") {
+		t.Fatalf("project = %+v", info.Project)
+	}
+	os.WriteFile(filepath.Join(root, "README"), []byte("changed"), 0o644)
+	if st := callInfo(t, e).Project.Git.Status; st != "dirty" {
+		t.Fatalf("status after an edit = %q", st)
+	}
+	if info.Server.Transport != "test" || info.Server.PID != 1 || len(info.Capabilities.ToolsAvailable) == 0 {
+		t.Fatalf("server = %+v caps = %+v", info.Server, info.Capabilities)
+	}
+}
+
+func TestToolGroupsSelectTools(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".praxis-os"), 0o755)
+	os.WriteFile(filepath.Join(root, ".praxis-os", "config.yaml"), []byte("mcp:\n  enabled_tool_groups: [pos]\n"), 0o644)
+	e := openEngine(t, root)
+	callInfo(t, e)
+	got := map[string]bool{}
+	for _, n := range e.ToolNames() {
+		got[n] = true
+	}
+	if !got["pos_workflow"] || !got["get_server_info"] || !got["current_date"] || got["search_standards"] || got["start_workflow"] {
+		t.Fatalf("tools with [pos]: %v", e.ToolNames())
+	}
+}
