@@ -10,7 +10,11 @@ import (
 // FuzzParseMetadata checks that any input either parses into metadata that
 // honours the documented limits, or fails with an error; never a panic.
 func FuzzParseMetadata(f *testing.F) {
-	f.Add([]byte(minimalMetadata))
+	for _, tc := range loadCases {
+		if m, ok := tc.files["demo_v1/metadata.json"]; ok {
+			f.Add([]byte(m))
+		}
+	}
 	f.Add([]byte(`{"total_phases":"dynamic","phases":[{"phase_number":0}]}`))
 	f.Add([]byte(`{"total_phases":"3","phases":[{"phase_number":1,"tasks":[{"task_number":1,"file":"../x"}]}]}`))
 	f.Add([]byte(`{"total_phases":2.5}`))
