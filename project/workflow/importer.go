@@ -86,10 +86,8 @@ func (e *Engine) importPraxis(ctx context.Context) (ImportReport, error) {
 			e.log.Warn("praxis-os session not imported", "file", filepath.Join(e.stateDir, name), "err", err)
 		}
 	}
-	if rep.Imported > 0 || len(rep.Skipped) > 0 {
-		e.log.Info("praxis-os sessions imported", "dir", e.stateDir, "imported", rep.Imported,
-			"skipped", len(rep.Skipped), "already_imported", rep.AlreadyImported)
-	}
+	e.log.Info("praxis-os sessions imported", "dir", e.stateDir, "imported", rep.Imported,
+		"skipped", len(rep.Skipped), "already_imported", rep.AlreadyImported)
 	return rep, nil
 }
 
@@ -145,13 +143,15 @@ func (e *Engine) storeImported(name string, s *Session, rep *ImportReport) error
 	if err != nil {
 		return err
 	}
-	return e.area.Update(func(b *store.Bucket) error {
+	var imported, already bool
+	err = e.area.Update(func(b *store.Bucket) error {
+		imported, already = false, false
 		imports, err := b.CreateBucket(bucketImports)
 		if err != nil {
 			return err
 		}
 		if imports.Get([]byte(name)) != nil {
-			rep.AlreadyImported++
+			already = true
 			return nil
 		}
 		existing, err := getSession(b, s.SessionID)
@@ -164,7 +164,17 @@ func (e *Engine) storeImported(name string, s *Session, rep *ImportReport) error
 		if err := putSession(b, s); err != nil {
 			return err
 		}
-		rep.Imported++
+		imported = true
 		return imports.Put([]byte(name), rec)
 	})
+	if err != nil {
+		return err
+	}
+	if already {
+		rep.AlreadyImported++
+	}
+	if imported {
+		rep.Imported++
+	}
+	return nil
 }
