@@ -17,8 +17,9 @@
 //	      chunks/               <chunk id, 8 bytes BE> -> chunk (file, heading path, lines, text, length)
 //	      postings/             <term> -> packed (chunk id, term frequency) pairs
 //	    workflow/               owned by project/workflow (never dropped: user progress)
-//	      sessions/             <session uuid> -> JSON session
-//	      imports/              <praxis-os state file name> -> import time (so a file imports once)
+//	      sessions/             <session id> -> JSON session (fields in project/workflow's package doc)
+//	      active/               <workflow_type> NUL <target_file> -> id of the active session start_workflow resumes
+//	      imports/              <praxis-os state file name> -> JSON {session_id, imported_at} (so a file imports once)
 //
 // The per-subsystem layouts are written down in the owning packages; the
 // names of the top-level buckets and the schema version live here.
