@@ -111,6 +111,9 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	}
 	lease := newLease()
 	e.holders[lease] = holder{kind: kind, pid: req.PID}
+	// The registry is written only when what it records changes: a warm
+	// attach of a mounted project touches no disk.
+	record := !ok || (kind == api.HolderCLI && !e.pinned)
 	if kind == api.HolderCLI {
 		e.pinned = true
 	}
@@ -126,7 +129,9 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	m := e.m
 	t.mu.Unlock()
 
-	t.remember(m, pinned)
+	if record {
+		t.remember(m, pinned)
+	}
 	t.log.Info("attached", "project", id, "root", root, "kind", kind, "pid", req.PID, "port", m.port)
 	return resp, nil
 }

@@ -331,3 +331,29 @@ func TestWorkflowSessionsSurviveKill9AndStayIsolated(t *testing.T) {
 		t.Fatalf("project B answered for A's session: %s", toolErrorText(res))
 	}
 }
+
+func TestWorkflowsAndSessionsCLI(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "wfcli", map[string]string{
+		".praxis-os/workflows/broken_v1/metadata.json": `{"workflow_type": "broken_v1", "phases": [`,
+	})
+	writeWorkflows(t, root)
+	out, code := berthCmd(t, b.Home, "workflows", "--project", root)
+	if code != 0 || !strings.Contains(out, "bug_fix_v1") || !strings.Contains(out, "broken_v1") || !strings.Contains(out, "error:") {
+		t.Fatalf("berth workflows: %d\n%s", code, out)
+	}
+	if out, code := berthCmd(t, b.Home, "sessions", "--project", root); code != 0 || !strings.Contains(out, "no workflow sessions") {
+		t.Fatalf("berth sessions (none): %d\n%s", code, out)
+	}
+	if out, code := berthCmd(t, b.Home, "call", "--project", root, "start_workflow", `{"workflow_type":"bug_fix_v1","target_file":"a.go"}`); code != 0 {
+		t.Fatalf("start: %d\n%s", code, out)
+	}
+	out, code = berthCmd(t, b.Home, "sessions", "--project", root)
+	if code != 0 || !strings.Contains(out, "bug_fix_v1") || !strings.Contains(out, "0/3") || !strings.Contains(out, "a.go") {
+		t.Fatalf("berth sessions: %d\n%s", code, out)
+	}
+	out, code = berthCmd(t, b.Home, "call", "--project", root, "start_workflow", `{"workflow_type":"bug_fix_v1","target_file":"../escape.go"}`)
+	if code != 1 || !strings.Contains(out, "remediation") {
+		t.Fatalf("escaping target: %d\n%s", code, out)
+	}
+}
