@@ -1,0 +1,45 @@
+// Package search is a project's standards search engine: a persistent BM25
+// index over the markdown in the project's source folders (standards, usage
+// guides, workflows), kept current by a file watcher and served as the
+// search_standards MCP tool.
+//
+// # Pipeline
+//
+// A file is chunked into heading sections (chunk.go: "#".."####", fenced
+// code kept in its section, front matter as metadata, long sections split
+// on paragraph boundaries with the heading repeated); each section is
+// analyzed into terms (tokenize.go, analyze.go: Unicode words, lowercase,
+// stop words, Snowball English stems, identifiers also as their parts);
+// terms go into an inverted index whose postings hold (chunk id, weighted
+// term frequency), a heading word counting more than a body word
+// (chunkterms.go). Searches score with Okapi BM25 (k1 1.2, b 0.75) over
+// compact in-memory postings (search.go).
+//
+// # Concurrency
+//
+// Searches read an immutable snapshot through an atomic pointer; every
+// change (the catch-up after Open, each Apply) builds a new snapshot under
+// the index's write lock, writes the same change to the store in one
+// transaction and swaps the snapshot in, so a search sees a change whole or
+// not at all.
+//
+// # Stored layout
+//
+// The durable copy lives in the store area data/<project id>/index. It is
+// derived data: when it is corrupt (every value carries a CRC-32C) or of
+// another format it is dropped and rebuilt from the files.
+//
+//	index/
+//	  meta/       format     -> uint32 BE index format (layout and analyzer version)
+//	              next_chunk -> uvarint: the lowest chunk id never used
+//	              updated_at -> RFC 3339 time of the last change
+//	  files/      <path relative to the root> -> size, mtime, SHA-256 prefix,
+//	              skip reason, chunk ids
+//	  chunks/     <chunk id, uint32 BE> -> file, heading path, lines, body
+//	              offset, weighted length, section text
+//	  postings/   <term> -> count, then (chunk id delta, weighted tf) uvarint pairs
+//
+// Each value ends with a CRC-32C (big endian) of the bytes before it.
+// Freed chunk ids are reused; a file's entry lists its chunk ids, so a
+// changed file's old postings are found by analyzing its old chunks again.
+package search

@@ -1,0 +1,91 @@
+package search
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/project/watch"
+)
+
+// eventually polls a search until its files equal want, within a failsafe
+// bound (never a timing assertion: the latency is measured in benchmarks).
+func eventually(t *testing.T, ix *Index, q string, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var got []string
+	for time.Now().Before(deadline) {
+		got = files(search(t, ix, q))
+		if slices.Equal(got, want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%q -> %v, want %v", q, got, want)
+}
+
+func TestWatcherKeepsIndexCurrent(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, baseCorpus)
+	db := openDB(t)
+
+	start := func() (*Index, func()) {
+		w, err := watch.New(root, defaultSources, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix := openReady(t, db, "p", root)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); Watch(ctx, ix, w.Subscribe()) }()
+		return ix, func() {
+			cancel()
+			w.Close()
+			<-done
+			ix.Close()
+		}
+	}
+	ix, stop := start()
+	p := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+
+	writeFiles(t, root, map[string]string{".praxis-os/standards/new.md": "# New\n\nQuokka sightings.\n"})
+	eventually(t, ix, "quokka", ".praxis-os/standards/new.md")
+
+	writeFiles(t, root, map[string]string{".praxis-os/standards/new.md": "# New\n\nWombat sightings.\n"})
+	eventually(t, ix, "wombat", ".praxis-os/standards/new.md")
+	eventually(t, ix, "quokka")
+
+	if err := os.Rename(p(".praxis-os/standards/new.md"), p(".praxis-os/usage/renamed.md")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ix, "wombat", ".praxis-os/usage/renamed.md")
+
+	writeFiles(t, root, map[string]string{".praxis-os/standards/deep/er/x.md": "# Deep\n\nPlatypus.\n"})
+	eventually(t, ix, "platypus", ".praxis-os/standards/deep/er/x.md")
+
+	if err := os.RemoveAll(p(".praxis-os/standards/deep")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ix, "platypus")
+	if err := os.Remove(p(".praxis-os/usage/renamed.md")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ix, "wombat")
+
+	writeFiles(t, root, map[string]string{".praxis-os/standards/.cache/hidden.md": "# H\n\nEchidna.\n"})
+	writeFiles(t, root, map[string]string{".praxis-os/standards/kept.md": "# Kept\n\nNumbat.\n"})
+	eventually(t, ix, "numbat", ".praxis-os/standards/kept.md")
+	eventually(t, ix, "echidna")
+
+	// Restart: nothing changed, so nothing is read again.
+	stop()
+	ix, stop = start()
+	defer stop()
+	if st := ix.Status(); st.FilesRead != 0 {
+		t.Fatalf("restart read %d files, want 0", st.FilesRead)
+	}
+	eventually(t, ix, "numbat", ".praxis-os/standards/kept.md")
+}
