@@ -570,3 +570,29 @@ func killPID(pid int) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+func TestShimStdioTransportWritesNullPort(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 30*time.Second)
+	root := brokertest.Project(t, "stdioonly", nil)
+	cmd := exec.Command(brokertest.Shim(t), "--transport", "stdio")
+	cmd.Dir = filepath.Join(root, ".praxis-os") // found from the working directory
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home)
+	cmd.Stderr = newLogWriter(t, "shim")
+	s := connectMCP(t, ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second})
+	if info := getServerInfo(t, ctx, s); info.Project.Root != root {
+		t.Fatalf("shim found %s, want %s", info.Project.Root, root)
+	}
+	raw, err := os.ReadFile(api.StatePath(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	if m["transport"] != "stdio" || m["port"] != nil || m["url"] != nil {
+		t.Fatalf("stdio state file: %s", raw)
+	}
+	if out, err := exec.Command(brokertest.Shim(t), "--transport", "carrier-pigeon", "--project", root).CombinedOutput(); err == nil || !strings.Contains(string(out), "dual, stdio or http") {
+		t.Fatalf("bad transport: %v %s", err, out)
+	}
+}
