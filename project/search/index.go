@@ -120,8 +120,6 @@ func (ix *Index) catchUp(ctx context.Context) {
 	defer close(ix.done)
 	start := time.Now()
 	err := ix.refresh(ctx)
-	ix.readyErr = err
-	close(ix.ready)
 	st := ix.Status()
 	if err != nil {
 		ix.noteErr(err)
@@ -133,6 +131,8 @@ func (ix *Index) catchUp(ctx context.Context) {
 			"files_read", st.FilesRead, "took", time.Since(start).Round(time.Millisecond))
 	}
 	ix.setState(StateReady, ix.currentProgress())
+	ix.readyErr = err
+	close(ix.ready)
 }
 
 // Apply brings the given paths (relative to the root; files or folders,

@@ -227,6 +227,9 @@ var corruptions = map[string]func(b *store.Bucket) error{
 	"old format": func(b *store.Bucket) error {
 		return b.Bucket(bucketMeta).Put(keyFormat, []byte{0, 0, 0, 0})
 	},
+	"interrupted full write": func(b *store.Bucket) error {
+		return b.DeleteBucket(bucketMeta)
+	},
 	"chunk deleted": func(b *store.Bucket) error {
 		return b.Bucket(bucketChunks).Delete(chunkKey(0))
 	},

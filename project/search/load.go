@@ -59,8 +59,11 @@ func (ix *Index) load() (loaded, error) {
 	l := loaded{snap: &snapshot{}, files: map[string]*fileEntry{}}
 	err := ix.area.View(func(b *store.Bucket) error {
 		meta := b.Bucket(bucketMeta)
-		if !b.Exists() || !meta.Exists() {
+		if !b.Exists() || isEmpty(b) {
 			return errNoIndex
+		}
+		if !meta.Exists() {
+			return fmt.Errorf("%w: stored index is incomplete (its last full write was interrupted)", errCorrupt)
 		}
 		raw := meta.Get(keyFormat)
 		if len(raw) != 4 {
@@ -165,3 +168,15 @@ func check(l loaded) error {
 	}
 	return nil
 }
+
+// isEmpty reports whether a bucket has no keys at its top level.
+func isEmpty(b *store.Bucket) bool {
+	empty := true
+	b.ForEach(func(_, _ []byte) error {
+		empty = false
+		return errStop
+	})
+	return empty
+}
+
+var errStop = errors.New("stop")

@@ -70,9 +70,13 @@ func (ix *Index) persist(ns *snapshot, d *delta) error {
 	return nil
 }
 
-// persistFull replaces the stored index with ns and files, in one
-// transaction. pending names files whose entries are not yet in files (a
-// commit in progress); it may be nil.
+// persistFull replaces the stored index with ns and files. pending names
+// files whose entries are not yet in files (a commit in progress); it may be
+// nil. The write is split into transactions of about fullTxBytes so that a
+// large index does not hold all its dirty pages in memory at once: the first
+// clears the area, the last writes meta. An interrupted rewrite leaves no
+// meta bucket, which the next load reports and rebuilds. The caller holds
+// writeMu.
 func (ix *Index) persistFull(ns *snapshot, files map[string]*fileEntry, pending *delta) error {
 	merged := files
 	if pending != nil && len(pending.files) > 0 {
@@ -88,57 +92,123 @@ func (ix *Index) persistFull(ns *snapshot, files map[string]*fileEntry, pending 
 			}
 		}
 	}
-	err := ix.area.Update(func(b *store.Bucket) error {
-		for _, name := range []string{bucketMeta, bucketFiles, bucketChunks, bucketPostings} {
-			if err := b.DeleteBucket(name); err != nil {
-				return fmt.Errorf("clear %s: %w", name, err)
-			}
-		}
-		bk, err := indexBuckets(b)
-		if err != nil {
-			return err
-		}
-		paths := make([]string, 0, len(merged))
-		for p := range merged {
-			paths = append(paths, p)
-		}
-		slices.Sort(paths)
-		for _, p := range paths {
-			if err := bk.files.Put([]byte(p), encodeFile(merged[p])); err != nil {
-				return fmt.Errorf("file %s: %w", p, err)
-			}
-		}
-		for id, c := range ns.chunks {
-			if c == nil {
-				continue
-			}
-			if err := bk.chunks.Put(chunkKey(uint32(id)), encodeChunk(c)); err != nil {
-				return fmt.Errorf("chunk %d: %w", id, err)
-			}
-		}
-		type termPostings struct {
-			term string
-			p    *postingList
-		}
-		terms := make([]termPostings, 0, ns.terms)
-		for tid, p := range ns.postings {
-			if p.len() > 0 {
-				terms = append(terms, termPostings{ix.dict.term(uint32(tid)), p})
-			}
-		}
-		slices.SortFunc(terms, func(a, b termPostings) int { return strings.Compare(a.term, b.term) })
-		for _, t := range terms {
-			if err := putPostings(bk.postings, t.term, t.p); err != nil {
-				return err
-			}
-		}
-		return putMeta(bk.meta, ix.w.next, ns.updated)
-	})
+	err := ix.writeFull(ns, merged)
 	if err != nil {
 		ix.w.dirty = true
 		return fmt.Errorf("store index: %w", err)
 	}
 	ix.w.dirty = false
+	return nil
+}
+
+// fullTxBytes bounds the encoded bytes written by one transaction of a full
+// rewrite.
+const fullTxBytes = 16 << 20
+
+// kv is one record of a full rewrite.
+type kv struct{ k, v []byte }
+
+func (ix *Index) writeFull(ns *snapshot, files map[string]*fileEntry) error {
+	if err := ix.area.Update(func(b *store.Bucket) error {
+		for _, name := range []string{bucketMeta, bucketFiles, bucketChunks, bucketPostings} {
+			if err := b.DeleteBucket(name); err != nil {
+				return fmt.Errorf("clear %s: %w", name, err)
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Each bucket is written in ascending key order, in batches.
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	i := 0
+	if err := ix.writeSorted(bucketFiles, func() (kv, bool) {
+		if i == len(paths) {
+			return kv{}, false
+		}
+		p := paths[i]
+		i++
+		return kv{[]byte(p), encodeFile(files[p])}, true
+	}); err != nil {
+		return err
+	}
+	id := 0
+	if err := ix.writeSorted(bucketChunks, func() (kv, bool) {
+		for id < len(ns.chunks) && ns.chunks[id] == nil {
+			id++
+		}
+		if id == len(ns.chunks) {
+			return kv{}, false
+		}
+		c := ns.chunks[id]
+		id++
+		return kv{chunkKey(uint32(id - 1)), encodeChunk(c)}, true
+	}); err != nil {
+		return err
+	}
+	type termPostings struct {
+		term string
+		p    *postingList
+	}
+	terms := make([]termPostings, 0, ns.terms)
+	for tid, p := range ns.postings {
+		if p.len() > 0 {
+			terms = append(terms, termPostings{ix.dict.term(uint32(tid)), p})
+		}
+	}
+	slices.SortFunc(terms, func(a, b termPostings) int { return strings.Compare(a.term, b.term) })
+	t := 0
+	if err := ix.writeSorted(bucketPostings, func() (kv, bool) {
+		if t == len(terms) {
+			return kv{}, false
+		}
+		t++
+		return kv{[]byte(terms[t-1].term), encodePostings(terms[t-1].p)}, true
+	}); err != nil {
+		return err
+	}
+	return ix.area.Update(func(b *store.Bucket) error {
+		meta, err := b.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		return putMeta(meta, ix.w.next, ns.updated)
+	})
+}
+
+// writeSorted writes the records next yields, in ascending key order, to
+// the named bucket in transactions of about fullTxBytes.
+func (ix *Index) writeSorted(name string, next func() (kv, bool)) error {
+	more := true
+	for more {
+		err := ix.area.Update(func(b *store.Bucket) error {
+			bk, err := b.CreateBucket(name)
+			if err != nil {
+				return err
+			}
+			bk.SetFillPercent(1) // keys arrive in order: pack the pages
+			size := 0
+			for size < fullTxBytes {
+				r, ok := next()
+				if !ok {
+					more = false
+					return nil
+				}
+				if err := bk.Put(r.k, r.v); err != nil {
+					return fmt.Errorf("%s %q: %w", name, r.k, err)
+				}
+				size += len(r.k) + len(r.v)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -83,7 +83,9 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 	ns.postings = make([]*postingList, ix.dict.size())
 	for tid := range lists {
 		if n := len(lists[tid].ids); n > 0 {
-			ns.postings[tid] = &postingList{ids: slices.Clip(lists[tid].ids), tfs: slices.Clip(lists[tid].tfs)}
+			// Exact-size copies: the builders' append slack would double the memory.
+			ns.postings[tid] = &postingList{ids: slices.Clone(lists[tid].ids), tfs: slices.Clone(lists[tid].tfs)}
+			lists[tid] = postingBuilder{}
 			ns.terms++
 		}
 	}

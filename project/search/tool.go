@@ -86,7 +86,8 @@ func (ix *Index) reportProgress(ctx context.Context, ss *mcp.ServerSession, toke
 	last := -1
 	for {
 		p, changed := ix.watchProgress()
-		if p.Done > last {
+		// Wait until the walk has counted the files, then report each step.
+		if p.Total > 0 && p.Done > last {
 			last = p.Done
 			err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token,

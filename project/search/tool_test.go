@@ -150,10 +150,11 @@ func TestToolReportsProgressDuringFirstBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := func() { once.Do(func() { close(gate) }) }
-	t.Cleanup(func() { release(); ix.Close() })
+	t.Cleanup(func() { ix.Close() })
 
 	progress := make(chan *mcp.ProgressNotificationParams, 100)
 	cs := connect(t, ix, progress)
+	t.Cleanup(release) // runs before the sessions close: an open call would block them
 	type answer struct {
 		res *mcp.CallToolResult
 		err error

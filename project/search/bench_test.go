@@ -1,0 +1,386 @@
+package search
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/project/watch"
+	"github.com/berth-dev/berth/store"
+)
+
+// Engine benchmarks: this index vs bleve v2 vs a naive scan, on the same
+// generated corpus. The 10k-file corpus runs only with -large:
+//
+//	go test ./project/search -run '^$' -bench Engines -benchtime 1x -args -large
+var benchLarge = flag.Bool("large", false, "also run the engine benchmarks on the 10k-file corpus")
+
+const (
+	corpusSeed = 42
+	querySeed  = 7
+)
+
+// benchEngine is one search engine under comparison.
+type benchEngine interface {
+	build(tb testing.TB, root, dir string)
+	reopen(tb testing.TB) (filesRead int64)
+	search(tb testing.TB, q string) int
+	size() int64
+	close()
+}
+
+func BenchmarkEngines(b *testing.B) {
+	sizes := []int{1000}
+	if *benchLarge {
+		sizes = append(sizes, 10000)
+	}
+	queries := querySet(querySeed)
+	for _, n := range sizes {
+		root := b.TempDir()
+		bytes := writeCorpus(b, root, n, corpusSeed)
+		b.Logf("corpus: %d files, %.1f MB, %d queries", n, float64(bytes)/(1<<20), len(queries))
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			for _, e := range []struct {
+				name string
+				new  func() benchEngine
+				reps int // query repetitions
+				qs   []string
+			}{
+				{"berth", func() benchEngine { return &berthEngine{} }, 20, queries},
+				{"bleve", func() benchEngine { return &bleveEngine{} }, 20, queries},
+				{"bleve-fields", func() benchEngine { return &bleveEngine{fields: true} }, 20, queries},
+				{"naive", func() benchEngine { return &naiveEngine{} }, 1, queries[:min(len(queries), 10000/n*10)]},
+			} {
+				b.Run(e.name, func(b *testing.B) {
+					for range b.N {
+						measure(b, e.new(), root, e.qs, e.reps)
+					}
+				})
+			}
+		})
+	}
+}
+
+// measure builds, reopens and queries one engine and reports the figures.
+func measure(b *testing.B, e benchEngine, root string, queries []string, reps int) {
+	dir := b.TempDir()
+	runtime.GC()
+	base := heapLive()
+	stop := sampleHeap()
+	start := time.Now()
+	e.build(b, root, dir)
+	build := time.Since(start)
+	peak := stop() - base
+	runtime.GC()
+	runtime.GC() // twice: sync.Pool caches (bbolt's page pool) survive one
+	live := heapLive() - base
+
+	start = time.Now()
+	read := e.reopen(b)
+	reopen := time.Since(start)
+
+	for _, q := range queries { // warm up
+		e.search(b, q)
+	}
+	var lat []time.Duration
+	for range reps {
+		for _, q := range queries {
+			t := time.Now()
+			e.search(b, q)
+			lat = append(lat, time.Since(t))
+		}
+	}
+	slices.Sort(lat)
+	p50, p99 := lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
+
+	b.ReportMetric(ms(build), "build-ms")
+	b.ReportMetric(ms(reopen), "reopen-ms")
+	b.ReportMetric(float64(read), "reopen-files-read")
+	b.ReportMetric(float64(e.size())/(1<<20), "index-MB")
+	b.ReportMetric(float64(p50.Nanoseconds())/1e3, "query-p50-us")
+	b.ReportMetric(float64(p99.Nanoseconds())/1e3, "query-p99-us")
+	b.ReportMetric(float64(peak)/(1<<20), "heap-peak-MB")
+	b.ReportMetric(float64(live)/(1<<20), "heap-live-MB")
+	if be, ok := e.(*berthEngine); ok {
+		p50, worst := be.editLatency(b, root)
+		b.ReportMetric(ms(p50), "edit-p50-ms")
+		b.ReportMetric(ms(worst), "edit-max-ms")
+	}
+	e.close()
+	b.ReportMetric(0, "ns/op")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// heapLive is the heap in use by objects, live or not yet collected.
+func heapLive() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// sampleHeap samples heapLive every 5ms until the returned func is called,
+// which returns the peak seen.
+func sampleHeap() func() uint64 {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if h := heapLive(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		if h := heapLive(); h > peak.Load() {
+			peak.Store(h)
+		}
+		return peak.Load()
+	}
+}
+
+// dirSize sums the sizes of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// berthEngine is this package's index over a bbolt store.
+type berthEngine struct {
+	db   *store.DB
+	ix   *Index
+	root string
+}
+
+func (e *berthEngine) open(tb testing.TB) {
+	ix, err := Open(context.Background(), Options{Root: e.root, Sources: defaultSources, DB: e.db, ProjectID: "bench"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := ix.WaitReady(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	e.ix = ix
+}
+
+func (e *berthEngine) build(tb testing.TB, root, dir string) {
+	db, err := store.Open(filepath.Join(dir, "berth.db"), time.Second)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.db, e.root = db, root
+	e.open(tb)
+}
+
+func (e *berthEngine) reopen(tb testing.TB) int64 {
+	e.ix.Close()
+	e.open(tb)
+	return e.ix.Status().FilesRead
+}
+
+func (e *berthEngine) search(tb testing.TB, q string) int {
+	res, err := e.ix.Search(context.Background(), Query{Text: q, N: 5})
+	if err != nil {
+		tb.Fatalf("%q: %v", q, err)
+	}
+	return len(res.Results)
+}
+
+func (e *berthEngine) size() int64 { return e.db.Size() }
+
+func (e *berthEngine) close() {
+	e.ix.Close()
+	e.db.Close()
+}
+
+// editLatency writes files through a real watcher and measures how long
+// each takes to become searchable.
+func (e *berthEngine) editLatency(tb testing.TB, root string) (p50, worst time.Duration) {
+	w, err := watch.New(root, defaultSources, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); Watch(ctx, e.ix, w.Subscribe()) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(50 * time.Millisecond) // let the watches settle
+	var lat []time.Duration
+	for i := range 10 {
+		token := fmt.Sprintf("zqedit%03dx", i)
+		rel := fmt.Sprintf(".praxis-os/standards/s%03d/edited-%d.md", i, i%3) // creates, then edits
+		writeFiles(tb, root, map[string]string{rel: "# Edited\n\nThe token " + token + " appears.\n"})
+		start := time.Now()
+		for e.search(tb, token) == 0 {
+			if time.Since(start) > 5*time.Second {
+				tb.Fatalf("edit %d not searchable after 5s", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2], lat[len(lat)-1]
+}
+
+// naiveEngine keeps the chunks in memory and scans them all per query.
+type naiveEngine struct {
+	root   string
+	chunks []*chunk
+	files  int64
+}
+
+func (e *naiveEngine) build(tb testing.TB, root, _ string) {
+	e.root = root
+	e.chunks, e.files = nil, 0
+	filepath.WalkDir(filepath.Join(root, ".praxis-os"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".md" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		e.files++
+		rel, _ := filepath.Rel(root, p)
+		e.chunks = append(e.chunks, buildChunks(filepath.ToSlash(rel), string(data))...)
+		return nil
+	})
+}
+
+// reopen has nothing to open: the naive engine keeps no index, so it reads
+// and chunks every file again.
+func (e *naiveEngine) reopen(tb testing.TB) int64 {
+	e.build(tb, e.root, "")
+	return e.files
+}
+
+func (e *naiveEngine) search(tb testing.TB, q string) int {
+	p, err := compile(Query{Text: q, N: 5})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	an := newAnalyzer()
+	counts := map[string]uint32{}
+	type hit struct {
+		c  *chunk
+		tf []uint32
+	}
+	var hits []hit
+	df := make([]int, len(p.terms))
+	var total uint64
+	for _, c := range e.chunks {
+		tcs, length := an.chunkTerms(c, counts)
+		total += uint64(length)
+		c.length = length
+		var tf []uint32
+		for _, tc := range tcs {
+			if i, ok := slices.BinarySearch(p.terms, tc.term); ok {
+				if tf == nil {
+					tf = make([]uint32, len(p.terms))
+				}
+				tf[i] = uint32(tc.tf)
+				df[i]++
+			}
+		}
+		if tf != nil && phrasesMatch(an, c, p.phrases) {
+			hits = append(hits, hit{c, tf})
+		}
+	}
+	avg := float64(total) / float64(max(1, len(e.chunks)))
+	n := float64(len(e.chunks))
+	scores := make([]float64, len(hits))
+	for j, h := range hits {
+		for i, tf := range h.tf {
+			if tf == 0 {
+				continue
+			}
+			idf := math.Log(1 + (n-float64(df[i])+0.5)/(float64(df[i])+0.5))
+			f := float64(tf)
+			scores[j] += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(h.c.length)/avg))
+		}
+	}
+	order := make([]int, len(hits))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpFloat(scores[b], scores[a]) })
+	return min(5, len(order))
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (e *naiveEngine) size() int64 { return 0 }
+func (e *naiveEngine) close()      { e.chunks = nil }
+
+// BenchmarkSearch is the per-query cost of this index on the 1k corpus.
+func BenchmarkSearch(b *testing.B) {
+	root := b.TempDir()
+	writeCorpus(b, root, 1000, corpusSeed)
+	e := &berthEngine{}
+	e.build(b, root, b.TempDir())
+	defer e.close()
+	queries := querySet(querySeed)
+	b.ResetTimer()
+	for i := range b.N {
+		e.search(b, queries[i%len(queries)])
+	}
+}
+
+// BenchmarkApply is the cost of applying one edited file to the 1k index.
+func BenchmarkApply(b *testing.B) {
+	root := b.TempDir()
+	writeCorpus(b, root, 1000, corpusSeed)
+	e := &berthEngine{}
+	e.build(b, root, b.TempDir())
+	defer e.close()
+	rel := ".praxis-os/standards/s001/doc-00001.md"
+	g := newCorpusGen(99)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		writeFiles(b, root, map[string]string{rel: g.file()})
+		b.StartTimer()
+		if err := e.ix.Apply(context.Background(), []string{rel}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
