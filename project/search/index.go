@@ -35,6 +35,8 @@ type Index struct {
 	writeMu sync.Mutex
 	w       writer
 	closed  bool
+	// isClosed mirrors closed for searches, which take no lock.
+	isClosed atomic.Bool
 
 	stateMu  sync.Mutex // guards the fields below
 	state    string
@@ -172,6 +174,7 @@ func (ix *Index) Close() error {
 	<-ix.done
 	ix.writeMu.Lock()
 	ix.closed = true
+	ix.isClosed.Store(true)
 	ix.writeMu.Unlock()
 	ix.setState(StateClosed, ix.currentProgress())
 	return nil

@@ -55,7 +55,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	if err := ix.WaitReady(ctx); err != nil && ctx.Err() != nil {
 		return nil, err
 	}
-	if ix.Status().State == StateClosed {
+	if ix.isClosed.Load() {
 		return nil, ErrClosed
 	}
 	s := ix.snap.Load()
