@@ -11,11 +11,12 @@
 //	registry/                   <project id> -> JSON record (root, name, pinned, last port)
 //	data/
 //	  <project id>/
-//	    index/                  owned by project/search (derived; may be dropped and rebuilt)
-//	      meta/                 format -> uint32 index format version; updated_at -> RFC 3339
-//	      files/                <rel path> -> file record (size, mtime, hash, chunk ids)
-//	      chunks/               <chunk id, 8 bytes BE> -> chunk (file, heading path, lines, text, length)
-//	      postings/             <term> -> packed (chunk id, term frequency) pairs
+//	    index/                  owned by project/search (derived; dropped and rebuilt when corrupt or of another format)
+//	      meta/                 format -> uint32 BE; next_chunk -> uvarint; updated_at -> RFC 3339
+//	      files/                <rel path> -> size, mtime, SHA-256 prefix, skip reason, chunk ids
+//	      chunks/               <chunk id, 4 bytes BE> -> file, heading path, lines, body offset, length, text
+//	      postings/             <term> -> count, then (chunk id delta, weighted tf) uvarint pairs
+//	                            (every value in files/, chunks/ and postings/ ends with a CRC-32C, big endian)
 //	    workflow/               owned by project/workflow (never dropped: user progress)
 //	      sessions/             <session id> -> JSON session (fields in project/workflow's package doc)
 //	      active/               <workflow_type> NUL <target_file> -> id of the active session start_workflow resumes
