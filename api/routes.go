@@ -40,7 +40,7 @@ type HandlerOptions struct {
 func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 	r := chi.NewRouter()
 	r.Use(versionHeader)
-	r.Use(refuseForeignOrigin)
+	r.Use(RefuseForeignOrigin)
 	if opts.CheckHost {
 		r.Use(LoopbackHostOnly)
 	}
@@ -104,9 +104,9 @@ func versionHeader(next http.Handler) http.Handler {
 	})
 }
 
-// refuseForeignOrigin refuses browser requests from pages that are not served
+// RefuseForeignOrigin refuses browser requests from pages that are not served
 // from a loopback origin (a web page must not drive the local broker).
-func refuseForeignOrigin(next http.Handler) http.Handler {
+func RefuseForeignOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o := r.Header.Get("Origin"); o != "" && !IsLoopbackOrigin(o) {
 			WriteError(w, Errorf(http.StatusForbidden, "origin %s is not allowed", o))

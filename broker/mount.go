@@ -81,7 +81,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	if deps.token != "" {
 		h = requireToken(deps.token, h)
 	}
-	h = api.LoopbackHostOnly(refuseForeignOrigin(h))
+	h = api.LoopbackHostOnly(api.RefuseForeignOrigin(h))
 	m.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -156,16 +156,6 @@ func (m *mount) limitSessions(max int, next http.Handler) http.Handler {
 		if opens && m.sessions() >= max {
 			api.WriteError(w, api.Errorf(http.StatusServiceUnavailable,
 				"project %s has %d sessions, its mcp.max_sessions: close one or raise the limit in .praxis-os/config.yaml", m.name, max))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func refuseForeignOrigin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !api.IsLoopbackOrigin(o) {
-			api.WriteError(w, api.Errorf(http.StatusForbidden, "origin %s is not allowed", o))
 			return
 		}
 		next.ServeHTTP(w, r)
