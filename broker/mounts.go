@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -53,9 +52,6 @@ type mounts struct {
 func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
 	root, err := api.ResolveRoot(req.Root)
 	if err != nil {
-		if errors.Is(err, api.ErrNotProject) {
-			return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "%v", err)
-		}
 		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "%v", err)
 	}
 	kind := req.Kind
@@ -90,6 +86,13 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 			t.changedLocked()
 			t.mu.Unlock()
 			return api.AttachResponse{}, err
+		}
+		if t.closed {
+			// The broker began stopping while this mount opened: closeAll
+			// did not see it, so it is closed here.
+			t.mu.Unlock()
+			t.unmount(m, "broker stopping")
+			return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, "broker is shutting down: retry in a moment")
 		}
 	} else {
 		t.mu.Unlock()
