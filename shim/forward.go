@@ -93,6 +93,13 @@ func (f *forwarder) run(ctx context.Context) error {
 				drain = time.After(DrainTimeout)
 				continue
 			}
+			if reply := checkLine(line); reply != nil {
+				if err := f.writeOut(reply); err != nil {
+					conn.Close(websocket.StatusGoingAway, "")
+					return fmt.Errorf("write to stdout: %w", err)
+				}
+				continue
+			}
 			if err := f.fromIDE(ctx, conn, line); err != nil {
 				f.log.Warn("broker connection lost while sending", "err", err)
 				conn, events, err = f.reconnect(ctx, conn)
@@ -120,15 +127,21 @@ func (f *forwarder) run(ctx context.Context) error {
 	}
 }
 
-// fromIDE validates one line from stdin and sends it to the broker.
-func (f *forwarder) fromIDE(ctx context.Context, conn *websocket.Conn, line []byte) error {
+// checkLine returns the JSON-RPC error to answer a line with instead of
+// forwarding it (too large, or not JSON), or nil for a line to forward.
+func checkLine(line []byte) []byte {
 	if line == nil {
-		return f.writeOut(errorResponse("null", -32600, fmt.Sprintf("message over %d bytes", MaxMessageBytes)))
+		return errorResponse("null", -32600, fmt.Sprintf("message over %d bytes", MaxMessageBytes))
 	}
-	id, method, ok := parseEnvelope(line)
-	if !ok && !json.Valid(line) {
-		return f.writeOut(errorResponse("null", -32700, "parse error: not valid JSON"))
+	if !json.Valid(line) {
+		return errorResponse("null", -32700, "parse error: not valid JSON")
 	}
+	return nil
+}
+
+// fromIDE records what the broker must answer and sends the line.
+func (f *forwarder) fromIDE(ctx context.Context, conn *websocket.Conn, line []byte) error {
+	id, method, _ := parseEnvelope(line)
 	if id != "" && method != "" {
 		f.pending[id] = true
 	}

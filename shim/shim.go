@@ -67,6 +67,8 @@ func Run(ctx context.Context, opts Options) error {
 	first := true
 	dial := func(ctx context.Context) (*websocket.Conn, error) {
 		if !first {
+			// Release the old lease if its broker is still there (best effort).
+			_ = att.Detach(ctx)
 			if err := attach(ctx); err != nil {
 				return nil, err
 			}
