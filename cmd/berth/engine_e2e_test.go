@@ -357,3 +357,27 @@ func TestWorkflowsAndSessionsCLI(t *testing.T) {
 		t.Fatalf("escaping target: %d\n%s", code, out)
 	}
 }
+
+func TestPraxisSessionsImportedOnFirstMount(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 30*time.Second)
+	root := brokertest.Project(t, "legacy", nil)
+	writeWorkflows(t, root)
+	stateDir := filepath.Join(root, ".praxis-os", ".cache", "state")
+	if err := os.CopyFS(stateDir, os.DirFS("../../project/workflow/testdata/praxis-state")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadDir(stateDir)
+	resp := b.Attach(t, root)
+	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: resp.URL})
+	list := callOK(t, ctx, s, "list_workflow_sessions", map[string]any{})
+	if n, _ := list["count"].(float64); n < 2 {
+		t.Fatalf("imported sessions: %v", list)
+	}
+	// The skipped file is named in the broker's log; the praxis-os files are untouched.
+	eventually(t, "corrupt file named in the log", func() bool { return strings.Contains(b.Stderr(), "corrupt-session.json") })
+	after, _ := os.ReadDir(stateDir)
+	if len(after) != len(before) {
+		t.Fatalf("state dir changed: %d -> %d files", len(before), len(after))
+	}
+}
