@@ -69,12 +69,16 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	var tcpLn net.Listener
 	if cfg.Listen != "" {
 		tcpLn, err = net.Listen("tcp", cfg.Listen)
-		if err != nil {
+		switch {
+		case err != nil && cfg.ListenOptional:
+			log.Warn("TCP control API off: its address is taken (the socket still serves)", "listen", cfg.Listen, "err", err)
+		case err != nil:
 			return fmt.Errorf("listen %s: %w (set listen to another address, or empty to disable the TCP control API)", cfg.Listen, err)
-		}
-		defer tcpLn.Close()
-		if h, _, _ := net.SplitHostPort(cfg.Listen); !api.IsLoopbackHost(h) {
-			log.Warn("control API listens beyond loopback", "listen", cfg.Listen)
+		default:
+			defer tcpLn.Close()
+			if h, _, _ := net.SplitHostPort(cfg.Listen); !api.IsLoopbackHost(h) {
+				log.Warn("control API listens beyond loopback", "listen", cfg.Listen)
+			}
 		}
 	}
 

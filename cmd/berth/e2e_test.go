@@ -596,3 +596,26 @@ func TestShimStdioTransportWritesNullPort(t *testing.T) {
 		t.Fatalf("bad transport: %v %s", err, out)
 	}
 }
+
+func TestAutostartedBrokerToleratesBusyControlPort(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	home := brokertest.Home(t)
+	ctx := testCtx(t, 30*time.Second)
+	root := brokertest.Project(t, "busyctl", nil)
+	tr, _ := shimTransport(t, home, root, "BERTH_LISTEN="+busy.Addr().String(), "BERTH_IDLE_TIMEOUT=2s")
+	s := connectMCP(t, ctx, tr)
+	info := getServerInfo(t, ctx, s)
+	t.Cleanup(func() { killPID(info.Server.PID) })
+	if info.Project.Root != root {
+		t.Fatalf("shim reached %s", info.Project.Root)
+	}
+	// By hand, the same busy address is a clear error.
+	out, code := berthCmd(t, brokertest.Home(t), "serve", "--listen", busy.Addr().String())
+	if code != 1 || !strings.Contains(out, "set listen to another address") {
+		t.Fatalf("berth serve on a busy listen address: %d %s", code, out)
+	}
+}

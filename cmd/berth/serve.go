@@ -94,6 +94,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 	if !*autostarted {
 		cfg.IdleTimeout = 0
 	}
+	cfg.ListenOptional = *autostarted
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create home %s: %w", dir, err)
 	}
