@@ -108,12 +108,16 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	return m
 }
 
-// sessions counts the live MCP sessions on every transport.
+// sessions counts the live MCP sessions on every transport: those that
+// completed an initialize handshake. Short-lived protocol probes (such as
+// a client's stateless server/discover) are not sessions.
 func (m *mount) sessions() int {
 	n := 0
 	for _, s := range m.servers {
-		for range s.Sessions() {
-			n++
+		for ss := range s.Sessions() {
+			if ss.InitializeParams() != nil {
+				n++
+			}
 		}
 	}
 	return n
