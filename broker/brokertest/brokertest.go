@@ -43,7 +43,11 @@ func Binaries(tb testing.TB) string {
 			return
 		}
 		modRoot := filepath.Dir(strings.TrimSpace(string(out)))
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/berth", "./cmd/berth-shim")
+		args := []string{"build", "-o", binDir + string(filepath.Separator)}
+		if os.Getenv("BERTH_TEST_RACE") != "" { // build the processes under test with the race detector
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, "./cmd/berth", "./cmd/berth-shim")...)
 		cmd.Dir = modRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -173,7 +177,12 @@ func TryStartBroker(tb testing.TB, o Options) (*Broker, error) {
 	w.Close()
 	b := &Broker{Home: o.Home, Cmd: cmd, Client: api.NewUnixClient(api.SocketPath(o.Home)), Start: start, End: end, exited: make(chan struct{})}
 	go func() { b.err = cmd.Wait(); logf.Close(); close(b.exited) }()
-	tb.Cleanup(func() { b.Kill(tb) })
+	tb.Cleanup(func() {
+		b.Kill(tb)
+		if strings.Contains(b.Stderr(), "WARNING: DATA RACE") {
+			tb.Errorf("the broker reported a data race:\n%s", b.Stderr())
+		}
+	})
 
 	line := make(chan string, 1)
 	go func() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -94,5 +95,8 @@ func newLogWriter(t *testing.T, prefix string) *logWriter { return &logWriter{t:
 func (w *logWriter) Write(p []byte) (int, error) {
 	defer func() { _ = recover() }() // the test may have ended
 	w.t.Logf("%s: %s", w.prefix, p)
+	if bytes.Contains(p, []byte("WARNING: DATA RACE")) {
+		w.t.Errorf("%s reported a data race", w.prefix)
+	}
 	return len(p), nil
 }
