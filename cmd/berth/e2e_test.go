@@ -331,7 +331,7 @@ func TestKilledShimIsReleasedAndMountExpires(t *testing.T) {
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
+	s.Close() // the transport reaps the killed shim
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, err := b.Client.Project(ctx, api.ProjectID(root)); api.IsNotFound(err) {
