@@ -17,8 +17,7 @@ type Client struct {
 	// HTTP is the underlying client (dials the unix socket for NewUnixClient).
 	HTTP *http.Client
 	// Base is the URL prefix, e.g. "http://berth" for the socket.
-	Base   string
-	socket string
+	Base string
 }
 
 // NewUnixClient returns a client for the broker listening on socket.
@@ -31,16 +30,13 @@ func NewUnixClient(socket string) *Client {
 		MaxIdleConns:    4,
 		IdleConnTimeout: 30 * time.Second,
 	}
-	return &Client{HTTP: &http.Client{Transport: tr}, Base: "http://berth", socket: socket}
+	return &Client{HTTP: &http.Client{Transport: tr}, Base: "http://berth"}
 }
 
 // NewTCPClient returns a client for a broker's TCP listen address.
 func NewTCPClient(addr string) *Client {
 	return &Client{HTTP: &http.Client{}, Base: "http://" + addr}
 }
-
-// Socket is the unix socket path, or "" for a TCP client.
-func (c *Client) Socket() string { return c.socket }
 
 // Health calls GET /health.
 func (c *Client) Health(ctx context.Context) (Health, error) {

@@ -215,14 +215,6 @@ func (e *Engine) Status() map[string]any {
 	return st
 }
 
-// WaitIndexed blocks until the first indexing is done (or ctx ends).
-func (e *Engine) WaitIndexed(ctx context.Context) error {
-	if e.index == nil {
-		return nil
-	}
-	return e.index.WaitReady(ctx)
-}
-
 // Close stops the watcher, then the loops that apply its batches, then the
 // index and the workflow engine.
 func (e *Engine) Close() error {

@@ -160,12 +160,11 @@ func findBerth(explicit string) (string, error) {
 		return explicit, nil
 	}
 	if exe, err := os.Executable(); err == nil {
-		cand := filepath.Join(filepath.Dir(exe), "berth")
-		if fi, err := os.Stat(cand); err == nil && !fi.IsDir() && filepath.Base(exe) != "berth" {
-			return cand, nil
-		}
-		if filepath.Base(exe) == "berth" {
+		if filepath.Base(exe) == "berth" { // `berth shim`, `berth attach`: start ourselves
 			return exe, nil
+		}
+		if cand := filepath.Join(filepath.Dir(exe), "berth"); isFile(cand) {
+			return cand, nil
 		}
 	}
 	p, err := exec.LookPath("berth")
@@ -176,4 +175,9 @@ func findBerth(explicit string) (string, error) {
 		return "", err
 	}
 	return p, nil
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
 }

@@ -128,29 +128,6 @@ func (b *Bucket) ForEach(fn func(k, v []byte) error) error {
 	return b.b.ForEach(fn)
 }
 
-// ForEachPrefix calls fn for the keys starting with prefix, in key order.
-// k and v are only valid during the call.
-func (b *Bucket) ForEachPrefix(prefix []byte, fn func(k, v []byte) error) error {
-	if b.b == nil {
-		return nil
-	}
-	c := b.b.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if err := fn(k, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Count is the number of keys (including nested buckets).
-func (b *Bucket) Count() int {
-	if b.b == nil {
-		return 0
-	}
-	return b.b.Stats().KeyN
-}
-
 // Bucket returns the nested bucket name; it is empty if missing.
 func (b *Bucket) Bucket(name string) *Bucket {
 	if b.b == nil {
@@ -181,12 +158,4 @@ func (b *Bucket) DeleteBucket(name string) error {
 		return nil
 	}
 	return err
-}
-
-// NextSequence returns the bucket's next monotonically increasing integer.
-func (b *Bucket) NextSequence() (uint64, error) {
-	if b.b == nil {
-		return 0, errReadOnly
-	}
-	return b.b.NextSequence()
 }

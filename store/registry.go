@@ -79,20 +79,3 @@ func (db *DB) Projects() (recs []ProjectRecord, bad []string, err error) {
 	})
 	return recs, bad, err
 }
-
-// DeleteProjectData removes a project's registry record and all its data.
-func (db *DB) DeleteProjectData(id string) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
-		if reg := tx.Bucket(bucketRegistry); reg != nil {
-			if err := reg.Delete([]byte(id)); err != nil {
-				return err
-			}
-		}
-		if data := tx.Bucket(bucketData); data != nil {
-			if err := data.DeleteBucket([]byte(id)); err != nil && err != errBucketNotFound {
-				return err
-			}
-		}
-		return nil
-	})
-}

@@ -163,15 +163,11 @@ func TestRegistryRoundTrip(t *testing.T) {
 	if err != nil || !ok || got.Root != rec.Root || !got.Pinned || got.LastPort != 4300 {
 		t.Fatalf("GetProject = %+v %v %v", got, ok, err)
 	}
-	db.Area("p1", "index").Update(func(b *Bucket) error { return b.Put([]byte("x"), []byte("y")) })
-	if err := db.DeleteProjectData("p1"); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, _ := db.GetProject("p1"); ok {
-		t.Fatal("record survives delete")
+	if _, ok, _ := db.GetProject("p2"); ok {
+		t.Fatal("an unknown id is found")
 	}
 	recs, bad, err := db.Projects()
-	if err != nil || len(recs) != 0 || len(bad) != 0 {
+	if err != nil || len(recs) != 1 || recs[0].ID != "p1" || len(bad) != 0 {
 		t.Fatalf("Projects = %v %v %v", recs, bad, err)
 	}
 }

@@ -232,9 +232,6 @@ func (b *Broker) Kill(tb testing.TB) {
 	<-b.exited
 }
 
-// Exited is closed when the process has exited.
-func (b *Broker) Exited() <-chan struct{} { return b.exited }
-
 // Stderr is what the broker printed.
 func (b *Broker) Stderr() string {
 	raw, _ := os.ReadFile(filepath.Join(b.Home, "serve.stderr"))

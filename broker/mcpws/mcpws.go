@@ -4,6 +4,7 @@ package mcpws
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -107,7 +108,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := jsonrpc.DecodeMessage(data)
 		if err != nil {
 			// A malformed frame does not end the session: report it to the peer.
-			c.writeRaw(ctx, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: `+jsonEscape(err.Error())+`"}}`))
+			c.writeRaw(ctx, parseError(err))
 			continue
 		}
 		return msg, nil
@@ -143,17 +144,12 @@ func mergeCancel(a, b context.Context) (context.Context, func()) {
 	return ctx, func() { stop(); cancel() }
 }
 
-func jsonEscape(s string) string {
-	out := make([]byte, 0, len(s))
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			out = append(out, '\\', byte(r))
-		case r < 0x20:
-			out = append(out, ' ')
-		default:
-			out = append(out, string(r)...)
-		}
-	}
-	return string(out)
+// parseError is the JSON-RPC answer to a frame that is not a message.
+func parseError(err error) []byte {
+	raw, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": -32700, "message": "parse error: " + err.Error()},
+	})
+	return raw
 }
