@@ -71,6 +71,12 @@ func (c *Client) Detach(ctx context.Context, id, lease string) error {
 	return c.do(ctx, http.MethodDelete, path, nil, nil)
 }
 
+// Shutdown calls POST /shutdown (control socket only).
+func (c *Client) Shutdown(ctx context.Context, req ShutdownRequest) (ShutdownResponse, error) {
+	var r ShutdownResponse
+	return r, c.do(ctx, http.MethodPost, "/shutdown", req, &r)
+}
+
 // MCPURL is the project's MCP endpoint on this control API.
 func (c *Client) MCPURL(id string) string { return c.Base + "/projects/" + url.PathEscape(id) + "/mcp" }
 

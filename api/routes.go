@@ -24,6 +24,8 @@ type Backend interface {
 	Detach(id, lease string) error
 	// MCPHandler serves the project's MCP endpoint over the control API.
 	MCPHandler(id string) (http.Handler, error)
+	// Shutdown begins a clean stop (or refuses it, see ShutdownRequest).
+	Shutdown(req ShutdownRequest) (ShutdownResponse, error)
 }
 
 // HandlerOptions configures NewHandler.
@@ -33,7 +35,10 @@ type HandlerOptions struct {
 	// CheckHost refuses requests whose Host is not loopback (TCP listeners;
 	// the unix socket is protected by its file mode instead).
 	CheckHost bool
-	Logger    *slog.Logger
+	// AllowShutdown serves POST /shutdown: only on the 0600 unix socket,
+	// never on TCP, so nothing but the user's own processes can stop the broker.
+	AllowShutdown bool
+	Logger        *slog.Logger
 }
 
 // NewHandler is the control API's one route table.
@@ -84,6 +89,21 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 		}
 		h.ServeHTTP(w, req)
 	})
+	if opts.AllowShutdown {
+		r.Post("/shutdown", func(w http.ResponseWriter, req *http.Request) {
+			var sr ShutdownRequest
+			if err := DecodeJSON(w, req, &sr); err != nil {
+				WriteError(w, err)
+				return
+			}
+			resp, err := b.Shutdown(sr)
+			if err != nil {
+				WriteError(w, err)
+				return
+			}
+			WriteJSON(w, http.StatusAccepted, resp)
+		})
+	}
 	if opts.Dashboard != nil {
 		r.Handle("/", opts.Dashboard)
 		r.Handle("/assets/*", opts.Dashboard)
@@ -99,7 +119,7 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 
 func versionHeader(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Berth-Version", Version)
+		w.Header().Set(VersionHeader, Version)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -15,6 +15,11 @@ type Health struct {
 	Projects      int       `json:"projects"`
 	Home          string    `json:"home"`
 	IdleTimeout   string    `json:"idle_timeout,omitempty"`
+	// Autostarted is true for a broker a shim started (it may be asked to restart).
+	Autostarted bool `json:"autostarted,omitempty"`
+	// Warnings name what the broker repaired or could not read at start
+	// (a corrupt berth.db moved aside, workflow sessions it could not recover).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Project describes one mounted project (GET /projects, GET /projects/{id}).
@@ -50,6 +55,8 @@ type AttachRequest struct {
 	Kind string `json:"kind,omitempty"`
 	// PID of the attaching process; a shim's hold ends when it dies.
 	PID int `json:"pid,omitempty"`
+	// Version of the attaching program (absent from older shims).
+	Version string `json:"version,omitempty"`
 }
 
 // AttachResponse is the answer to POST /projects.
@@ -61,6 +68,24 @@ type AttachResponse struct {
 	BrokerPID int `json:"broker_pid"`
 	// Headers must accompany requests to the project's port (auth: token).
 	Headers map[string]string `json:"headers,omitempty"`
+	// BrokerVersion is the broker's own version (absent from older brokers).
+	BrokerVersion string `json:"broker_version,omitempty"`
+}
+
+// ShutdownRequest is the body of POST /shutdown (control socket only).
+type ShutdownRequest struct {
+	// Reason is logged by the broker.
+	Reason string `json:"reason,omitempty"`
+	// IfUnheld refuses (409) when any mount is held by someone other than
+	// ExceptLease, and when the broker was not auto-started: a shim asking
+	// an older broker to make way uses it.
+	IfUnheld    bool   `json:"if_unheld,omitempty"`
+	ExceptLease string `json:"except_lease,omitempty"`
+}
+
+// ShutdownResponse is the answer to POST /shutdown: the broker is stopping.
+type ShutdownResponse struct {
+	PID int `json:"pid"`
 }
 
 // Error is the body of every non-2xx answer.

@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	started := time.Now()
-	b := &Broker{cfg: cfg, log: log, db: db, started: started}
+	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel}
 	idle := newIdleTimer(cfg.IdleTimeout, func() { cancel(errIdle) })
 	b.mounts = &mounts{
 		ctx: ctx, cfg: cfg, db: db, log: log, token: token,
@@ -102,7 +102,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	idle.set(true)
 
-	handler := api.NewHandler(b, api.HandlerOptions{Dashboard: web.Handler(), Logger: log})
+	handler := api.NewHandler(b, api.HandlerOptions{Dashboard: web.Handler(), AllowShutdown: true, Logger: log})
 	tcpHandler := api.NewHandler(b, api.HandlerOptions{Dashboard: web.Handler(), CheckHost: true, Logger: log})
 	var servers []*http.Server
 	var wg sync.WaitGroup
@@ -112,6 +112,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 			ReadHeaderTimeout: 10 * time.Second,
 			BaseContext:       func(net.Listener) context.Context { return ctx },
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+			ConnState:         idle.connState,
 		}
 		servers = append(servers, srv)
 		wg.Add(1)
@@ -139,12 +140,13 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	cause := context.Cause(ctx)
 	log.Info("broker stopping", "why", stopReason(cause))
 	idle.stop()
-	shutdownCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	// Everything below is bounded so that the process exits within 5 s.
+	shutdownCtx, stop := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer stop()
 	for _, srv := range servers {
 		srv.SetKeepAlivesEnabled(false)
 	}
-	b.mounts.closeAll()
+	b.mounts.closeAll(shutdownCtx)
 	for _, srv := range servers {
 		if err := srv.Shutdown(shutdownCtx); err != nil {
 			srv.Close()
@@ -152,13 +154,22 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	wg.Wait()
 	log.Info("broker stopped")
-	if cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, errIdle) {
+	if cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, errIdle) && !errors.As(cause, new(stopRequested)) {
 		return cause
 	}
 	return nil
 }
 
+// shutdownTimeout bounds a clean stop: sessions ended, ports and socket
+// released, store closed.
+const shutdownTimeout = 4 * time.Second
+
 var errIdle = errors.New("idle timeout")
+
+// stopRequested is the cause of a stop asked for over POST /shutdown.
+type stopRequested struct{ reason string }
+
+func (e stopRequested) Error() string { return "stop requested: " + e.reason }
 
 func stopReason(cause error) string {
 	switch {
@@ -176,6 +187,10 @@ type Broker struct {
 	db      *store.DB
 	started time.Time
 	mounts  *mounts
+	stop    context.CancelCauseFunc // ends Run cleanly with a cause
+	// warnings are what startup repaired or could not recover; set before
+	// the control API serves, read-only after.
+	warnings []string
 }
 
 // Health implements api.Backend.
@@ -187,7 +202,32 @@ func (b *Broker) Health() api.Health {
 	if b.cfg.IdleTimeout > 0 {
 		h.IdleTimeout = b.cfg.IdleTimeout.String()
 	}
+	h.Autostarted = b.cfg.Autostarted
+	h.Warnings = b.warnings
 	return h
+}
+
+// Shutdown implements api.Backend: it begins a clean stop, or with
+// IfUnheld refuses when the broker serves anyone else or was not
+// auto-started (a service manager or a user runs it: they restart it).
+func (b *Broker) Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error) {
+	reason := strings.TrimSpace(req.Reason)
+	if reason == "" {
+		reason = "asked over the control API"
+	}
+	if req.IfUnheld {
+		if !b.cfg.Autostarted {
+			return api.ShutdownResponse{}, api.Errorf(http.StatusConflict,
+				"this broker was not started by a shim: restart it yourself (`berth stop`, or your service manager)")
+		}
+		if n := b.mounts.closeIfUnheld(req.ExceptLease); n > 0 {
+			return api.ShutdownResponse{}, api.Errorf(http.StatusConflict,
+				"%d other sessions or pins are attached: the broker keeps running (stop it with `berth stop` when they are done)", n)
+		}
+	}
+	b.log.Info("stop requested", "reason", reason)
+	b.stop(stopRequested{reason})
+	return api.ShutdownResponse{PID: os.Getpid()}, nil
 }
 
 // Projects implements api.Backend.

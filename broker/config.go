@@ -14,6 +14,7 @@ type Config struct {
 	Home           string        // everything the broker keeps (socket, lock, db, logs, token)
 	Listen         string        // control API TCP address; "" disables
 	ListenOptional bool          // a busy Listen address is logged, not fatal (auto-started brokers)
+	Autostarted    bool          // started by a shim: a newer shim may ask it to make way
 	PortStart      int           // first port of the per-project range
 	PortEnd        int           // last port of the range (inclusive)
 	MountGrace     time.Duration // how long a mount outlives its last holder

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrAlreadyRunning reports that another broker holds the home's lock.
@@ -23,11 +24,10 @@ func acquireLock(path string) (*os.File, error) {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		raw, _ := os.ReadFile(path)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-			return nil, fmt.Errorf("%w (pid %d): stop it with `kill %d` or use another BERTH_HOME", ErrAlreadyRunning, pid, pid)
+			pid := lockPID(path)
+			return nil, fmt.Errorf("%w (pid %d): stop it with `berth stop` or use another BERTH_HOME", ErrAlreadyRunning, pid)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -35,4 +35,18 @@ func acquireLock(path string) (*os.File, error) {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return f, nil
+}
+
+// lockPID reads the pid the lock holder wrote. A holder that has just taken
+// the lock may not have written it yet: a few short retries (bounded, 100 ms
+// in all) let the message name it.
+func lockPID(path string) int {
+	for range 10 {
+		raw, _ := os.ReadFile(path)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && pid > 0 {
+			return pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0
 }

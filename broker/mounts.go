@@ -91,7 +91,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 			// The broker began stopping while this mount opened: closeAll
 			// did not see it, so it is closed here.
 			t.mu.Unlock()
-			t.unmount(m, "broker stopping")
+			t.unmount(context.Background(), m, "broker stopping")
 			return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, "broker is shutting down: retry in a moment")
 		}
 	} else {
@@ -126,7 +126,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	}
 	resp := api.AttachResponse{
 		Project: t.describeLocked(id, e), Lease: lease,
-		BrokerPID: t.info.PID, Headers: t.headers(),
+		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version,
 	}
 	pinned := e.pinned
 	m := e.m
@@ -135,7 +135,10 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	if record {
 		t.remember(m, pinned)
 	}
-	t.log.Info("attached", "project", id, "root", root, "kind", kind, "pid", req.PID, "port", m.port)
+	t.log.Info("attached", "project", id, "root", root, "kind", kind, "pid", req.PID, "port", m.port, "version", req.Version)
+	if c, ok := api.CompareVersions(req.Version, api.Version); ok && c != 0 {
+		t.log.Warn("client and broker versions differ", "client", req.Version, "broker", api.Version, "pid", req.PID)
+	}
 	return resp, nil
 }
 
@@ -222,11 +225,11 @@ func (t *mounts) expire(id string, e *entry) {
 	delete(t.entries, id)
 	t.changedLocked()
 	t.mu.Unlock()
-	t.unmount(e.m, "grace period over")
+	t.unmount(context.Background(), e.m, "grace period over")
 }
 
-func (t *mounts) unmount(m *mount, why string) {
-	m.close(context.Background())
+func (t *mounts) unmount(ctx context.Context, m *mount, why string) {
+	m.close(ctx)
 	if removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.port); err != nil {
 		t.log.Warn("remove state file", "project", m.id, "err", err)
 	} else if removed {
@@ -259,8 +262,28 @@ func (t *mounts) reap(alive func(pid int) bool) {
 	}
 }
 
-// closeAll unmounts everything (broker shutdown).
-func (t *mounts) closeAll() {
+// closeIfUnheld closes the table to new attaches and returns 0 when no
+// mount has a holder other than except; else it returns how many others
+// there are and changes nothing.
+func (t *mounts) closeIfUnheld(except string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, e := range t.entries {
+		for l := range e.holders {
+			if l != except {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.closed = true
+	}
+	return n
+}
+
+// closeAll unmounts everything (broker shutdown), bounded by ctx.
+func (t *mounts) closeAll(ctx context.Context) {
 	t.mu.Lock()
 	t.closed = true
 	var ms []*mount
@@ -279,7 +302,7 @@ func (t *mounts) closeAll() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t.unmount(m, "broker stopping")
+			t.unmount(ctx, m, "broker stopping")
 		}()
 	}
 	wg.Wait()

@@ -3,7 +3,10 @@ package shim
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/api"
@@ -22,22 +25,57 @@ type AttachOptions struct {
 	Transport string // api.TransportDual, TransportStdio or TransportHTTP
 	Autostart Autostart
 	Kind      string // api.HolderShim (default) or api.HolderCLI
+	Logger    *slog.Logger
 }
 
 // Attach connects to the broker of opts.Home (starting it if absent),
-// attaches the project and writes its state file.
+// attaches the project and writes its state file. A broker that is
+// stopping is waited for and replaced; an auto-started broker older than
+// this program is asked to make way when nobody else uses it.
 func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
-	c, err := Connect(ctx, opts.Home, opts.Autostart)
-	if err != nil {
-		return nil, err
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	kind := opts.Kind
 	if kind == "" {
 		kind = api.HolderShim
 	}
-	resp, err := c.Attach(ctx, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid()})
-	if err != nil {
-		return nil, fmt.Errorf("attach %s: %w", opts.Root, err)
+	var (
+		c    *api.Client
+		resp api.AttachResponse
+		err  error
+	)
+	replaced := false
+	for attempt := 1; ; attempt++ {
+		if c, err = Connect(ctx, opts.Home, opts.Autostart); err != nil {
+			return nil, err
+		}
+		resp, err = c.Attach(ctx, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version})
+		if err != nil {
+			if api.StatusOf(err) == http.StatusServiceUnavailable && strings.Contains(err.Error(), "shutting down") && attempt < maxStoppingRetries {
+				// The broker is stopping: wait until it is gone, then start or find the next one.
+				if err := waitGone(ctx, c, 0); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return nil, fmt.Errorf("attach %s: %w", opts.Root, err)
+		}
+		if replaced || !olderBroker(resp.BrokerVersion) {
+			break
+		}
+		why := fmt.Sprintf("a shim of Berth %s replaces the broker of Berth %s", api.Version, resp.BrokerVersion)
+		if _, serr := c.Shutdown(ctx, api.ShutdownRequest{Reason: why, IfUnheld: true, ExceptLease: resp.Lease}); serr != nil {
+			log.Warn("the broker is older than this shim and keeps running; restart it when convenient (`berth stop`)",
+				"broker_version", resp.BrokerVersion, "shim_version", api.Version, "why", serr)
+			break
+		}
+		log.Info("asked the older broker to make way", "broker_version", resp.BrokerVersion, "shim_version", api.Version)
+		if err := waitGone(ctx, c, resp.BrokerPID); err != nil {
+			return nil, err
+		}
+		replaced = true
 	}
 	a := &Attachment{Client: c, Resp: resp}
 	if err := a.WriteState(opts.Transport); err != nil {
@@ -45,6 +83,37 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// maxStoppingRetries bounds how often Attach waits for a stopping broker.
+const maxStoppingRetries = 5
+
+// olderBroker reports whether a broker of version v is older than this
+// program (an unknown version is not).
+func olderBroker(v string) bool {
+	c, ok := api.CompareVersions(v, api.Version)
+	return ok && c < 0
+}
+
+// waitGone waits (at most 10 s) until the broker behind c no longer
+// answers and, when pid is known, until that process has exited (it holds
+// the home's lock until then).
+func waitGone(ctx context.Context, c *api.Client, pid int) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	delay := 20 * time.Millisecond
+	for {
+		if (pid <= 0 || !pidAlive(pid)) && ping(ctx, c) != nil {
+			c.HTTP.CloseIdleConnections()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the broker said it would stop but still answers after 10s: %w", ctx.Err())
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 200*time.Millisecond)
+	}
 }
 
 // WriteState writes the project's state file for transport.

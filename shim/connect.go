@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +30,9 @@ type Autostart struct {
 const ReadyFDEnv = "BERTH_READY_FD"
 
 // Connect returns a client for the broker of home, starting one if nothing
-// answers on its socket.
+// answers on its socket. When several programs start a broker at once, one
+// wins the home's lock; the others keep dialing (bounded backoff, at most
+// LoserWait) and start again only if the lock holder dies without answering.
 func Connect(ctx context.Context, home string, as Autostart) (*api.Client, error) {
 	c := api.NewUnixClient(api.SocketPath(home))
 	if ping(ctx, c) == nil {
@@ -38,11 +41,38 @@ func Connect(ctx context.Context, home string, as Autostart) (*api.Client, error
 	if as.Disabled {
 		return nil, fmt.Errorf("no broker answers on %s: start one with `berth serve`", api.SocketPath(home))
 	}
-	if err := start(ctx, home, as); err != nil {
-		return nil, err
+	for try := 1; ; try++ {
+		err := start(ctx, home, as)
+		var busy *lockBusyError
+		if !errors.As(err, &busy) {
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+		err = waitForBroker(ctx, c, busy.pid, LoserWait)
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, errHolderGone) || try >= 3 {
+			return nil, fmt.Errorf("%s: %w", busy.msg, err)
+		}
 	}
-	return c, nil
 }
+
+// LoserWait bounds how long a program that lost the race to start the
+// broker keeps dialing the winner.
+const LoserWait = 10 * time.Second
+
+// lockBusyError is a started broker's report that another one holds the lock.
+type lockBusyError struct {
+	msg string
+	pid int // the holder's pid from the message, 0 if unknown
+}
+
+func (e *lockBusyError) Error() string { return e.msg }
+
+var errHolderGone = errors.New("the broker holding the lock exited without answering")
 
 func ping(ctx context.Context, c *api.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -111,7 +141,7 @@ func start(ctx context.Context, home string, as Autostart) error {
 			if !ok {
 				msg := strings.TrimSpace(strings.Join(said, "; "))
 				if strings.Contains(msg, "already running") {
-					return waitForBroker(ctx, home, wait)
+					return &lockBusyError{msg: msg, pid: pidIn(msg)}
 				}
 				if msg == "" {
 					msg = "it exited without a word"
@@ -135,15 +165,18 @@ func start(ctx context.Context, home string, as Autostart) error {
 	}
 }
 
-// waitForBroker polls the socket of a broker another process is starting.
-// Bounded by wait; the interval grows from 20 ms to 200 ms.
-func waitForBroker(ctx context.Context, home string, wait time.Duration) error {
-	c := api.NewUnixClient(api.SocketPath(home))
+// waitForBroker dials the socket of a broker another process is starting,
+// with a delay growing from 20 ms to 200 ms, for at most wait. It returns
+// errHolderGone as soon as the lock holder (pid, when known) has exited.
+func waitForBroker(ctx context.Context, c *api.Client, pid int, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	delay := 20 * time.Millisecond
 	for time.Now().Before(deadline) {
 		if ping(ctx, c) == nil {
 			return nil
+		}
+		if pid > 0 && !pidAlive(pid) {
+			return errHolderGone
 		}
 		select {
 		case <-ctx.Done():
@@ -152,7 +185,17 @@ func waitForBroker(ctx context.Context, home string, wait time.Duration) error {
 		}
 		delay = min(delay*2, 200*time.Millisecond)
 	}
-	return fmt.Errorf("another broker is starting in %s but did not answer within %s", home, wait)
+	return fmt.Errorf("it did not answer within %s (see `berth doctor`)", wait)
+}
+
+// pidIn finds "(pid N)" in a broker's message.
+func pidIn(msg string) int {
+	_, rest, ok := strings.Cut(msg, "(pid ")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(rest, ")", 2)[0]))
+	return n
 }
 
 func findBerth(explicit string) (string, error) {

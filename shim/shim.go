@@ -53,7 +53,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	var att *Attachment
 	attach := func(ctx context.Context) error {
-		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Transport: transport, Autostart: opts.Autostart})
+		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Transport: transport, Autostart: opts.Autostart, Logger: log})
 		if err != nil {
 			return err
 		}

@@ -23,46 +23,64 @@ import (
 )
 
 var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
+	buildMu sync.Mutex
+	builds  = map[string]string{} // version ("" = as the source says) -> directory
 )
 
 // Binaries builds berth and berth-shim once per test process and returns
 // the directory holding them. Call Cleanup from TestMain to remove it.
-func Binaries(tb testing.TB) string {
+func Binaries(tb testing.TB) string { return BinariesVersion(tb, "") }
+
+// BinariesVersion builds berth and berth-shim that report version (set
+// with -ldflags -X on api.Version, as a release build does); "" keeps the
+// source's version. Each version is built once per test process.
+func BinariesVersion(tb testing.TB, version string) string {
 	tb.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "berth-bin-")
-		if buildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "env", "GOMOD").Output()
-		if err != nil {
-			buildErr = fmt.Errorf("go env GOMOD: %w", err)
-			return
-		}
-		modRoot := filepath.Dir(strings.TrimSpace(string(out)))
-		args := []string{"build", "-o", binDir + string(filepath.Separator)}
-		if os.Getenv("BERTH_TEST_RACE") != "" { // build the processes under test with the race detector
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, "./cmd/berth", "./cmd/berth-shim")...)
-		cmd.Dir = modRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		tb.Fatal(buildErr)
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if dir, ok := builds[version]; ok {
+		return dir
 	}
-	return binDir
+	dir, err := build(version)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	builds[version] = dir
+	return dir
+}
+
+func build(version string) (string, error) {
+	dir, err := os.MkdirTemp("", "berth-bin-")
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	modRoot := filepath.Dir(strings.TrimSpace(string(out)))
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	if os.Getenv("BERTH_TEST_RACE") != "" { // build the processes under test with the race detector
+		args = append(args, "-race")
+	}
+	if version != "" {
+		args = append(args, "-ldflags", "-X github.com/berth-dev/berth/api.Version="+version)
+	}
+	cmd := exec.Command("go", append(args, "./cmd/berth", "./cmd/berth-shim")...)
+	cmd.Dir = modRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return dir, nil
 }
 
 // Cleanup removes the built binaries.
 func Cleanup() {
-	if binDir != "" {
-		os.RemoveAll(binDir)
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	for v, dir := range builds {
+		os.RemoveAll(dir)
+		delete(builds, v)
 	}
 }
 

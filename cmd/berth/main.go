@@ -16,6 +16,8 @@ const (
 	exitOK    = 0
 	exitFail  = 1
 	exitUsage = 2
+	// exitForced: `berth serve` stopped by a second signal, without a clean shutdown.
+	exitForced = 3
 )
 
 // usageError marks a wrong command line (exit 2).
@@ -40,7 +42,8 @@ func commands() []command {
 		{"sessions", "--project DIR", "list the project's workflow sessions and their progress", runSessions},
 		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
-		{"version", "", "print the version", runVersion},
+		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},
+		{"version", "", "print this berth's version and the running broker's", runVersion},
 	}
 }
 
@@ -82,12 +85,4 @@ func usage() {
 		fmt.Fprintf(os.Stderr, "  %-9s %-34s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nThe broker's home is $BERTH_HOME (default ~/.local/state/berth).")
-}
-
-func runVersion(_ context.Context, args []string) error {
-	if len(args) > 0 {
-		return usageError{"takes no arguments"}
-	}
-	fmt.Println("berth", versionString())
-	return nil
 }

@@ -41,7 +41,13 @@ func connectMCP(t *testing.T, ctx context.Context, tr mcp.Transport) *mcp.Client
 // shimTransport runs berth-shim for root on home, as an IDE would.
 func shimTransport(t *testing.T, home, root string, extraEnv ...string) (*mcp.CommandTransport, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(brokertest.Shim(t), "--project", root, "--log-level", "debug")
+	return shimTransportBin(t, brokertest.Shim(t), home, root, extraEnv...)
+}
+
+// shimTransportBin is shimTransport with a given berth-shim binary.
+func shimTransportBin(t *testing.T, shim, home, root string, extraEnv ...string) (*mcp.CommandTransport, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(shim, "--project", root, "--log-level", "debug")
 	cmd.Env = append(append(os.Environ(), "BERTH_HOME="+home, "BERTH_LISTEN=", "BERTH_MOUNT_GRACE=300ms"), extraEnv...)
 	cmd.Stderr = newLogWriter(t, "shim")
 	t.Cleanup(func() {

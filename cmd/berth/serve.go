@@ -6,9 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/berth-dev/berth/api"
@@ -95,6 +97,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 		cfg.IdleTimeout = 0
 	}
 	cfg.ListenOptional = *autostarted
+	cfg.Autostarted = *autostarted
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create home %s: %w", dir, err)
 	}
@@ -103,6 +106,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer closeLog()
+	forceOnSecondSignal(log)
 	return broker.Run(ctx, cfg, broker.Options{Logger: log, Ready: func() {
 		if ready != nil {
 			fmt.Fprintf(ready, "ready %d\n", os.Getpid())
@@ -110,6 +114,21 @@ func runServe(ctx context.Context, args []string) (err error) {
 			ready = nil
 		}
 	}})
+}
+
+// forceOnSecondSignal exits at once, without the clean shutdown, when a
+// second SIGINT or SIGTERM arrives (the first one is main's: it starts the
+// clean stop).
+func forceOnSecondSignal(log *slog.Logger) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ch
+		sig := <-ch
+		log.Warn("second signal: exiting without a clean shutdown", "signal", sig.String())
+		fmt.Fprintln(os.Stderr, "berth serve: second signal: exiting now (state files may remain; the next broker cleans them)")
+		os.Exit(exitForced)
+	}()
 }
 
 // readyPipe is the descriptor berth-shim passed for the readiness line, or nil.

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokertest"
+)
+
+// newVersion is the version of the "upgraded" binaries the tests build.
+const newVersion = "99.0.0"
+
+// syncBuffer collects a child's stderr for later inspection.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
+	home := brokertest.Home(t)
+	ctx := testCtx(t, 90*time.Second)
+	root := brokertest.Project(t, "upgrade", nil)
+	newShim := filepath.Join(brokertest.BinariesVersion(t, newVersion), "berth-shim")
+
+	// An IDE window of the old version auto-starts the old broker, then closes.
+	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=60s")
+	s := connectMCP(t, ctx, tr)
+	oldPID := getServerInfo(t, ctx, s).Server.PID
+	t.Cleanup(func() { killPID(oldPID) })
+	s.Close()
+
+	// A window of the upgraded version: the old broker makes way, a new one serves.
+	tr2, cmd2 := shimTransportBin(t, newShim, home, root, "BERTH_IDLE_TIMEOUT=60s")
+	stderr := &syncBuffer{}
+	cmd2.Stderr = stderr
+	s2 := connectMCP(t, ctx, tr2)
+	newPID := getServerInfo(t, ctx, s2).Server.PID
+	t.Cleanup(func() { killPID(newPID) })
+	if newPID == oldPID {
+		t.Fatalf("the old broker (pid %d) still serves the new shim; shim said:\n%s", oldPID, stderr.String())
+	}
+	if processExists(oldPID) {
+		t.Errorf("old broker %d still runs", oldPID)
+	}
+	h, err := api.NewUnixClient(api.SocketPath(home)).Health(ctx)
+	if err != nil || h.Version != newVersion || h.PID != newPID {
+		t.Fatalf("health after the upgrade: %+v %v", h, err)
+	}
+	if !strings.Contains(stderr.String(), "make way") {
+		t.Errorf("the shim did not say it replaced the broker:\n%s", stderr.String())
+	}
+	// `berth version` of the new build shows both versions.
+	cmd := exec.Command(filepath.Join(brokertest.BinariesVersion(t, newVersion), "berth"), "version")
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+home)
+	out, err := cmd.CombinedOutput()
+	want := fmt.Sprintf("berth %s\nbroker %s (pid %d, %s)\n", newVersion, newVersion, newPID, home)
+	if err != nil || string(out) != want {
+		t.Fatalf("berth version: %v\n%q\nwant\n%q", err, out, want)
+	}
+}
+
+func TestNewerShimLeavesABusyOlderBrokerRunning(t *testing.T) {
+	home := brokertest.Home(t)
+	ctx := testCtx(t, 90*time.Second)
+	root := brokertest.Project(t, "busyold", nil)
+	other := brokertest.Project(t, "busyother", nil)
+	newBin := brokertest.BinariesVersion(t, newVersion)
+
+	tr, _ := shimTransport(t, home, other, "BERTH_IDLE_TIMEOUT=60s")
+	s := connectMCP(t, ctx, tr)
+	oldPID := getServerInfo(t, ctx, s).Server.PID
+	t.Cleanup(func() { killPID(oldPID) })
+
+	tr2, cmd2 := shimTransportBin(t, filepath.Join(newBin, "berth-shim"), home, root)
+	stderr := &syncBuffer{}
+	cmd2.Stderr = stderr
+	s2 := connectMCP(t, ctx, tr2)
+	if pid := getServerInfo(t, ctx, s2).Server.PID; pid != oldPID {
+		t.Fatalf("new shim reached broker %d, want the running %d", pid, oldPID)
+	}
+	if got := getServerInfo(t, ctx, s); got.Project.Root != other {
+		t.Fatalf("the first window lost its project: %+v", got)
+	}
+	if !strings.Contains(stderr.String(), "older than this shim") || !strings.Contains(stderr.String(), "other sessions") {
+		t.Errorf("no warning about the older broker:\n%s", stderr.String())
+	}
+	// `berth version` of the new build names the older broker and the fix.
+	cmd := exec.Command(filepath.Join(newBin, "berth"), "version")
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+home)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "broker "+api.Version) || !strings.Contains(string(out), "berth stop") {
+		t.Fatalf("berth version: %v %s", err, out)
+	}
+}
+
+func TestBerthStopEndsTheBrokerCleanly(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "stopme", nil)
+	resp := b.Attach(t, root)
+	out, code := berthCmd(t, b.Home, "version")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("broker %s (pid %d", api.Version, b.PID())) {
+		t.Fatalf("berth version: %d %s", code, out)
+	}
+	out, code = berthCmd(t, b.Home, "stop")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("broker stopped (pid %d)", b.PID())) {
+		t.Fatalf("berth stop: %d %s", code, out)
+	}
+	if err := b.Stop(t); err != nil { // already gone: its exit status
+		t.Fatalf("broker exit after berth stop: %v\n%s", err, b.Stderr())
+	}
+	if !strings.Contains(b.Stderr(), "berth stop") {
+		t.Errorf("the broker did not log why it stopped:\n%s", b.Stderr())
+	}
+	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state file survives berth stop: %v", err)
+	}
+	if _, err := os.Stat(api.SocketPath(b.Home)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket survives berth stop: %v", err)
+	}
+	assertPortFree(t, resp.Port)
+	out, code = berthCmd(t, b.Home, "stop")
+	if code != 0 || !strings.Contains(out, "no broker is running in "+b.Home) {
+		t.Fatalf("berth stop with no broker: %d %s", code, out)
+	}
+	out, code = berthCmd(t, b.Home, "version")
+	if code != 0 || !strings.Contains(out, "broker not running") {
+		t.Fatalf("berth version with no broker: %d %s", code, out)
+	}
+}
+
+func TestShutdownEndpointIsSocketOnly(t *testing.T) {
+	ctl, _ := brokertest.PortRange(t, 1)
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--listen", "127.0.0.1:" + strconv.Itoa(ctl)}})
+	r, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/shutdown", ctl), "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusNotFound {
+		t.Fatalf("POST /shutdown over TCP: %d, want 404", r.StatusCode)
+	}
+	ctx := testCtx(t, 10*time.Second)
+	// A shim's conditional request is refused by a broker it did not start.
+	_, err = b.Client.Shutdown(ctx, api.ShutdownRequest{IfUnheld: true})
+	if api.StatusOf(err) != http.StatusConflict || !strings.Contains(err.Error(), "berth stop") {
+		t.Fatalf("conditional shutdown of a hand-run broker: %v", err)
+	}
+	if _, err := b.Client.Health(ctx); err != nil {
+		t.Fatalf("broker gone after refused requests: %v", err)
+	}
+}
+
+func TestSignalsStopCleanlyAndASecondOneForces(t *testing.T) {
+	// A client stuck half-way through a request keeps the project's port
+	// busy: the clean stop still ends, bounded, with exit 0.
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	resp := b.Attach(t, brokertest.Project(t, "sigterm", nil))
+	stuck := halfRequest(t, resp.Port)
+	defer stuck.Close()
+	if err := b.Stop(t); err != nil {
+		t.Fatalf("exit after SIGTERM with a stuck client: %v\n%s", err, b.Stderr())
+	}
+	assertPortFree(t, resp.Port)
+
+	// The same situation, and a second SIGINT while the stop waits: exit at once.
+	b2 := brokertest.StartBroker(t, brokertest.Options{})
+	resp2 := b2.Attach(t, brokertest.Project(t, "sigint", nil))
+	stuck2 := halfRequest(t, resp2.Port)
+	defer stuck2.Close()
+	if err := b2.Cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "broker logs that it is stopping", func() bool { return strings.Contains(b2.Stderr(), "broker stopping") })
+	if err := b2.Cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := b2.Stop(t)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitForced {
+		t.Fatalf("exit after a second SIGINT: %v, want code %d\n%s", err, exitForced, b2.Stderr())
+	}
+	if !strings.Contains(b2.Stderr(), "second signal") {
+		t.Errorf("no word about the forced exit:\n%s", b2.Stderr())
+	}
+}
+
+// halfRequest opens a connection to port and sends half a request.
+func halfRequest(t *testing.T, port int) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func assertPortFree(t *testing.T, port int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Errorf("port %d still held: %v", port, err)
+		return
+	}
+	ln.Close()
+}
