@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -228,13 +230,15 @@ func (t *mounts) expire(id string, e *entry) {
 	t.unmount(context.Background(), e.m, "grace period over")
 }
 
+// unmount stops advertising the mount (its state file goes first), then
+// ends its sessions and releases its port.
 func (t *mounts) unmount(ctx context.Context, m *mount, why string) {
-	m.close(ctx)
-	if removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.port); err != nil {
+	if removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.port); err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.log.Warn("remove state file", "project", m.id, "err", err)
 	} else if removed {
 		t.log.Debug("state file removed", "project", m.id)
 	}
+	m.close(ctx)
 	t.log.Info("unmounted", "project", m.id, "port", m.port, "why", why)
 }
 
