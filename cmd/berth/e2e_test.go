@@ -196,7 +196,7 @@ func TestProjectsAreIsolated(t *testing.T) {
 }
 
 func TestShimAutostartsExactlyOneBroker(t *testing.T) {
-	home := brokertest.Home(t)
+	home := autostartHome(t)
 	ctx := testCtx(t, 60*time.Second)
 	root1 := brokertest.Project(t, "auto1", nil)
 	root2 := brokertest.Project(t, "auto2", nil)
@@ -204,6 +204,7 @@ func TestShimAutostartsExactlyOneBroker(t *testing.T) {
 	// Two IDE windows open at once with no broker running.
 	var wg sync.WaitGroup
 	pids := make([]int, 2)
+	t.Cleanup(func() { killPID(pids[0]); killPID(pids[1]) })
 	for i, root := range []string{root1, root2} {
 		wg.Add(1)
 		go func() {
@@ -224,7 +225,6 @@ func TestShimAutostartsExactlyOneBroker(t *testing.T) {
 	if pids[0] != pids[1] || pids[0] == 0 {
 		t.Fatalf("two shims reached brokers %d and %d, want one", pids[0], pids[1])
 	}
-	t.Cleanup(func() { killPID(pids[0]) })
 	c := api.NewUnixClient(api.SocketPath(home))
 	h, err := c.Health(ctx)
 	if err != nil || h.PID != pids[0] {
@@ -240,13 +240,14 @@ func TestShimAutostartsExactlyOneBroker(t *testing.T) {
 }
 
 func TestAutostartedBrokerExitsWhenIdle(t *testing.T) {
-	home := brokertest.Home(t)
+	home := autostartHome(t)
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "idle", nil)
+	var pid int
+	killAtEnd(t, &pid)
 	tr, cmd := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=500ms")
 	s := connectMCP(t, ctx, tr)
-	pid := getServerInfo(t, ctx, s).Server.PID
-	t.Cleanup(func() { killPID(pid) })
+	pid = getServerInfo(t, ctx, s).Server.PID
 	s.Close() // closes the shim's stdin and waits for it
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
 		t.Fatalf("shim exit: %v", cmd.ProcessState)
@@ -469,19 +470,20 @@ func TestProjectEndpointRefusesForeignHostAndOrigin(t *testing.T) {
 }
 
 func TestShimReconnectsAfterBrokerDies(t *testing.T) {
-	home := brokertest.Home(t)
+	home := autostartHome(t)
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "phoenix", nil)
+	var first, second int
+	killAtEnd(t, &first)
+	killAtEnd(t, &second)
 	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=30s")
 	s := connectMCP(t, ctx, tr)
-	first := getServerInfo(t, ctx, s).Server.PID
-	t.Cleanup(func() { killPID(first) })
+	first = getServerInfo(t, ctx, s).Server.PID
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	// The next calls may fail while the shim reconnects; within a bounded
 	// number of tries the same session reaches a new broker.
-	var second int
 	for i := 0; i < 50 && second == 0; i++ {
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{}})
 		if err == nil && !res.IsError {
@@ -496,7 +498,6 @@ func TestShimReconnectsAfterBrokerDies(t *testing.T) {
 	if second == 0 || second == first {
 		t.Fatalf("no new broker reached (first %d, second %d)", first, second)
 	}
-	t.Cleanup(func() { killPID(second) })
 	sf, err := api.ReadStateFile(root)
 	if err != nil || sf.PID != second {
 		t.Fatalf("state file after reconnect: %+v %v", sf, err)
@@ -603,13 +604,15 @@ func TestAutostartedBrokerToleratesBusyControlPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	home := brokertest.Home(t)
+	home := autostartHome(t)
 	ctx := testCtx(t, 30*time.Second)
 	root := brokertest.Project(t, "busyctl", nil)
+	var pid int
+	killAtEnd(t, &pid)
 	tr, _ := shimTransport(t, home, root, "BERTH_LISTEN="+busy.Addr().String(), "BERTH_IDLE_TIMEOUT=2s")
 	s := connectMCP(t, ctx, tr)
 	info := getServerInfo(t, ctx, s)
-	t.Cleanup(func() { killPID(info.Server.PID) })
+	pid = info.Server.PID
 	if info.Project.Root != root {
 		t.Fatalf("shim reached %s", info.Project.Root)
 	}

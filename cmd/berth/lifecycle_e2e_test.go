@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/shirou/gopsutil/v4/process"
 )
 
 // newVersion is the version of the "upgraded" binaries the tests build.
@@ -41,16 +43,18 @@ func (b *syncBuffer) String() string {
 }
 
 func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
-	home := brokertest.Home(t)
+	home := autostartHome(t)
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "upgrade", nil)
 	newShim := filepath.Join(brokertest.BinariesVersion(t, newVersion), "berth-shim")
 
 	// An IDE window of the old version auto-starts the old broker, then closes.
+	var oldPID, newPID int
+	killAtEnd(t, &oldPID)
+	killAtEnd(t, &newPID)
 	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=60s")
 	s := connectMCP(t, ctx, tr)
-	oldPID := getServerInfo(t, ctx, s).Server.PID
-	t.Cleanup(func() { killPID(oldPID) })
+	oldPID = getServerInfo(t, ctx, s).Server.PID
 	s.Close()
 
 	// A window of the upgraded version: the old broker makes way, a new one serves.
@@ -58,8 +62,7 @@ func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
 	stderr := &syncBuffer{}
 	cmd2.Stderr = stderr
 	s2 := connectMCP(t, ctx, tr2)
-	newPID := getServerInfo(t, ctx, s2).Server.PID
-	t.Cleanup(func() { killPID(newPID) })
+	newPID = getServerInfo(t, ctx, s2).Server.PID
 	if newPID == oldPID {
 		t.Fatalf("the old broker (pid %d) still serves the new shim; shim said:\n%s", oldPID, stderr.String())
 	}
@@ -84,16 +87,17 @@ func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
 }
 
 func TestNewerShimLeavesABusyOlderBrokerRunning(t *testing.T) {
-	home := brokertest.Home(t)
+	home := autostartHome(t)
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "busyold", nil)
 	other := brokertest.Project(t, "busyother", nil)
 	newBin := brokertest.BinariesVersion(t, newVersion)
 
+	var oldPID int
+	killAtEnd(t, &oldPID)
 	tr, _ := shimTransport(t, home, other, "BERTH_IDLE_TIMEOUT=60s")
 	s := connectMCP(t, ctx, tr)
-	oldPID := getServerInfo(t, ctx, s).Server.PID
-	t.Cleanup(func() { killPID(oldPID) })
+	oldPID = getServerInfo(t, ctx, s).Server.PID
 
 	tr2, cmd2 := shimTransportBin(t, filepath.Join(newBin, "berth-shim"), home, root)
 	stderr := &syncBuffer{}
@@ -229,4 +233,136 @@ func assertPortFree(t *testing.T, port int) {
 		return
 	}
 	ln.Close()
+}
+
+func TestTenShimsAtOnceStartExactlyOneBroker(t *testing.T) {
+	home := autostartHome(t)
+	ctx := testCtx(t, 120*time.Second)
+	roots := []string{brokertest.Project(t, "race1", nil), brokertest.Project(t, "race2", nil), brokertest.Project(t, "race3", nil)}
+	const n = 10
+	var wg sync.WaitGroup
+	pids := make([]int, n)
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			killPID(pid)
+		}
+	})
+	start := make(chan struct{})
+	for i := range n {
+		root := roots[i%len(roots)]
+		tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=60s")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			s := connectMCP(t, ctx, tr)
+			info := getServerInfo(t, ctx, s)
+			if info.Project.Root != root {
+				t.Errorf("shim %d for %s sees %s", i, root, info.Project.Root)
+			}
+			pids[i] = info.Server.PID
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, pid := range pids {
+		if pid != pids[0] {
+			t.Fatalf("shim %d reached broker %d, shim 0 reached %d: want one broker", i, pid, pids[0])
+		}
+	}
+	// The losers' brokers exit at once; in the process table one broker remains.
+	var brokers []int32
+	eventually(t, "exactly one broker process for the home", func() bool {
+		brokers = brokerProcesses(t, home)
+		return len(brokers) == 1
+	})
+	if int(brokers[0]) != pids[0] {
+		t.Fatalf("broker process %d, shims reached %d", brokers[0], pids[0])
+	}
+	h, err := api.NewUnixClient(api.SocketPath(home)).Health(ctx)
+	if err != nil || h.Projects != len(roots) {
+		t.Fatalf("health %+v %v, want %d projects", h, err, len(roots))
+	}
+}
+
+// brokerProcesses lists the live `berth` processes whose BERTH_HOME is home.
+func brokerProcesses(t *testing.T, home string) []int32 {
+	t.Helper()
+	procs, err := process.Processes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int32
+	for _, p := range procs {
+		if exe, err := p.Exe(); err != nil || filepath.Base(exe) != "berth" {
+			continue
+		}
+		if st, err := p.Status(); err == nil && len(st) > 0 && st[0] == process.Zombie {
+			continue
+		}
+		env, err := p.Environ()
+		if err != nil {
+			continue
+		}
+		if slices.Contains(env, api.HomeEnv+"="+home) {
+			out = append(out, p.Pid)
+		}
+	}
+	return out
+}
+
+func TestShimPrintsTheBrokersOwnStartupError(t *testing.T) {
+	home := autostartHome(t)
+	root := brokertest.Project(t, "nostart", nil)
+	cmd := exec.Command(brokertest.Shim(t), "--project", root)
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+home, "BERTH_LISTEN=", "BERTH_PORTS_START=6000", "BERTH_PORTS_END=5000")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "broker failed to start: config: ports.start (6000) is above ports.end (5000)") {
+		t.Fatalf("shim with a broker that cannot start: %v\n%s", err, out)
+	}
+	if n := len(brokerProcesses(t, home)); n != 0 {
+		t.Fatalf("%d brokers left running", n)
+	}
+}
+
+func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
+	home := autostartHome(t)
+	ctx := testCtx(t, 60*time.Second)
+	root := brokertest.Project(t, "idle1s", nil)
+	var pid int
+	killAtEnd(t, &pid)
+	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=1s")
+	s := connectMCP(t, ctx, tr)
+	pid = getServerInfo(t, ctx, s).Server.PID
+	// Well past grace (300 ms) + idle (1 s) with the shim attached: still there.
+	time.Sleep(2500 * time.Millisecond)
+	if !processExists(pid) {
+		t.Fatal("the broker exited while a shim was attached")
+	}
+	getServerInfo(t, ctx, s)
+
+	// A control connection alone keeps it too.
+	ctl, err := net.Dial("unix", api.SocketPath(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	time.Sleep(2500 * time.Millisecond)
+	if !processExists(pid) {
+		t.Fatal("the broker exited with a control connection open")
+	}
+	ctl.Close()
+	deadline := time.Now().Add(15 * time.Second)
+	for processExists(pid) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if processExists(pid) {
+		t.Fatal("the broker did not exit once idle")
+	}
+	if _, err := os.Stat(api.SocketPath(home)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket survives the idle exit: %v", err)
+	}
 }

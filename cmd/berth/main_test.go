@@ -38,6 +38,33 @@ func connectMCP(t *testing.T, ctx context.Context, tr mcp.Transport) *mcp.Client
 	return s
 }
 
+// autostartHome is a BERTH_HOME for tests whose shims start the broker.
+// When the test ends (after every session it opened has closed), a broker
+// still running on it is an error, and it is killed.
+func autostartHome(t *testing.T) string {
+	t.Helper()
+	home := brokertest.Home(t)
+	t.Cleanup(func() {
+		var left []int32
+		for range 100 { // a killed broker may take a moment to leave the table (bounded: 5 s)
+			if left = brokerProcesses(t, home); len(left) == 0 {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, pid := range left {
+			t.Errorf("broker pid %d left running on %s", pid, home)
+			killPID(int(pid))
+		}
+	})
+	return home
+}
+
+// killAtEnd kills the process *pid names when the test ends. Call it before
+// opening the sessions that reach it: cleanups run last-in first-out, so the
+// shims exit first and none of them starts a broker again.
+func killAtEnd(t *testing.T, pid *int) { t.Cleanup(func() { killPID(*pid) }) }
+
 // shimTransport runs berth-shim for root on home, as an IDE would.
 func shimTransport(t *testing.T, home, root string, extraEnv ...string) (*mcp.CommandTransport, *exec.Cmd) {
 	t.Helper()
