@@ -23,7 +23,12 @@ import (
 // generated corpus. The 10k-file corpus runs only with -large:
 //
 //	go test ./project/search -run '^$' -bench Engines -benchtime 1x -args -large
-var benchLarge = flag.Bool("large", false, "also run the engine benchmarks on the 10k-file corpus")
+//
+// -files N runs them on one corpus of N files instead (`berth bench` uses it).
+var (
+	benchLarge = flag.Bool("large", false, "also run the engine benchmarks on the 10k-file corpus")
+	benchFiles = flag.Int("files", 0, "run the engine benchmarks on one corpus of this many files only")
+)
 
 const (
 	corpusSeed = 42
@@ -44,12 +49,15 @@ func BenchmarkEngines(b *testing.B) {
 	if *benchLarge {
 		sizes = append(sizes, 10000)
 	}
+	if *benchFiles > 0 {
+		sizes = []int{*benchFiles}
+	}
 	queries := querySet(querySeed)
 	for _, n := range sizes {
 		root := b.TempDir()
 		bytes := writeCorpus(b, root, n, corpusSeed)
 		b.Logf("corpus: %d files, %.1f MB, %d queries", n, float64(bytes)/(1<<20), len(queries))
-		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+		b.Run(corpusName(n), func(b *testing.B) {
 			for _, e := range []struct {
 				name string
 				new  func() benchEngine
@@ -69,6 +77,14 @@ func BenchmarkEngines(b *testing.B) {
 			}
 		})
 	}
+}
+
+// corpusName is "1k", "10k", or the file count when it is not whole thousands.
+func corpusName(n int) string {
+	if n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
 }
 
 // measure builds, reopens and queries one engine and reports the figures.
