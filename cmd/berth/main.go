@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/berth-dev/berth/cmd/berth/internal/bench"
 )
 
 // Exit codes.
@@ -42,6 +44,7 @@ func commands() []command {
 		{"sessions", "--project DIR", "list the project's workflow sessions and their progress", runSessions},
 		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
+		{"bench", "[load|e2e|all] [flags]", "measure Berth against its peers (docs/benchmarks.md)", bench.Run},
 		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},
 		{"version", "", "print this berth's version and the running broker's", runVersion},
 	}

@@ -1,0 +1,286 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+)
+
+// hopTool is the small tool call of the forwarding-hop figure.
+const hopTool = "current_date"
+
+// launch starts a stdio bridge, times the IDE's start (initialize,
+// initialized, tools/list) and stops it by pid.
+func launch(argv, env []string, errLog *os.File) (time.Duration, error) {
+	start := time.Now()
+	c, err := startChild(argv, env, errLog)
+	if err != nil {
+		return 0, err
+	}
+	defer c.stop()
+	if err := c.client.handshake(); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// launches repeats launch up to n times within budget.
+func launches(ctx context.Context, n int, budget time.Duration, argv, env []string, errLog *os.File) ([]time.Duration, error) {
+	deadline := time.Now().Add(budget)
+	var out []time.Duration
+	for i := 0; i < n && time.Now().Before(deadline); i++ {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		d, err := launch(argv, env, errLog)
+		if err != nil {
+			return out, fmt.Errorf("launch %d of %s: %w (stderr in %s)", i+1, filepath.Base(argv[len(argv)-1]), err, errLog.Name())
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// e2eBroker is the warm broker of the attach and hop figures: one project
+// pinned so that it stays mounted.
+type e2eBroker struct {
+	b    *broker
+	root string
+	url  string
+	env  []string
+}
+
+func (r *runner) startE2E(ctx context.Context) (*e2eBroker, error) {
+	home := filepath.Join(r.tmp, "e2e-home")
+	b, err := startBroker(ctx, r.bin, home, 8)
+	if err != nil {
+		return nil, err
+	}
+	root, err := makeProject(r.tmp, "e2e-project", 20, 1)
+	if err != nil {
+		b.stop()
+		return nil, err
+	}
+	resp, err := b.client.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderCLI})
+	if err != nil {
+		b.stop()
+		return nil, fmt.Errorf("attach %s: %w", root, err)
+	}
+	return &e2eBroker{b: b, root: root, url: resp.URL, env: brokerEnv(home, b.portsStart, 8)}, nil
+}
+
+// warmAttach: broker running, project mounted; shim start to the answer of
+// the first tools/list, Berth's shim and the peer on the same project.
+func (r *runner) warmAttach(ctx context.Context, e *e2eBroker) error {
+	r.progress("warm attach: %d launches of berth-shim", r.o.Launches)
+	errLog, err := os.Create(filepath.Join(r.tmp, "warm-shim.stderr"))
+	if err != nil {
+		return err
+	}
+	defer errLog.Close()
+	ds, err := launches(ctx, r.o.Launches, 2*time.Minute, []string{r.bin.shim, "--project", e.root}, e.env, errLog)
+	if err != nil {
+		return err
+	}
+	r.addLatencies("warm-attach", "berth", ds)
+	if r.peer == nil {
+		r.rs.skip("warm-attach", peerName, r.peerSkip, "p50", "p99")
+		return nil
+	}
+	r.progress("warm attach: %d launches of %s", r.o.Launches, peerName)
+	peerLog, err := os.Create(filepath.Join(r.tmp, "warm-peer.stderr"))
+	if err != nil {
+		return err
+	}
+	defer peerLog.Close()
+	ds, err = launches(ctx, r.o.Launches, 3*time.Minute, append(slices.Clone(r.peer), e.url), r.peerEnv(), peerLog)
+	if err != nil {
+		return err
+	}
+	r.addLatencies("warm-attach", peerName, ds)
+	return nil
+}
+
+func (r *runner) peerEnv() []string {
+	return append(os.Environ(), "MCP_REMOTE_CONFIG_DIR="+filepath.Join(r.tmp, "mcp-remote-config"))
+}
+
+// hop: the same small tool call made directly on the project's HTTP port,
+// through berth-shim and through the peer, interleaved in rounds so that
+// noise from other work on the machine falls on all three alike.
+func (r *runner) hop(ctx context.Context, e *e2eBroker) error {
+	r.progress("forwarding hop: %d calls of %s each, direct / berth-shim / %s", r.o.HopCalls, hopTool, peerName)
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	defer hc.CloseIdleConnections()
+	direct, err := openHTTPSession(ctx, hc, e.url)
+	if err != nil {
+		return err
+	}
+	defer direct.close(context.WithoutCancel(ctx))
+
+	type subject struct {
+		name string
+		call func(id int) error
+		lat  []time.Duration
+	}
+	subjects := []*subject{{name: "direct-http", call: func(int) error { return direct.callTool(ctx, hopTool) }}}
+	errLog, err := os.Create(filepath.Join(r.tmp, "hop.stderr"))
+	if err != nil {
+		return err
+	}
+	defer errLog.Close()
+	bridge := func(name string, argv, env []string) error {
+		c, err := startChild(argv, env, errLog)
+		if err != nil {
+			return err
+		}
+		r.cleanup = append(r.cleanup, c.stop)
+		if err := c.client.handshake(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		subjects = append(subjects, &subject{name: name, call: func(id int) error {
+			return c.client.call(toolCallRequest(id, hopTool), id)
+		}})
+		return nil
+	}
+	if err := bridge("berth", []string{r.bin.shim, "--project", e.root}, e.env); err != nil {
+		return err
+	}
+	if r.peer != nil {
+		if err := bridge(peerName, append(slices.Clone(r.peer), e.url), r.peerEnv()); err != nil {
+			return err
+		}
+	}
+	const chunk = 25
+	deadline := time.Now().Add(2 * time.Minute)
+	for id := 10; id < 10+r.o.HopCalls && time.Now().Before(deadline); id += chunk {
+		for _, s := range subjects {
+			for i := range chunk {
+				t := time.Now()
+				if err := s.call(id + i); err != nil {
+					return fmt.Errorf("%s call: %w", s.name, err)
+				}
+				s.lat = append(s.lat, time.Since(t))
+			}
+		}
+	}
+	base := percentile(subjects[0].lat, 50)
+	for _, s := range subjects {
+		p50 := percentile(s.lat, 50)
+		r.rs.add("hop", s.name, "call-p50", ms(p50), "ms", len(s.lat))
+		if s.name != "direct-http" {
+			r.rs.add("hop", s.name, "added-p50", ms(p50-base), "ms", len(s.lat))
+		}
+	}
+	if r.peer == nil {
+		r.rs.skip("hop", peerName, r.peerSkip, "call-p50", "added-p50")
+	}
+	return nil
+}
+
+// coldStart: no broker; a project whose index is on disk and unchanged;
+// shim start (which starts the broker) to the tools/list answer.
+func (r *runner) coldStart(ctx context.Context) error {
+	r.progress("cold start: indexing %d files once", r.o.ColdFiles)
+	home := filepath.Join(r.tmp, "cold-home")
+	root, err := makeProject(r.tmp, "cold-project", r.o.ColdFiles, 2)
+	if err != nil {
+		return err
+	}
+	b, err := startBroker(ctx, r.bin, home, 4)
+	if err != nil {
+		return err
+	}
+	ports := b.portsStart
+	resp, err := b.client.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()})
+	if err == nil {
+		err = waitIndexed(ctx, b.client, resp.ID, time.Minute)
+	}
+	b.stop()
+	if err != nil {
+		return err
+	}
+	r.progress("cold start: %d runs", r.o.ColdRuns)
+	env := brokerEnv(home, ports, 4)
+	errLog, err := os.Create(filepath.Join(r.tmp, "cold-shim.stderr"))
+	if err != nil {
+		return err
+	}
+	defer errLog.Close()
+	client := api.NewUnixClient(api.SocketPath(home))
+	defer client.HTTP.CloseIdleConnections()
+	var ds []time.Duration
+	for i := range r.o.ColdRuns {
+		start := time.Now()
+		c, err := startChild([]string{r.bin.shim, "--project", root}, env, errLog)
+		if err != nil {
+			return err
+		}
+		err = c.client.handshake()
+		d := time.Since(start)
+		h, herr := client.Health(ctx)
+		c.stop()
+		if herr == nil {
+			if kerr := killPID(ctx, h.PID); kerr != nil {
+				return kerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("cold start %d: %w (stderr in %s)", i+1, err, errLog.Name())
+		}
+		if herr != nil {
+			return fmt.Errorf("cold start %d: the auto-started broker does not answer: %w", i+1, herr)
+		}
+		client.HTTP.CloseIdleConnections()
+		ds = append(ds, d)
+	}
+	slices.Sort(ds)
+	r.rs.add("cold-start", "berth", "p50", ms(percentile(ds, 50)), "ms", len(ds))
+	r.rs.add("cold-start", "berth", "max", ms(ds[len(ds)-1]), "ms", len(ds))
+	return nil
+}
+
+// waitIndexed polls the project until its search index is ready.
+func waitIndexed(ctx context.Context, c *api.Client, id string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		p, err := c.Project(ctx, id)
+		if err != nil {
+			return err
+		}
+		if ix, ok := p.Detail["index"].(map[string]any); ok && ix["state"] == "ready" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return errors.New("the project's index was not ready within " + limit.String())
+}
+
+func (r *runner) addLatencies(bench, subject string, ds []time.Duration) {
+	r.rs.add(bench, subject, "p50", ms(percentile(ds, 50)), "ms", len(ds))
+	r.rs.add(bench, subject, "p99", ms(percentile(ds, 99)), "ms", len(ds))
+}
+
+// percentile of ds (nearest rank); 0 for none.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[min(max(i-1, 0), len(s)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
