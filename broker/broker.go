@@ -60,7 +60,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	defer os.Remove(sockPath)
 	defer sockLn.Close()
 
-	db, err := store.Open(filepath.Join(cfg.Home, api.DBName), 2*time.Second)
+	db, warnings, err := openStore(cfg.Home, log)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	started := time.Now()
-	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel}
+	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings}
 	idle := newIdleTimer(cfg.IdleTimeout, func() { cancel(errIdle) })
 	b.mounts = &mounts{
 		ctx: ctx, cfg: cfg, db: db, log: log, token: token,
@@ -133,7 +133,11 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 
 	wg.Add(2)
-	go func() { defer wg.Done(); b.remountPinned(ctx) }()
+	go func() {
+		defer wg.Done()
+		b.cleanStaleStateFiles(ctx)
+		b.remountPinned(ctx)
+	}()
 	go func() { defer wg.Done(); b.reapLoop(ctx) }()
 
 	<-ctx.Done()

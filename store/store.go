@@ -8,7 +8,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Top-level bucket names.
@@ -38,12 +37,9 @@ func Open(path string, timeout time.Duration) (*DB, error) {
 	if timeout <= 0 {
 		timeout = time.Second
 	}
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	b, err := openChecked(path, timeout)
 	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("open %s: %w", path, ErrLocked)
-		}
-		return nil, fmt.Errorf("open %s: %w (move the file aside to start fresh; berth rebuilds indexes but workflow sessions live there)", path, err)
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db := &DB{bolt: b, path: path}
 	if err := db.migrate(migrations); err != nil {

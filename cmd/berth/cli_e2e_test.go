@@ -156,27 +156,3 @@ func TestAttachPinsAcrossRestartAndDetachReleases(t *testing.T) {
 		t.Fatalf("second detach: %d %s", code, out)
 	}
 }
-
-func TestCorruptDatabaseIsAClearStartupError(t *testing.T) {
-	home := brokertest.Home(t)
-	garbage := []byte(strings.Repeat("not a bbolt file ", 512))
-	if err := os.WriteFile(filepath.Join(home, "berth.db"), garbage, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err := brokertest.TryStartBroker(t, brokertest.Options{Home: home})
-	if err == nil || !strings.Contains(err.Error(), "berth.db") || !strings.Contains(err.Error(), "move the file aside") {
-		t.Fatalf("start on a corrupt database: %v", err)
-	}
-	// Nothing was changed: the file is as it was.
-	if raw, _ := os.ReadFile(filepath.Join(home, "berth.db")); string(raw) != string(garbage) {
-		t.Fatal("the corrupt database was modified")
-	}
-	// And a shim reports the broker's own error.
-	root := brokertest.Project(t, "corrupt", nil)
-	cmd := exec.Command(brokertest.Shim(t), "--project", root)
-	cmd.Env = append(os.Environ(), "BERTH_HOME="+home, "BERTH_LISTEN=")
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "broker failed to start") || !strings.Contains(string(out), "berth.db") {
-		t.Fatalf("shim with a broken broker: %v\n%s", err, out)
-	}
-}

@@ -1,0 +1,81 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/store"
+)
+
+// openStore opens berth.db. A corrupt file (bad header, truncated,
+// unreadable pages) is moved aside to berth.db.corrupt-<time>, a fresh one
+// is created, and what can still be read (the registry and every project's
+// workflow state) is copied over; search indexes are derived and rebuilt as
+// projects mount. The returned warnings say what happened, by name.
+func openStore(home string, log *slog.Logger) (*store.DB, []string, error) {
+	path := filepath.Join(home, api.DBName)
+	db, err := store.Open(path, 2*time.Second)
+	if err == nil || !errors.Is(err, store.ErrCorrupt) {
+		return db, nil, err
+	}
+	aside, merr := store.MoveAside(path)
+	if merr != nil {
+		return nil, nil, fmt.Errorf("%w; and it could not be moved aside: %v (move it yourself)", err, merr)
+	}
+	db, oerr := store.Open(path, 2*time.Second)
+	if oerr != nil {
+		return nil, nil, fmt.Errorf("create a fresh %s after moving the corrupt one to %s: %w", path, aside, oerr)
+	}
+	rep := store.Salvage(aside, db)
+	warnings := []string{fmt.Sprintf("%s was corrupt (%v): moved aside to %s and rebuilt; %d registry and workflow records recovered; search indexes are rebuilt as projects mount",
+		api.DBName, errors.Unwrap(err), aside, rep.Copied)}
+	for _, l := range rep.Lost {
+		warnings = append(warnings, "not recovered: "+l+" (the old file is kept at "+aside+")")
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	return db, warnings, nil
+}
+
+// cleanStaleStateFiles removes the state files of known projects that name
+// a broker process that no longer runs (left by a broker that was killed).
+// A file naming a live process, or this broker, is left alone.
+func (b *Broker) cleanStaleStateFiles(ctx context.Context) {
+	recs, _, err := b.db.Projects()
+	if err != nil {
+		b.log.Warn("read registry for stale state files", "err", err)
+		return
+	}
+	for _, rec := range recs {
+		if ctx.Err() != nil {
+			return
+		}
+		p := api.StatePath(rec.Root)
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var sf struct {
+			PID int `json:"pid"`
+		}
+		why := "its broker is gone"
+		if json.Unmarshal(raw, &sf) != nil || sf.PID <= 0 {
+			why = "it cannot be read"
+		} else if sf.PID == os.Getpid() || processAlive(ctx, sf.PID) {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			b.log.Warn("remove stale state file", "project", rec.ID, "file", p, "err", err)
+			continue
+		}
+		b.log.Info("removed stale state file", "project", rec.ID, "file", p, "pid", sf.PID, "why", why)
+	}
+}

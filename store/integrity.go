@@ -1,0 +1,96 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// ErrCorrupt reports a database file that cannot be used: a bad header,
+// a truncated file, or pages that cannot be read.
+var ErrCorrupt = errors.New("database file is corrupt")
+
+// openChecked opens path with bbolt after proving, on a read-only open,
+// that every reachable page can be read. bbolt maps the file into memory, so
+// reading a page past the end of a truncated file is a memory fault, not an
+// error: the check runs under guarded, which turns faults into ErrCorrupt.
+// A read-only open reads only the two meta pages, so it cannot fault; the
+// read-write open that follows loads the freelist, which by then is known
+// to lie inside the file.
+func openChecked(path string, timeout time.Duration) (*bolt.DB, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		ro, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
+		if err != nil {
+			return nil, classify(err)
+		}
+		err = guarded(func() error { return verify(ro, fi.Size()) })
+		ro.Close()
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				err = fmt.Errorf("%w: %v", ErrCorrupt, err)
+			}
+			return nil, err
+		}
+	}
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	if err != nil {
+		return nil, classify(err)
+	}
+	return b, nil
+}
+
+func classify(err error) error {
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return ErrLocked
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
+		return err
+	default:
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+}
+
+// verify checks that the file holds every page the database uses and
+// walks every bucket, touching the end of every value.
+func verify(b *bolt.DB, size int64) error {
+	return b.View(func(tx *bolt.Tx) error {
+		if used := tx.Size(); used > size {
+			return fmt.Errorf("%w: truncated (%d bytes, the database uses %d)", ErrCorrupt, size, used)
+		}
+		var sum byte
+		err := tx.ForEach(func(_ []byte, bk *bolt.Bucket) error { return walk(bk, &sum) })
+		runtime.KeepAlive(sum) // the reads must happen
+		return err
+	})
+}
+
+func walk(bk *bolt.Bucket, sum *byte) error {
+	return bk.ForEach(func(k, v []byte) error {
+		if v == nil {
+			child := bk.Bucket(k)
+			if child == nil {
+				return fmt.Errorf("%w: key %q is neither a value nor a bucket", ErrCorrupt, k)
+			}
+			return walk(child, sum)
+		}
+		if len(v) > 0 {
+			*sum ^= v[len(v)-1]
+		}
+		return nil
+	})
+}
+
+// MoveAside renames a corrupt database file to <path>.corrupt-<UTC time>
+// and returns the new name. Nothing is deleted.
+func MoveAside(path string) (string, error) {
+	aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405.000Z")
+	if err := os.Rename(path, aside); err != nil {
+		return "", fmt.Errorf("move %s aside: %w", path, err)
+	}
+	return aside, nil
+}
