@@ -306,12 +306,16 @@ func writeCLIState(root string, b *Broker) error {
 func (b *Broker) reapLoop(ctx context.Context) {
 	t := time.NewTicker(b.cfg.ReapInterval)
 	defer t.Stop()
+	v := time.NewTicker(min(b.cfg.ReapInterval, vanishInterval))
+	defer v.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			b.mounts.reap(func(pid int) bool { return processAlive(ctx, pid) })
+		case <-v.C:
+			b.mounts.dropVanished(ctx)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,6 +51,9 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	log = log.With("project", root)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go watchParent(ctx, cancel)
 
 	var att *Attachment
 	attach := func(ctx context.Context) error {
@@ -87,6 +91,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	f := &forwarder{dial: dial, in: opts.Stdin, out: opts.Stdout, log: log}
 	runErr := f.run(ctx)
+	var orphan errOrphaned
+	if errors.As(context.Cause(ctx), &orphan) {
+		log.Info("parent process exited: stopping", "parent_was", orphan.was, "parent_now", orphan.now)
+		runErr = nil
+	}
 	if att != nil {
 		if err := att.Detach(context.WithoutCancel(ctx)); err != nil {
 			log.Debug("detach", "err", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/shirou/gopsutil/v4/process"
 )
 
 func TestCorruptDatabaseIsMovedAsideAndRebuilt(t *testing.T) {
@@ -124,4 +126,85 @@ func TestKill9BrokerThenRestartCleansStateFiles(t *testing.T) {
 	if sf, err := api.ReadStateFile(rootA); err != nil || sf.PID != b2.PID() {
 		t.Fatalf("state file after the re-mount: %+v %v", sf, err)
 	}
+}
+
+func TestVanishedOrMovedProjectIsUnmounted(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 60*time.Second)
+	removed := brokertest.Project(t, "removed", nil)
+	moved := brokertest.Project(t, "moved", nil)
+	stays := brokertest.Project(t, "stays", nil)
+	attRemoved, attMoved, attStays := b.Attach(t, removed), b.Attach(t, moved), b.Attach(t, stays)
+	other := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: attStays.URL})
+	getServerInfo(t, ctx, other)
+
+	began := time.Now()
+	if err := os.RemoveAll(removed); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(moved, moved+"-elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	for _, att := range []api.AttachResponse{attRemoved, attMoved} {
+		eventually(t, att.Name+" unmounted", func() bool {
+			_, err := b.Client.Project(ctx, att.ID)
+			return api.IsNotFound(err)
+		})
+	}
+	t.Logf("both unmounted %s after the directories went", time.Since(began).Round(time.Millisecond))
+	assertPortFree(t, attRemoved.Port)
+	assertPortFree(t, attMoved.Port)
+	if !strings.Contains(b.Stderr(), "project directory vanished") {
+		t.Errorf("the unmount is not logged:\n%s", b.Stderr())
+	}
+	// The other project still answers, on the same session.
+	if info := getServerInfo(t, ctx, other); info.Project.Root != stays {
+		t.Fatalf("other project: %+v", info)
+	}
+	if ps, err := b.Client.Projects(ctx); err != nil || len(ps) != 1 || ps[0].ID != attStays.ID {
+		t.Fatalf("projects after the vanish: %+v %v", ps, err)
+	}
+}
+
+func TestShimExitsWhenItsParentDies(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "orphan", nil)
+	// The "IDE" is a shell that runs the shim and is then killed; the
+	// shim's stdin stays open (the test holds the pipe), so only the
+	// parent's death can tell it to go.
+	ide := exec.Command("/bin/sh", "-c", `"$SHIM" --project "$ROOT"; true`)
+	ide.Env = append(os.Environ(), "BERTH_HOME="+b.Home, "SHIM="+brokertest.Shim(t), "ROOT="+root)
+	stdin, err := ide.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	ide.Stderr = newLogWriter(t, "shim")
+	if err := ide.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, 30*time.Second)
+	eventually(t, "shim attached", func() bool {
+		p, err := b.Client.Project(ctx, api.ProjectID(root))
+		return err == nil && p.Holders == 1
+	})
+	sh, err := process.NewProcess(int32(ide.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	children, err := sh.Children()
+	if err != nil || len(children) != 1 {
+		t.Fatalf("children of the shell: %v %v", children, err)
+	}
+	shimPID := int(children[0].Pid)
+	t.Cleanup(func() { killPID(shimPID) })
+	if err := ide.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	ide.Wait()
+	eventually(t, "orphaned shim exits", func() bool { return !processExists(shimPID) })
+	eventually(t, "its hold released", func() bool {
+		p, err := b.Client.Project(ctx, api.ProjectID(root))
+		return api.IsNotFound(err) || (err == nil && p.Holders == 0)
+	})
 }
