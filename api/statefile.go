@@ -184,6 +184,12 @@ func EnsureGitignored(root string) error {
 	return nil
 }
 
+// WriteFileAtomic writes data to path through a temp file in the same folder
+// and a rename: readers see the old content or the new, never a part.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	return writeAtomic(path, data, mode)
+}
+
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -43,6 +43,7 @@ func commands() []command {
 		{"workflows", "--project DIR", "list the project's workflow definitions (with errors)", runWorkflows},
 		{"sessions", "--project DIR", "list the project's workflow sessions and their progress", runSessions},
 		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
+		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
 		{"bench", "[load|e2e|all] [flags]", "measure Berth against its peers (docs/benchmarks.md)", bench.Run},
 		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},
@@ -85,7 +86,7 @@ func run(args []string) int {
 func usage() {
 	fmt.Fprintln(os.Stderr, "berth: one local broker for the MCP tools of many projects\n\nusage: berth COMMAND [args]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(os.Stderr, "  %-9s %-34s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(os.Stderr, "  %-10s %-34s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nThe broker's home is $BERTH_HOME (default ~/.local/state/berth).")
 }

@@ -115,12 +115,25 @@ func runServe(ctx context.Context, args []string) (err error) {
 		}
 		defer stopPprof()
 	}
+	sd := newSDNotifier()
+	stopped := make(chan struct{})
+	defer close(stopped)
 	return broker.Run(ctx, cfg, broker.Options{Logger: log, Ready: func() {
 		if ready != nil {
 			fmt.Fprintf(ready, "ready %d\n", os.Getpid())
 			ready.Close()
 			ready = nil
 		}
+		if err := sd.notify("READY=1"); err != nil {
+			log.Warn("tell systemd the broker is ready", "err", err)
+		}
+		go func() { // a service manager sees the shutdown begin
+			select {
+			case <-ctx.Done():
+				_ = sd.notify("STOPPING=1")
+			case <-stopped:
+			}
+		}()
 	}})
 }
 

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/cmd/berth/internal/service"
+	"github.com/spf13/pflag"
+)
+
+// runService installs, removes or reports the user service that runs the
+// broker (a systemd user unit on Linux, a launchd agent on macOS).
+func runService(ctx context.Context, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usageError{"name an action: install, uninstall or status"}
+	}
+	action := args[0]
+	fset := pflag.NewFlagSet("service", pflag.ContinueOnError)
+	fset.SetOutput(io.Discard)
+	kind := fset.String("kind", service.DefaultKind, "systemd or launchd (default: this OS's)")
+	if err := fset.Parse(args[1:]); err != nil {
+		return usageError{err.Error()}
+	}
+	if fset.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fset.Arg(0))}
+	}
+	if *kind == "" {
+		return errors.New("this OS has no supported service manager (systemd or launchd): run `berth serve` under your own supervisor")
+	}
+	userHome, err := os.UserHomeDir()
+	if err != nil {
+		return fmt.Errorf("find your home directory: %w (set HOME)", err)
+	}
+	t, err := service.TargetFor(*kind, userHome, os.Getuid())
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	home, err := api.DefaultHome()
+	if err != nil {
+		return err
+	}
+	switch action {
+	case "install":
+		return serviceInstall(t, home)
+	case "uninstall":
+		return serviceUninstall(t)
+	case "status":
+		return serviceStatus(ctx, t, home)
+	}
+	return usageError{fmt.Sprintf("unknown action %q: use install, uninstall or status", action)}
+}
+
+// serviceSpec is the unit for the running berth binary and home.
+func serviceSpec(home string) (service.Spec, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return service.Spec{}, fmt.Errorf("find the berth binary: %w", err)
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return service.Spec{}, fmt.Errorf("berth runs from a temporary build (%s): install it first (go install ./cmd/berth ./cmd/berth-shim) and run that berth", exe)
+	}
+	return service.Spec{Berth: exe, Home: home}, nil
+}
+
+func serviceInstall(t service.Target, home string) error {
+	spec, err := serviceSpec(home)
+	if err != nil {
+		return err
+	}
+	want := t.Render(spec)
+	old, err := os.ReadFile(t.Path)
+	switch {
+	case err == nil && bytes.Equal(old, want):
+		fmt.Printf("%s is already installed and up to date\n", t.Path)
+	case err == nil:
+		if err := os.WriteFile(t.Path+".bak", old, 0o644); err != nil {
+			return fmt.Errorf("back up %s: %w", t.Path, err)
+		}
+		if err := api.WriteFileAtomic(t.Path, want, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", t.Path, err)
+		}
+		fmt.Printf("updated %s (the previous one is %s.bak)\n", t.Path, t.Path)
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(t.Path), 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", filepath.Dir(t.Path), err)
+		}
+		if err := api.WriteFileAtomic(t.Path, want, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", t.Path, err)
+		}
+		fmt.Printf("wrote %s\n", t.Path)
+	default:
+		return fmt.Errorf("read %s: %w", t.Path, err)
+	}
+	// launchd opens the crash log in the home before the broker runs.
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("create home %s: %w", home, err)
+	}
+	fmt.Printf("It runs %s serve with BERTH_HOME=%s.\nStart it now and at every login with:\n", spec.Berth, home)
+	for _, c := range t.Enable {
+		fmt.Println("  " + c)
+	}
+	return nil
+}
+
+func serviceUninstall(t service.Target) error {
+	if _, err := os.Stat(t.Path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Printf("not installed: there is no %s\n", t.Path)
+		return nil
+	}
+	fmt.Println("Stop the running service first (the broker unmounts every project and removes its state files):")
+	for _, c := range t.Disable {
+		fmt.Println("  " + c)
+	}
+	if err := os.Remove(t.Path); err != nil {
+		return fmt.Errorf("remove %s: %w", t.Path, err)
+	}
+	fmt.Printf("removed %s\n", t.Path)
+	return nil
+}
+
+func serviceStatus(ctx context.Context, t service.Target, home string) error {
+	data, err := os.ReadFile(t.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Printf("unit:   not installed (no %s): berth service install\n", t.Path)
+	case err != nil:
+		return fmt.Errorf("read %s: %w", t.Path, err)
+	default:
+		note := "up to date"
+		if spec, err := serviceSpec(home); err == nil && !bytes.Equal(data, t.Render(spec)) {
+			note = "differs from what this berth would write (another binary or home): run berth service install again"
+		}
+		fmt.Printf("unit:   installed at %s (%s)\n", t.Path, note)
+	}
+	fmt.Printf("home:   %s\n", home)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	h, err := api.NewUnixClient(api.SocketPath(home)).Health(ctx)
+	if err != nil {
+		fmt.Printf("broker: none answers on %s\n", api.SocketPath(home))
+		return nil
+	}
+	fmt.Printf("broker: answering on %s: pid %d, version %s, up %s, %d projects\n",
+		api.SocketPath(home), h.PID, h.Version, time.Duration(h.UptimeSeconds*float64(time.Second)).Round(time.Second), h.Projects)
+	return nil
+}
