@@ -108,7 +108,17 @@ func serviceInstall(t service.Target, home string) error {
 	for _, c := range t.Enable {
 		fmt.Println("  " + c)
 	}
+	if h, err := brokerHealth(context.Background(), home); err == nil && h.Autostarted {
+		fmt.Printf("A broker a shim started runs now (pid %d): the service takes over when it exits after its idle timeout; `berth stop` hands over at once (IDE shims reconnect).\n", h.PID)
+	}
 	return nil
+}
+
+// brokerHealth asks the broker of home for its health, briefly.
+func brokerHealth(ctx context.Context, home string) (api.Health, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	return api.NewUnixClient(api.SocketPath(home)).Health(ctx)
 }
 
 func serviceUninstall(t service.Target) error {
@@ -142,14 +152,16 @@ func serviceStatus(ctx context.Context, t service.Target, home string) error {
 		fmt.Printf("unit:   installed at %s (%s)\n", t.Path, note)
 	}
 	fmt.Printf("home:   %s\n", home)
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	h, err := api.NewUnixClient(api.SocketPath(home)).Health(ctx)
+	h, err := brokerHealth(ctx, home)
 	if err != nil {
 		fmt.Printf("broker: none answers on %s\n", api.SocketPath(home))
 		return nil
 	}
-	fmt.Printf("broker: answering on %s: pid %d, version %s, up %s, %d projects\n",
-		api.SocketPath(home), h.PID, h.Version, time.Duration(h.UptimeSeconds*float64(time.Second)).Round(time.Second), h.Projects)
+	how := "not started by a shim: the service, or a berth serve run by hand"
+	if h.Autostarted {
+		how = "started by a shim: exits after " + h.IdleTimeout + " with no projects"
+	}
+	fmt.Printf("broker: answering on %s: pid %d, version %s, up %s, %d projects (%s)\n",
+		api.SocketPath(home), h.PID, h.Version, time.Duration(h.UptimeSeconds*float64(time.Second)).Round(time.Second), h.Projects, how)
 	return nil
 }

@@ -350,7 +350,7 @@ func TestServiceUnitBrokerIsFoundByShim(t *testing.T) {
 		t.Fatalf("service broker health = %+v, %v; want pid %d and no idle timeout", h, err, pid)
 	}
 	out, code := runAs(t, env, "service", "status", "--kind", "systemd")
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("answering on %s: pid %d", api.SocketPath(defaultHomeUnder(home)), pid)) {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("answering on %s: pid %d", api.SocketPath(defaultHomeUnder(home)), pid)) || !strings.Contains(out, "not started by a shim") {
 		t.Fatalf("status with the service running: exit %d\n%s", code, out)
 	}
 
@@ -399,4 +399,23 @@ func readNotify(t *testing.T, conn *net.UnixConn) string {
 		t.Fatalf("no sd_notify message: %v", err)
 	}
 	return strings.TrimSpace(string(buf[:n]))
+}
+
+// Installing while a shim's broker runs says how the service takes over.
+func TestServiceInstallNamesARunningAutostartedBroker(t *testing.T) {
+	home := userHome(t)
+	bh := defaultHomeUnder(home)
+	if err := os.MkdirAll(bh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b := brokertest.StartBroker(t, brokertest.Options{Home: bh, Args: []string{"--autostarted"}})
+	env := userEnv(home)
+	out, code := runAs(t, env, "service", "install", "--kind", "systemd")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("A broker a shim started runs now (pid %d)", b.PID())) || !strings.Contains(out, "berth stop") {
+		t.Fatalf("install with an auto-started broker running: exit %d\n%s", code, out)
+	}
+	out, code = runAs(t, env, "service", "status", "--kind", "systemd")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("pid %d", b.PID())) || !strings.Contains(out, "started by a shim: exits after 10m0s") {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
 }

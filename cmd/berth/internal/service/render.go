@@ -36,6 +36,9 @@ func SystemdUnit(s Spec) []byte {
 [Unit]
 Description=Berth: local broker for MCP tools
 Documentation=https://github.com/berth-dev/berth/blob/main/docs/configuration.md
+# Keep retrying: while a broker a shim started holds the home (` + "`broker already running`" + `),
+# shims use that one; the service takes over when it exits after its idle timeout.
+StartLimitIntervalSec=0
 
 [Service]
 # The broker sends READY=1 on $NOTIFY_SOCKET once its control socket answers,
@@ -48,7 +51,7 @@ Type=notify
 		fmt.Fprintf(&b, "Environment=%s\n", q("BERTH_HOME="+s.Home))
 	}
 	b.WriteString(`Restart=on-failure
-RestartSec=2
+RestartSec=5
 # SIGTERM unmounts every project and removes its state file.
 TimeoutStopSec=15
 # The socket, database, token and state files are the user's alone.
@@ -127,7 +130,8 @@ func LaunchdPlist(s Spec) []byte {
 	}
 	b.WriteString(`  <key>RunAtLoad</key>
   <true/>
-  <!-- Started again when it crashes; a clean exit (SIGTERM) stays stopped. -->
+  <!-- Started again when it fails (at most every 10 s: launchd's throttle), e.g.
+       while a broker a shim started still holds the home; a clean exit stays stopped. -->
   <key>KeepAlive</key>
   <dict>
     <key>SuccessfulExit</key>
