@@ -15,6 +15,9 @@ type Health struct {
 	Projects      int       `json:"projects"`
 	Home          string    `json:"home"`
 	IdleTimeout   string    `json:"idle_timeout,omitempty"`
+	// PortStart and PortEnd are the range project ports are bound in.
+	PortStart int `json:"port_start,omitempty"`
+	PortEnd   int `json:"port_end,omitempty"`
 	// Autostarted is true for a broker a shim started (it may be asked to restart).
 	Autostarted bool `json:"autostarted,omitempty"`
 	// Warnings name what the broker repaired or could not read at start

@@ -207,6 +207,7 @@ func (b *Broker) Health() api.Health {
 		h.IdleTimeout = b.cfg.IdleTimeout.String()
 	}
 	h.Autostarted = b.cfg.Autostarted
+	h.PortStart, h.PortEnd = b.cfg.PortStart, b.cfg.PortEnd
 	h.Warnings = b.warnings
 	return h
 }

@@ -50,3 +50,25 @@ func lockPID(path string) int {
 	}
 	return 0
 }
+
+// LockHolder reports whether a process holds the broker lock at path, and
+// the pid it wrote. It probes with a shared, non-blocking lock that it
+// drops at once; a missing lock file means nobody holds it.
+func LockHolder(path string) (held bool, pid int, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("open lock %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return true, lockPID(path), nil
+		}
+		return false, 0, fmt.Errorf("lock %s: %w", path, err)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false, 0, nil
+}

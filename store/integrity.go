@@ -24,22 +24,15 @@ var ErrCorrupt = errors.New("database file is corrupt")
 // to lie inside the file.
 func openChecked(path string, timeout time.Duration) (*bolt.DB, error) {
 	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-		ro, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
+		ro, err := OpenReadOnly(path, timeout)
 		if err != nil {
-			return nil, classify(err)
-		}
-		err = guarded(func() error { return verify(ro, fi.Size()) })
-		ro.Close()
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				err = fmt.Errorf("%w: %v", ErrCorrupt, err)
-			}
 			return nil, err
 		}
+		ro.Close()
 	}
 	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
 	if err != nil {
-		return nil, classify(err)
+		return nil, fmt.Errorf("open %s: %w", path, classify(err))
 	}
 	return b, nil
 }
@@ -93,4 +86,26 @@ func MoveAside(path string) (string, error) {
 		return "", fmt.Errorf("move %s aside: %w", path, err)
 	}
 	return aside, nil
+}
+
+// OpenReadOnly opens an existing database for reading only (`berth doctor`
+// with no broker running), after the same integrity check as Open. It
+// never creates, migrates or writes the file.
+func OpenReadOnly(path string, timeout time.Duration) (*DB, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, classify(err))
+	}
+	if err := guarded(func() error { return verify(b, fi.Size()) }); err != nil {
+		b.Close()
+		if !errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return &DB{bolt: b, path: path}, nil
 }

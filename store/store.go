@@ -37,9 +37,9 @@ func Open(path string, timeout time.Duration) (*DB, error) {
 	if timeout <= 0 {
 		timeout = time.Second
 	}
-	b, err := openChecked(path, timeout)
+	b, err := openChecked(path, timeout) // its errors name the file
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
 	db := &DB{bolt: b, path: path}
 	if err := db.migrate(migrations); err != nil {

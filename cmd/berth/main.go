@@ -47,6 +47,7 @@ func commands() []command {
 		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
 		{"bench", "[load|e2e|all] [flags]", "measure Berth against its peers (docs/benchmarks.md)", bench.Run},
+		{"doctor", "", "check the broker's home, socket, lock, database, ports, state files and versions", runDoctor},
 		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},
 		{"version", "", "print this berth's version and the running broker's", runVersion},
 	}

@@ -74,6 +74,10 @@ func TestCorruptDatabaseIsMovedAsideAndRebuilt(t *testing.T) {
 			if hits := search(t, ctx, s2, "closing files"); !hasFile(hits, ".praxis-os/standards/errors.md") {
 				t.Fatalf("search after the rebuild: %+v", hits)
 			}
+			// `berth doctor` on the running broker reports the repair.
+			if out, code := berthCmd(t, home, "doctor"); code != 1 || !strings.Contains(out, "moved aside to "+aside[0]) {
+				t.Errorf("berth doctor does not report the repair: exit %d\n%s", code, out)
+			}
 		})
 	}
 }

@@ -48,14 +48,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 
-	v := viper.New()
-	broker.SetDefaults(v)
-	v.SetDefault("idle_timeout", 10*time.Minute)
-	v.SetDefault("log_level", "info")
-	v.SetEnvPrefix("BERTH")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AllowEmptyEnv(true)
-	v.AutomaticEnv()
+	v := configViper()
 	for key, flag := range map[string]string{
 		"listen": "listen", "ports.start": "ports-start", "ports.end": "ports-end", "mount_grace": "mount-grace",
 		"idle_timeout": "idle-timeout", "session_timeout": "session-timeout", "auth": "auth", "log_level": "log-level",
@@ -135,6 +128,19 @@ func runServe(ctx context.Context, args []string) (err error) {
 			}
 		}()
 	}})
+}
+
+// configViper holds the broker's defaults and the BERTH_* environment.
+func configViper() *viper.Viper {
+	v := viper.New()
+	broker.SetDefaults(v)
+	v.SetDefault("idle_timeout", 10*time.Minute)
+	v.SetDefault("log_level", "info")
+	v.SetEnvPrefix("BERTH")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AllowEmptyEnv(true)
+	v.AutomaticEnv()
+	return v
 }
 
 // forceOnSecondSignal exits at once, without the clean shutdown, when a
