@@ -44,6 +44,7 @@ type Engine struct {
 	log    *slog.Logger
 	server ServerInfo
 	opened time.Time
+	git    *gitCache
 
 	index    *search.Index    // nil when the rag group is off
 	workflow *workflow.Engine // nil when neither workflow nor pos is on
@@ -73,8 +74,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		log:    log.With("project", opts.ID),
 		server: opts.Server,
 		opened: time.Now(),
+		git:    newGitCache(),
 	}
-	e.name = projectName(ctx, opts.Root)
+	e.name = projectName(e.git.get(ctx, opts.Root), opts.Root)
 	if err := e.openParts(ctx, opts); err != nil {
 		e.Close()
 		return nil, err
@@ -141,8 +143,8 @@ func (e *Engine) reloadWorkflows(ctx context.Context, changes <-chan []string) {
 	}
 }
 
-func projectName(ctx context.Context, root string) string {
-	if g := ReadGit(ctx, root); g != nil {
+func projectName(g *GitInfo, root string) string {
+	if g != nil {
 		if n := NameFromRemote(g.Remote); n != "" {
 			return n
 		}

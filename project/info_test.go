@@ -69,7 +69,7 @@ func callInfo(t *testing.T, e *Engine) ServerInfoResult {
 	return out
 }
 
-func TestServerInfoReadsGitFreshOnEveryCall(t *testing.T) {
+func TestServerInfoReadsGitOncePerTTL(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is needed for this test: install it")
 	}
@@ -82,6 +82,8 @@ func TestServerInfoReadsGitFreshOnEveryCall(t *testing.T) {
 		}
 	}
 	e := openEngine(t, root)
+	now := time.Now()
+	e.git.now = func() time.Time { return now } // called only under the cache's lock
 	if info := callInfo(t, e); info.Project.Git != nil || info.Project.Name != filepath.Base(root) {
 		t.Fatalf("before git init: %+v", info.Project)
 	}
@@ -90,6 +92,10 @@ func TestServerInfoReadsGitFreshOnEveryCall(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "README"), []byte("x"), 0o644)
 	git("add", "README")
 	git("commit", "-q", "-m", "first")
+	if info := callInfo(t, e); info.Project.Git != nil {
+		t.Fatalf("within the TTL the last read is kept, got %+v", info.Project.Git)
+	}
+	now = now.Add(gitTTL)
 	info := callInfo(t, e)
 	g := info.Project.Git
 	if g == nil || g.Branch != "main" || len(g.Commit) != 40 || g.CommitShort != g.Commit[:7] || g.Status != "clean" || g.Remote != "git@example.invalid:team/shop.git" {
@@ -99,6 +105,7 @@ func TestServerInfoReadsGitFreshOnEveryCall(t *testing.T) {
 		t.Fatalf("project = %+v", info.Project)
 	}
 	os.WriteFile(filepath.Join(root, "README"), []byte("changed"), 0o644)
+	now = now.Add(gitTTL)
 	if st := callInfo(t, e).Project.Git.Status; st != "dirty" {
 		t.Fatalf("status after an edit = %q", st)
 	}

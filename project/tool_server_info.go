@@ -50,7 +50,7 @@ func addServerInfo(s *mcp.Server, e *Engine, transport string) string {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        name,
 		Title:       "Project information discovery",
-		Description: "Returns the server (version, transport, uptime, pid), the project (name, root, .praxis-os path, git remote/branch/commit/status) and the tools available. Read fresh on every call.",
+		Description: "Returns the server (version, transport, uptime, pid), the project (name, root, .praxis-os path, git remote/branch/commit/status) and the tools available. The git state is read at most once a second.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ serverInfoArgs) (*mcp.CallToolResult, ServerInfoResult, error) {
 		return nil, e.serverInfo(ctx, transport), nil
@@ -59,13 +59,8 @@ func addServerInfo(s *mcp.Server, e *Engine, transport string) string {
 }
 
 func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoResult {
-	g := ReadGit(ctx, e.root)
-	name := filepath.Base(e.root)
-	if g != nil {
-		if n := NameFromRemote(g.Remote); n != "" {
-			name = n
-		}
-	}
+	g := e.git.get(ctx, e.root)
+	name := projectName(g, e.root)
 	var dirs []string
 	for _, d := range []string{e.cfg.RAG.StandardsPath, e.cfg.RAG.UsagePath, e.cfg.RAG.WorkflowsPath} {
 		if fi, err := os.Stat(filepath.Join(e.root, d)); err == nil && fi.IsDir() {
