@@ -167,6 +167,7 @@ func (e *Engine) NewServer(transport string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Tools for the project %q at %s.", e.name, e.root),
 		Logger:       slog.New(quiet{e.log.Handler()}),
+		SchemaCache:  schemaCache,
 	})
 	var names []string
 	names = append(names, addServerInfo(s, e, transport))
@@ -189,6 +190,11 @@ func (e *Engine) NewServer(transport string) *mcp.Server {
 	e.mu.Unlock()
 	return s
 }
+
+// schemaCache holds the tools' JSON schemas, inferred and resolved once per
+// process instead of once per server: a mount has four servers (one per
+// transport), and the schemas were most of an idle project's memory.
+var schemaCache = mcp.NewSchemaCache()
 
 // ToolNames lists the tools every server of this engine offers.
 func (e *Engine) ToolNames() []string {

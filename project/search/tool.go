@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +26,9 @@ type searchArgs struct {
 	PathPrefix string `json:"path_prefix,omitempty"`
 }
 
-func inputSchema() *jsonschema.Schema {
+// inputSchema is built once: every server shares the pointer, so that the
+// SDK's schema cache resolves it once per process.
+var inputSchema = sync.OnceValue(func() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type:     "object",
 		Required: []string{"query"},
@@ -48,7 +51,7 @@ func inputSchema() *jsonschema.Schema {
 		},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}
-}
+})
 
 // AddTools registers search_standards on s, answering from ix. Bad
 // arguments (an empty query, n_results outside 1..50, a path_prefix outside

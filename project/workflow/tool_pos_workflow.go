@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,15 +32,17 @@ type posWorkflowArgs struct {
 }
 
 // posSchema is the inferred schema, opened to unknown keys: agents that
-// follow praxis-os docs pass parameters Berth does not use.
-func posSchema() *jsonschema.Schema {
+// follow praxis-os docs pass parameters Berth does not use. It is built once:
+// every server shares the pointer, so that the SDK's schema cache resolves it
+// once per process.
+var posSchema = sync.OnceValue(func() *jsonschema.Schema {
 	s, err := jsonschema.For[posWorkflowArgs](nil)
 	if err != nil {
 		panic(fmt.Sprintf("pos_workflow schema: %v", err))
 	}
 	s.AdditionalProperties = nil
 	return s
-}
+})
 
 func addPOSWorkflow(s *mcp.Server, e *Engine) string {
 	mcp.AddTool(s, &mcp.Tool{
