@@ -76,6 +76,9 @@ func serviceInstall(t service.Target, home string) error {
 	if err != nil {
 		return err
 	}
+	if err := t.Check(spec); err != nil {
+		return err
+	}
 	want := t.Render(spec)
 	old, err := os.ReadFile(t.Path)
 	switch {

@@ -43,6 +43,18 @@ func TargetFor(kind, userHome string, uid int) (Target, error) {
 	return Target{}, fmt.Errorf("service kind %q: use %s or %s", kind, KindSystemd, KindLaunchd)
 }
 
+// Check reports a spec the service manager could not run: systemd refuses
+// an executable path holding quotes, backslashes or control characters.
+func (t Target) Check(s Spec) error {
+	if t.Kind != KindSystemd {
+		return nil
+	}
+	if i := strings.IndexFunc(s.Berth, func(r rune) bool { return r < ' ' || r == 0x7f || r == '"' || r == '\'' || r == '\\' }); i >= 0 {
+		return fmt.Errorf("systemd cannot run %q: its path holds %q; install berth in a folder without quotes, backslashes or control characters", s.Berth, s.Berth[i:i+1])
+	}
+	return nil
+}
+
 // Render is the content of the unit of t's kind for s.
 func (t Target) Render(s Spec) []byte {
 	if t.Kind == KindLaunchd {
