@@ -59,8 +59,14 @@ func runIDEConfig(_ context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("find your configuration directory: %w", err)
 	}
+	home := "" // passed on only when set: otherwise the shim's default is the same as ours
+	if os.Getenv(api.HomeEnv) != "" {
+		if home, err = api.DefaultHome(); err != nil {
+			return err
+		}
+	}
 	plan, err := ideconfig.NewPlan(app, ideconfig.Options{
-		Project: root, Shim: shim, Home: os.Getenv(api.HomeEnv), Name: *name, UserHome: userHome, ConfigDir: configDir,
+		Project: root, Shim: shim, Home: home, Name: *name, UserHome: userHome, ConfigDir: configDir,
 	})
 	if err != nil {
 		return err

@@ -80,6 +80,9 @@ func serviceInstall(t service.Target, home string) error {
 		return err
 	}
 	want := t.Render(spec)
+	if real, err := filepath.EvalSymlinks(t.Path); err == nil {
+		t.Path = real // a unit linked from a dotfiles folder stays a link
+	}
 	old, err := os.ReadFile(t.Path)
 	switch {
 	case err == nil && bytes.Equal(old, want):

@@ -419,3 +419,39 @@ func TestServiceInstallNamesARunningAutostartedBroker(t *testing.T) {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
 }
+
+// A changed unit is replaced with a backup; a unit linked from elsewhere is
+// written through the link, which stays.
+func TestServiceInstallUpdatesAndKeepsLinks(t *testing.T) {
+	home := userHome(t)
+	env := userEnv(home)
+	unitDir := filepath.Join(home, ".config", "systemd", "user")
+	dotfiles := filepath.Join(home, "dotfiles")
+	for _, d := range []string{unitDir, dotfiles} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	real := filepath.Join(dotfiles, "berth.service")
+	edited := "[Service]\nExecStart=/old/berth serve\n"
+	if err := os.WriteFile(real, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(unitDir, "berth.service")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runAs(t, env, "service", "install", "--kind", "systemd")
+	if code != 0 || !strings.Contains(out, "updated "+real) {
+		t.Fatalf("install over an edited unit: exit %d\n%s", code, out)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi, err)
+	}
+	if bak, _ := os.ReadFile(real + ".bak"); string(bak) != edited {
+		t.Fatalf("backup holds %q, want the edited unit", bak)
+	}
+	if got, _ := os.ReadFile(link); !strings.Contains(string(got), "ExecStart="+brokertest.Berth(t)+" serve") {
+		t.Fatalf("unit through the link:\n%s", got)
+	}
+}
