@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
+)
+
+// tsClientDir holds the TypeScript SDK client; .ci/run installs its modules.
+const tsClientDir = "testdata/tsclient"
+
+// needTSClient returns the node binary, or ends the test: it skips only
+// outside CI when node itself is absent, and fails when the modules are not
+// installed.
+func needTSClient(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("BERTH_CI") == "" {
+			t.Skip("node is not installed: install Node.js 20+ and run `npm ci --prefix cmd/berth/testdata/tsclient`")
+		}
+		t.Fatal("node is not installed: install Node.js 20+ and run `npm ci --prefix cmd/berth/testdata/tsclient`")
+	}
+	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Fatalf("the TypeScript MCP SDK is not installed (%v): run `npm ci --prefix cmd/berth/testdata/tsclient`", err)
+	}
+	return node
+}
+
+// TestTypeScriptSDKReachesEveryTransport runs the guide's connect.mjs with
+// the official TypeScript SDK over streamable HTTP, SSE, WebSocket (with the
+// token the state file carries) and stdio through berth-shim.
+func TestTypeScriptSDKReachesEveryTransport(t *testing.T) {
+	node := needTSClient(t)
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
+	root := brokertest.Project(t, "tsclient", nil)
+	if out, code := berthCmd(t, b.Home, "attach", root); code != 0 {
+		t.Fatalf("berth attach: %d %s", code, out)
+	}
+	for _, tc := range []struct{ arg, transport string }{
+		{"http", "http"}, {"sse", "sse"}, {"websocket", "websocket"}, {"stdio", "stdio"},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			ctx := testCtx(t, 60*time.Second)
+			cmd := exec.CommandContext(ctx, node, "connect.mjs", root, tc.arg)
+			cmd.Dir = tsClientDir
+			cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home,
+				"PATH="+brokertest.Binaries(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("node connect.mjs %s: %v\nstdout: %s\nstderr: %s", tc.arg, err, out, stderr.String())
+			}
+			var got struct {
+				Tools []string   `json:"tools"`
+				Info  serverInfo `json:"info"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
+			}
+			if !slices.Contains(got.Tools, "get_server_info") || !slices.Contains(got.Tools, "search_standards") {
+				t.Errorf("tools/list = %v", got.Tools)
+			}
+			if got.Info.Project.Root != root || got.Info.Server.Transport != tc.transport || got.Info.Server.PID != b.PID() {
+				t.Errorf("get_server_info = %+v, want root %s transport %s pid %d", got.Info, root, tc.transport, b.PID())
+			}
+		})
+	}
+}
+
+// TestSubAgentGuideShowsTheTestedTypeScript keeps the guide's TypeScript
+// snippet identical to the file the test above runs.
+func TestSubAgentGuideShowsTheTestedTypeScript(t *testing.T) {
+	script, err := os.ReadFile(filepath.Join(tsClientDir, "connect.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sub-agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open = "```js\n// Reach a Berth project"
+	i := bytes.Index(doc, []byte(open))
+	if i < 0 {
+		t.Fatal("docs/sub-agents.md has no ```js block starting with connect.mjs's first line")
+	}
+	block := doc[i+len("```js\n"):]
+	end := bytes.Index(block, []byte("\n```\n"))
+	if end < 0 {
+		t.Fatal("the ```js block in docs/sub-agents.md is not closed")
+	}
+	if got, want := string(block[:end+1]), string(script); got != want {
+		t.Errorf("docs/sub-agents.md's TypeScript differs from %s/connect.mjs: copy the file into the guide\n%s",
+			tsClientDir, firstDiff(want, got))
+	}
+}
+
+// firstDiff names the first line where two texts differ.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n  file: %s\n  doc:  %s", i+1, wl, gl)
+		}
+	}
+	return ""
+}
