@@ -38,7 +38,8 @@ type mount struct {
 	shimHandler    http.Handler // /projects/{id}/mcp on the control API
 	startedAt      time.Time
 	log            *slog.Logger
-	done           chan struct{} // closed when srv.Serve returns
+	done           chan struct{}      // closed when srv.Serve returns
+	stopIdle       context.CancelFunc // ends the idle-session check
 }
 
 type mountDeps struct {
@@ -66,6 +67,15 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	sseSrv := eng.NewServer(transportSSE)
 	wsSrv := eng.NewServer(transportWS)
 	m.servers = []*mcp.Server{stdioSrv, httpSrv, sseSrv, wsSrv}
+	cfg := eng.Config().MCP
+	lim := newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout)
+	stdioSrv.AddReceivingMiddleware(lim.middleware(kindIDE))
+	httpSrv.AddReceivingMiddleware(lim.middleware(kindStreamable))
+	sseSrv.AddReceivingMiddleware(lim.middleware(kindStream))
+	wsSrv.AddReceivingMiddleware(lim.middleware(kindStream))
+	idleCtx, stopIdle := context.WithCancel(ctx)
+	m.stopIdle = stopIdle
+	go lim.closeIdle(idleCtx, sseSrv, wsSrv)
 
 	streamOpts := &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log}
 	mux := http.NewServeMux()
@@ -74,10 +84,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	mux.Handle("/ws", mcpws.Handler(wsSrv, m.log, nil))
 	mux.HandleFunc("/{$}", m.serveIndex)
 
-	var h http.Handler = mux
-	if max := eng.Config().MCP.MaxSessions; max > 0 {
-		h = m.limitSessions(max, h)
-	}
+	h := lim.refuseSessions(checkPosts(mux))
 	if deps.token != "" {
 		h = requireToken(deps.token, h)
 	}
@@ -127,6 +134,7 @@ func (m *mount) url() string { return fmt.Sprintf("http://127.0.0.1:%d/mcp", m.p
 
 // close stops serving, ends every session and releases the port.
 func (m *mount) close(ctx context.Context) {
+	m.stopIdle()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	for _, s := range m.servers {
@@ -147,22 +155,6 @@ func (m *mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
 	api.WriteJSON(w, http.StatusOK, map[string]any{
 		"project":   map[string]string{"id": m.id, "name": m.name, "root": m.root},
 		"endpoints": map[string]string{"streamable_http": "/mcp", "sse": "/sse", "websocket": "/ws"},
-	})
-}
-
-// limitSessions refuses requests that would open a session past the
-// project's mcp.max_sessions (0 = no limit).
-func (m *mount) limitSessions(max int, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		opens := (r.URL.Path == "/mcp" && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "") ||
-			(r.URL.Path == "/sse" && r.Method == http.MethodGet) ||
-			(r.URL.Path == "/ws")
-		if opens && m.sessions() >= max {
-			api.WriteError(w, api.Errorf(http.StatusServiceUnavailable,
-				"project %s has %d sessions, its mcp.max_sessions: close one or raise the limit in .praxis-os/config.yaml", m.name, max))
-			return
-		}
-		next.ServeHTTP(w, r)
 	})
 }
 

@@ -19,8 +19,12 @@ import (
 // Subprotocol is the WebSocket subprotocol MCP clients ask for.
 const Subprotocol = "mcp"
 
-// MaxMessageBytes caps one inbound message.
+// MaxMessageBytes caps one inbound message. A larger one (up to
+// dropLimit) is answered with a JSON-RPC error and the session carries on;
+// past dropLimit the connection is closed.
 const MaxMessageBytes = 4 << 20
+
+const dropLimit = 4 * MaxMessageBytes
 
 // Handler serves MCP sessions of server over WebSocket upgrades.
 // onSession, if set, is called when a session starts and ends (delta +1/-1).
@@ -31,7 +35,7 @@ func Handler(server *mcp.Server, logger *slog.Logger, onSession func(delta int))
 			logger.Debug("websocket accept failed", "err", err)
 			return // Accept has answered the request
 		}
-		ws.SetReadLimit(MaxMessageBytes)
+		ws.SetReadLimit(dropLimit)
 		conn := newConn(ws)
 		ss, err := server.Connect(r.Context(), transport{conn}, nil)
 		if err != nil {
@@ -66,7 +70,7 @@ func (t *ClientTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", t.URL, err)
 	}
-	ws.SetReadLimit(MaxMessageBytes)
+	ws.SetReadLimit(dropLimit)
 	return newConn(ws), nil
 }
 
@@ -105,10 +109,14 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if typ != websocket.MessageText {
 			continue // MCP messages are text; ignore binary frames
 		}
+		if len(data) > MaxMessageBytes {
+			c.writeRaw(ctx, rpcError(-32600, fmt.Sprintf("message over %d bytes: send smaller messages", MaxMessageBytes)))
+			continue
+		}
 		msg, err := jsonrpc.DecodeMessage(data)
 		if err != nil {
 			// A malformed frame does not end the session: report it to the peer.
-			c.writeRaw(ctx, parseError(err))
+			c.writeRaw(ctx, rpcError(-32700, "parse error: "+err.Error()))
 			continue
 		}
 		return msg, nil
@@ -144,12 +152,12 @@ func mergeCancel(a, b context.Context) (context.Context, func()) {
 	return ctx, func() { stop(); cancel() }
 }
 
-// parseError is the JSON-RPC answer to a frame that is not a message.
-func parseError(err error) []byte {
+// rpcError is the JSON-RPC answer to a frame that is not a message.
+func rpcError(code int, msg string) []byte {
 	raw, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      nil,
-		"error":   map[string]any{"code": -32700, "message": "parse error: " + err.Error()},
+		"error":   map[string]any{"code": code, "message": msg},
 	})
 	return raw
 }

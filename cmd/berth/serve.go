@@ -36,7 +36,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 	fs.Int("ports-end", broker.DefaultPortEnd, "last port for project endpoints (ports.end)")
 	fs.Duration("mount-grace", broker.DefaultMountGrace, "how long a project stays mounted after its last user leaves")
 	fs.Duration("idle-timeout", 10*time.Minute, "auto-started brokers exit after this long with no projects")
-	fs.Duration("session-timeout", broker.DefaultSessionTimeout, "idle MCP HTTP sessions are closed after this")
+	fs.Duration("session-timeout", broker.DefaultSessionTimeout, "MCP sessions idle this long are closed (streamable HTTP, SSE and WebSocket); 0 = never")
 	fs.String("auth", "none", "none, or token: project endpoints require the bearer token in $BERTH_HOME/token")
 	fs.String("log-level", "info", "debug, info, warn or error")
 	autostarted := fs.Bool("autostarted", false, "started by berth-shim: apply idle_timeout")

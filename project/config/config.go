@@ -25,12 +25,19 @@ const (
 // DefaultPort is the preferred MCP port when a project names none.
 const DefaultPort = 4242
 
+// Defaults of the per-project limits; 0 in a config file means no limit.
+const (
+	DefaultMaxSessions  = 10 // network MCP sessions open at once
+	DefaultMaxToolCalls = 16 // tool calls running at once, all sessions together
+)
+
 // MCP holds the mcp.* keys.
 type MCP struct {
 	HTTPPort          int      `mapstructure:"http_port"`
 	EnabledToolGroups []string `mapstructure:"enabled_tool_groups"`
 	MaxToolsWarning   int      `mapstructure:"max_tools_warning"`
 	MaxSessions       int      `mapstructure:"max_sessions"`
+	MaxToolCalls      int      `mapstructure:"max_tool_calls"`
 }
 
 // RAG holds the rag.* keys: source folders relative to the project root.
@@ -55,7 +62,8 @@ func Default() Config {
 			HTTPPort:          DefaultPort,
 			EnabledToolGroups: []string{GroupRAG, GroupWorkflow},
 			MaxToolsWarning:   20,
-			MaxSessions:       0,
+			MaxSessions:       DefaultMaxSessions,
+			MaxToolCalls:      DefaultMaxToolCalls,
 		},
 		RAG: RAG{
 			StandardsPath: filepath.Join(Dir, "standards"),
@@ -104,6 +112,9 @@ func (c *Config) validate() error {
 	}
 	if c.MCP.HTTPPort == 0 {
 		c.MCP.HTTPPort = DefaultPort
+	}
+	if c.MCP.MaxSessions < 0 || c.MCP.MaxToolCalls < 0 {
+		return fmt.Errorf("mcp.max_sessions (%d) and mcp.max_tool_calls (%d) must not be negative (0 = no limit)", c.MCP.MaxSessions, c.MCP.MaxToolCalls)
 	}
 	known := []string{GroupRAG, GroupWorkflow, GroupPOS}
 	for _, g := range c.MCP.EnabledToolGroups {

@@ -28,7 +28,17 @@ func TestLoad(t *testing.T) {
 			if c.MCP.HTTPPort != DefaultPort || !c.HasGroup(GroupRAG) || c.HasGroup(GroupPOS) || c.File != "" {
 				t.Errorf("defaults wrong: %+v", c)
 			}
+			if c.MCP.MaxSessions != 10 || c.MCP.MaxToolCalls != 16 {
+				t.Errorf("limits default to %d sessions, %d tool calls; want 10 and 16", c.MCP.MaxSessions, c.MCP.MaxToolCalls)
+			}
 		}},
+		{name: "limits", file: "config.yaml", body: "mcp:\n  max_sessions: 0\n  max_tool_calls: 3\n",
+			check: func(t *testing.T, c Config) {
+				if c.MCP.MaxSessions != 0 || c.MCP.MaxToolCalls != 3 {
+					t.Errorf("limits not applied: %+v", c.MCP)
+				}
+			}},
+		{name: "negative limit", file: "config.yaml", body: "mcp:\n  max_tool_calls: -1\n", wantErr: "mcp.max_tool_calls"},
 		{name: "yaml", file: "config.yaml", body: "mcp:\n  http_port: 4300\n  enabled_tool_groups: [rag, pos]\nrag:\n  standards_path: docs/std\n",
 			check: func(t *testing.T, c Config) {
 				if c.MCP.HTTPPort != 4300 || !c.HasGroup(GroupPOS) || c.HasGroup(GroupWorkflow) || c.RAG.StandardsPath != "docs/std" {

@@ -1,0 +1,87 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxBodyBytes caps one HTTP message body on a project port (the go-sdk's default).
+const MaxBodyBytes = mcp.DefaultMaxRequestBodyBytes
+
+// checkPosts answers a POST whose body is over MaxBodyBytes with 413, one
+// that is not JSON with a JSON-RPC parse error, and a POST to /mcp without
+// Mcp-Session-Id that does not open a session with 400 (the spec's answer;
+// the go-sdk handler would make a session of it) before the MCP handlers
+// see them: a bad message is refused alone and its session carries on.
+func checkPosts(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		r.Body.Close()
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("request body over %d bytes: send smaller messages (the session is unchanged)", MaxBodyBytes))
+			return
+		case err != nil:
+			api.WriteError(w, api.Errorf(http.StatusBadRequest, "read request body: %v", err))
+			return
+		case len(body) > 0 && !json.Valid(body):
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: the body is not valid JSON (the session is unchanged)")
+			return
+		}
+		if r.URL.Path == "/mcp" && r.Header.Get("Mcp-Session-Id") == "" && !opensSession(body) {
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+				"missing Mcp-Session-Id header: send initialize first and then the session id it returns")
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// opensSession reports whether a POST body may come without a session id:
+// an initialize, or the server/discover probe of sessionless clients.
+func opensSession(body []byte) bool {
+	var one struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &one) == nil {
+		return one.Method == "initialize" || one.Method == "server/discover"
+	}
+	var batch []struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &batch) == nil {
+		for _, m := range batch {
+			if m.Method == "initialize" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeRPCError answers with a JSON-RPC error that belongs to no request.
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": code, "message": msg},
+	})
+}
