@@ -1,0 +1,61 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzLoad feeds arbitrary bytes as the project's config.yaml and
+// config.json: Load never panics, an error names the file, and a config it
+// accepts is valid (a port, known groups, paths inside the project).
+func FuzzLoad(f *testing.F) {
+	for _, seed := range []string{
+		"mcp:\n  http_port: 4300\n  enabled_tool_groups: [rag, pos]\n",
+		"rag:\n  standards_path: ../outside\n",
+		"mcp: [1, 2]\n",
+		"mcp:\n  http_port: 99999\n",
+		`{"mcp": {"http_port": 4242, "max_sessions": 3}}`,
+		"\xff\xfe\x00",
+		"a: &a [*a]\n",
+		"",
+	} {
+		f.Add([]byte(seed), false)
+		f.Add([]byte(seed), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, asJSON bool) {
+		root := t.TempDir()
+		name := "config.yaml"
+		if asJSON {
+			name = "config.json"
+		}
+		file := filepath.Join(root, Dir, name)
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(root)
+		if err != nil {
+			if !strings.Contains(err.Error(), file) {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if cfg.MCP.HTTPPort < 1 || cfg.MCP.HTTPPort > 65535 {
+			t.Fatalf("accepted port %d", cfg.MCP.HTTPPort)
+		}
+		for _, g := range cfg.MCP.EnabledToolGroups {
+			if g != GroupRAG && g != GroupWorkflow && g != GroupPOS {
+				t.Fatalf("accepted group %q", g)
+			}
+		}
+		for _, p := range []string{cfg.RAG.StandardsPath, cfg.RAG.UsagePath, cfg.RAG.WorkflowsPath} {
+			if filepath.IsAbs(p) || !filepath.IsLocal(filepath.Clean(p)) {
+				t.Fatalf("accepted path %q", p)
+			}
+		}
+	})
+}
