@@ -49,8 +49,8 @@ func parseEnvelope(msg []byte) (id string, method string, ok bool) {
 	if json.Unmarshal(msg, &env) != nil {
 		return "", "", false
 	}
-	if len(env.ID) > 0 && !bytes.Equal(env.ID, []byte("null")) {
-		id = string(env.ID)
+	if len(env.ID) > 0 && (env.ID[0] == '"' || env.ID[0] == '-' || (env.ID[0] >= '0' && env.ID[0] <= '9')) {
+		id = string(env.ID) // a JSON-RPC id is a string or a number; others are never answered by id
 	}
 	return id, env.Method, true
 }
@@ -172,21 +172,59 @@ func (f *forwarder) writeOut(msg []byte) error {
 }
 
 // readWS delivers the connection's messages, then one error, on a channel.
+// It keeps reading the WebSocket whatever the forward loop is doing: the
+// loop may be blocked writing to the broker while the broker is blocked
+// writing replies to us, and only an always-reading shim breaks that cycle.
+// Messages wait in a queue until the loop takes them (the broker sends
+// only replies and notifications, so the queue stays bounded by what the
+// IDE asked). An abandoned channel's goroutines end with ctx.
 func (f *forwarder) readWS(ctx context.Context, conn *websocket.Conn) <-chan wsEvent {
-	ch := make(chan wsEvent, 1)
+	in := make(chan wsEvent)
 	go func() {
+		defer close(in)
 		for {
 			typ, data, err := conn.Read(ctx)
 			if err != nil {
-				ch <- wsEvent{err: err}
+				select {
+				case in <- wsEvent{err: err}:
+				case <-ctx.Done():
+				}
 				return
 			}
 			if typ == websocket.MessageText {
-				ch <- wsEvent{msg: data}
+				select {
+				case in <- wsEvent{msg: data}:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 	}()
-	return ch
+	out := make(chan wsEvent)
+	go func() {
+		var queue []wsEvent
+		for in != nil || len(queue) > 0 {
+			var send chan wsEvent
+			var next wsEvent
+			if len(queue) > 0 {
+				send, next = out, queue[0]
+			}
+			select {
+			case ev, ok := <-in:
+				if !ok {
+					in = nil
+					continue
+				}
+				queue = append(queue, ev)
+			case send <- next:
+				queue[0] = wsEvent{}
+				queue = queue[1:]
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // reconnect answers every in-flight request with an error (the broker that
