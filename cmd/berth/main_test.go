@@ -44,6 +44,13 @@ func connectMCP(t *testing.T, ctx context.Context, tr mcp.Transport) *mcp.Client
 func autostartHome(t *testing.T) string {
 	t.Helper()
 	home := brokertest.Home(t)
+	failOnBrokersLeft(t, home)
+	return home
+}
+
+// failOnBrokersLeft makes a broker still running on home when the test ends
+// an error, and kills it.
+func failOnBrokersLeft(t *testing.T, home string) {
 	t.Cleanup(func() {
 		var left []int32
 		for range 100 { // a killed broker may take a moment to leave the table (bounded: 5 s)
@@ -57,7 +64,6 @@ func autostartHome(t *testing.T) string {
 			killPID(int(pid))
 		}
 	})
-	return home
 }
 
 // killAtEnd kills the process *pid names when the test ends. Call it before

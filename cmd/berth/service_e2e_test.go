@@ -324,6 +324,7 @@ func TestServiceUnitBrokerIsFoundByShim(t *testing.T) {
 		defer notify.Close()
 		unitEnv = append(unitEnv, "NOTIFY_SOCKET="+addr.Name)
 	}
+	failOnBrokersLeft(t, defaultHomeUnder(home))
 	svcCmd := exec.Command(argv[0], argv[1:]...)
 	svcCmd.Env = unitEnv
 	svcCmd.Stderr = newLogWriter(t, "service")
@@ -357,7 +358,8 @@ func TestServiceUnitBrokerIsFoundByShim(t *testing.T) {
 	// An IDE's shim, with nothing but HOME, attaches to the service's broker.
 	root := brokertest.Project(t, "svc", nil)
 	shim := exec.Command(brokertest.Shim(t), "--project", root)
-	shim.Env = userEnv(home)
+	// Only in case it ever started a broker of its own: no fixed ports, a short idle.
+	shim.Env = userEnv(home, "BERTH_LISTEN=", fmt.Sprintf("BERTH_PORTS_START=%d", start), fmt.Sprintf("BERTH_PORTS_END=%d", end), "BERTH_IDLE_TIMEOUT=2s")
 	shim.Stderr = newLogWriter(t, "shim")
 	s := connectMCP(t, ctx, &mcp.CommandTransport{Command: shim, TerminateDuration: 2 * time.Second})
 	if info := getServerInfo(t, ctx, s); info.Server.PID != pid || info.Project.Root != root {
@@ -370,7 +372,11 @@ func TestServiceUnitBrokerIsFoundByShim(t *testing.T) {
 		t.Errorf("the shim auto-started a broker of its own (berth.out exists): %v", err)
 	}
 
-	// The service manager stops it: STOPPING=1, exit 0, state file gone.
+	// The IDE closes; the service manager stops the broker: STOPPING=1, exit 0,
+	// state file gone. (A shim still running would reconnect and start a broker.)
+	if err := s.Close(); err != nil {
+		t.Fatalf("close the shim's session: %v", err)
+	}
 	if err := svcCmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
