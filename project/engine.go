@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/project/search"
 	"github.com/berth-dev/berth/project/watch"
 	"github.com/berth-dev/berth/project/workflow"
@@ -33,6 +34,8 @@ type Options struct {
 	DB     *store.DB
 	Logger *slog.Logger
 	Server ServerInfo
+	// Logs, when set, is the broker's log ring: get_recent_logs answers from it.
+	Logs *logring.Ring
 }
 
 // Engine is an opened project. It is safe for concurrent use.
@@ -45,6 +48,7 @@ type Engine struct {
 	server ServerInfo
 	opened time.Time
 	git    *gitCache
+	logs   *logring.Ring // nil: no get_recent_logs
 
 	index    *search.Index    // nil when the rag group is off
 	workflow *workflow.Engine // nil when neither workflow nor pos is on
@@ -75,6 +79,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		server: opts.Server,
 		opened: time.Now(),
 		git:    newGitCache(),
+		logs:   opts.Logs,
 	}
 	e.name = projectName(e.git.get(ctx, opts.Root), opts.Root)
 	if err := e.openParts(ctx, opts); err != nil {
@@ -180,6 +185,9 @@ func (e *Engine) NewServer(transport string) *mcp.Server {
 	}
 	workflow.AddCurrentDate(s)
 	names = append(names, workflow.ToolCurrentDate)
+	if e.logs != nil {
+		names = append(names, addRecentLogs(s, e))
+	}
 	e.mu.Lock()
 	e.tools = names
 	if max := e.cfg.MCP.MaxToolsWarning; max > 0 && len(names) > max && !e.warned {
@@ -219,8 +227,37 @@ func (e *Engine) Status() map[string]any {
 			st["workflows"] = list
 		}
 		st["imported_sessions"] = e.workflow.Imported()
+		if list, err := e.workflow.Sessions(context.Background(), workflow.FilterAll); err == nil {
+			if len(list.Sessions) > maxStatusSessions {
+				list.Sessions = list.Sessions[:maxStatusSessions]
+			}
+			st["workflow_sessions"] = list
+		}
 	}
 	return st
+}
+
+// maxStatusSessions caps the workflow sessions Status lists (newest first;
+// the list's count still counts them all).
+const maxStatusSessions = 10
+
+// ErrSearchOff reports a search on a project whose rag tool group is off.
+var ErrSearchOff = errors.New("search_standards is off for this project: add rag to mcp.enabled_tool_groups in .praxis-os/config.yaml")
+
+// IndexStatus is the search index's status; false when the rag group is off.
+func (e *Engine) IndexStatus() (search.Status, bool) {
+	if e.index == nil {
+		return search.Status{}, false
+	}
+	return e.index.Status(), true
+}
+
+// Search runs a standards search, as search_standards does.
+func (e *Engine) Search(ctx context.Context, q search.Query) (*search.Result, error) {
+	if e.index == nil {
+		return nil, ErrSearchOff
+	}
+	return e.index.Search(ctx, q)
 }
 
 // Close stops the watcher, then the loops that apply its batches, then the
