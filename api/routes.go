@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -39,7 +40,17 @@ type HandlerOptions struct {
 	// never on TCP, so nothing but the user's own processes can stop the broker.
 	AllowShutdown bool
 	Logger        *slog.Logger
+	// Metrics serves GET /metrics when set.
+	Metrics http.Handler
+	// Events serves GET /events (the dashboard's Server-Sent Events) when set.
+	Events http.Handler
+	// Search answers GET /projects/{id}/search?q=&n= when set.
+	Search SearchFunc
 }
+
+// SearchFunc runs a standards search on project id; n is 0 for the default
+// number of results. The result is written as JSON.
+type SearchFunc func(ctx context.Context, id, query string, n int) (any, error)
 
 // NewHandler is the control API's one route table.
 func NewHandler(b Backend, opts HandlerOptions) http.Handler {
@@ -104,6 +115,15 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 			WriteJSON(w, http.StatusAccepted, resp)
 		})
 	}
+	if opts.Search != nil {
+		r.Get("/projects/{id}/search", searchHandler(opts.Search))
+	}
+	if opts.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", opts.Metrics)
+	}
+	if opts.Events != nil {
+		r.Method(http.MethodGet, "/events", opts.Events)
+	}
 	if opts.Dashboard != nil {
 		r.Handle("/", opts.Dashboard)
 		r.Handle("/assets/*", opts.Dashboard)
@@ -115,6 +135,27 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 		WriteError(w, Errorf(http.StatusMethodNotAllowed, "method %s not allowed on %s", req.Method, req.URL.Path))
 	})
 	return r
+}
+
+func searchHandler(search SearchFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		q := req.URL.Query()
+		n := 0
+		if raw := q.Get("n"); raw != "" {
+			v, err := strconv.Atoi(raw)
+			if err != nil {
+				WriteError(w, Errorf(http.StatusBadRequest, "n=%q is not a number: pass how many results you want, e.g. n=5", raw))
+				return
+			}
+			n = v
+		}
+		res, err := search(req.Context(), chi.URLParam(req, "id"), q.Get("q"), n)
+		if err != nil {
+			WriteError(w, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, res)
+	}
 }
 
 func versionHeader(next http.Handler) http.Handler {

@@ -23,6 +23,9 @@ type Health struct {
 	// Warnings name what the broker repaired or could not read at start
 	// (a corrupt berth.db moved aside, workflow sessions it could not recover).
 	Warnings []string `json:"warnings,omitempty"`
+
+	// RSSBytes is the broker's resident memory (0 when the OS does not say).
+	RSSBytes uint64 `json:"rss_bytes,omitempty"`
 }
 
 // Project describes one mounted project (GET /projects, GET /projects/{id}).
@@ -38,6 +41,8 @@ type Project struct {
 	StartedAt time.Time `json:"started_at"`
 	// Detail is the engine's status (index, workflows); only on GET /projects/{id}.
 	Detail map[string]any `json:"detail,omitempty"`
+	// SessionsByTransport splits Sessions by how they arrived (stdio, http, sse, websocket).
+	SessionsByTransport map[string]int `json:"sessions_by_transport,omitempty"`
 }
 
 // ProjectList is the body of GET /projects.

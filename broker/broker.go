@@ -18,9 +18,12 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/web"
+	"github.com/shirou/gopsutil/v4/process"
 )
 
 // Options are the process-level hooks of Run.
@@ -37,6 +40,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	// Every record also goes to the in-memory rings that get_recent_logs
+	// and the dashboard read.
+	logs := logring.New(logring.Options{})
+	log = slog.New(logs.Handler(log.Handler()))
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -92,18 +99,27 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	started := time.Now()
-	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings}
+	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings, logs: logs, proc: selfProcess()}
+	b.metrics = metrics.New(api.Version, b.metricsSnapshot)
+	b.hub = web.NewHub(b.dashboard, web.HubOptions{})
+	logs.OnRecord(b.hub.Poke)
 	idle := newIdleTimer(cfg.IdleTimeout, func() { cancel(errIdle) })
 	b.mounts = &mounts{
 		ctx: ctx, cfg: cfg, db: db, log: log, token: token,
 		info:    project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: started},
 		entries: make(map[string]*entry),
 		onEmpty: idle.set,
+		logs:    logs,
+		onCall:  b.toolCalled,
 	}
 	idle.set(true)
 
-	handler := api.NewHandler(b, api.HandlerOptions{Dashboard: web.Handler(), AllowShutdown: true, Logger: log})
-	tcpHandler := api.NewHandler(b, api.HandlerOptions{Dashboard: web.Handler(), CheckHost: true, Logger: log})
+	apiOpts := api.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search}
+	sockOpts := apiOpts
+	sockOpts.AllowShutdown = true
+	handler := api.NewHandler(b, sockOpts)
+	apiOpts.CheckHost = true
+	tcpHandler := api.NewHandler(b, apiOpts)
 	var servers []*http.Server
 	var wg sync.WaitGroup
 	serve := func(ln net.Listener, h http.Handler) {
@@ -132,13 +148,14 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		opts.Ready()
 	}
 
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		b.cleanStaleStateFiles(ctx)
 		b.remountPinned(ctx)
 	}()
 	go func() { defer wg.Done(); b.reapLoop(ctx) }()
+	go func() { defer wg.Done(); b.hub.Run(ctx) }()
 
 	<-ctx.Done()
 	cause := context.Cause(ctx)
@@ -150,6 +167,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	for _, srv := range servers {
 		srv.SetKeepAlivesEnabled(false)
 	}
+	b.hub.Close() // end the dashboards' event streams: Shutdown waits for them
 	b.mounts.closeAll(shutdownCtx)
 	for _, srv := range servers {
 		if err := srv.Shutdown(shutdownCtx); err != nil {
@@ -195,6 +213,10 @@ type Broker struct {
 	// warnings are what startup repaired or could not recover; set before
 	// the control API serves, read-only after.
 	warnings []string
+	logs     *logring.Ring    // recent log records, per project and all
+	metrics  *metrics.Metrics // /metrics
+	hub      *web.Hub         // the dashboard's event stream
+	proc     *process.Process // this process, for its RSS; nil if unknown
 }
 
 // Health implements api.Backend.
@@ -202,6 +224,7 @@ func (b *Broker) Health() api.Health {
 	h := api.Health{
 		Status: "ok", Version: api.Version, PID: os.Getpid(), StartedAt: b.started.UTC(),
 		UptimeSeconds: time.Since(b.started).Seconds(), Projects: b.mounts.count(), Home: b.cfg.Home,
+		RSSBytes: b.rss(),
 	}
 	if b.cfg.IdleTimeout > 0 {
 		h.IdleTimeout = b.cfg.IdleTimeout.String()
@@ -250,7 +273,10 @@ func (b *Broker) Project(id string) (api.Project, error) {
 
 // Attach implements api.Backend.
 func (b *Broker) Attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
-	return b.mounts.attach(ctx, req)
+	start := time.Now()
+	resp, err := b.mounts.attach(ctx, req)
+	b.metrics.Attach(err == nil, time.Since(start))
+	return resp, err
 }
 
 // Detach implements api.Backend.
@@ -283,6 +309,7 @@ func (b *Broker) remountPinned(ctx context.Context) {
 			b.log.Warn("pinned project not mounted", "project", rec.ID, "root", rec.Root, "err", err)
 			continue
 		}
+		b.metrics.RestartRecovered()
 		if err := writeCLIState(rec.Root, b); err != nil {
 			b.log.Warn("state file", "project", rec.ID, "err", err)
 		}

@@ -40,12 +40,14 @@ type mount struct {
 	log            *slog.Logger
 	done           chan struct{}      // closed when srv.Serve returns
 	stopIdle       context.CancelFunc // ends the idle-session check
+	observer       *observer          // tool calls and sessions, per transport
 }
 
 type mountDeps struct {
 	log            *slog.Logger
 	sessionTimeout time.Duration
 	token          string // bearer token required on the port; "" = none
+	onCall         func(*mount, api.ToolCall)
 }
 
 // newMount opens the engine and starts serving on ln (already bound).
@@ -76,6 +78,8 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	idleCtx, stopIdle := context.WithCancel(ctx)
 	m.stopIdle = stopIdle
 	go lim.closeIdle(idleCtx, sseSrv, wsSrv)
+	// Outermost: it sees every call, those the limits refuse included.
+	m.observer = observe(m, map[string]*mcp.Server{transportStdio: stdioSrv, transportHTTP: httpSrv, transportSSE: sseSrv, transportWS: wsSrv}, deps.onCall)
 
 	streamOpts := &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log}
 	mux := http.NewServeMux()

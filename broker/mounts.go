@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -45,6 +46,8 @@ type mounts struct {
 	info    project.ServerInfo
 	token   string
 	onEmpty func(empty bool) // idle tracking: called with the table's emptiness after changes
+	logs    *logring.Ring    // handed to each engine for get_recent_logs
+	onCall  func(*mount, api.ToolCall)
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -146,7 +149,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 
 // open mounts the project: engine, port, servers.
 func (t *mounts) open(root, id string) (*mount, error) {
-	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info})
+	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs})
 	if err != nil {
 		return nil, api.Errorf(http.StatusBadRequest, "open project %s: %v", root, err)
 	}
@@ -159,7 +162,7 @@ func (t *mounts) open(root, id string) (*mount, error) {
 		eng.Close()
 		return nil, api.Errorf(http.StatusServiceUnavailable, "mount %s: %v", root, err)
 	}
-	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token})
+	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, onCall: t.onCall})
 	t.log.Info("mounted", "project", id, "root", root, "port", m.port)
 	return m, nil
 }
@@ -346,7 +349,7 @@ func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	m := e.m
 	return api.Project{
 		ID: id, Name: m.name, Root: m.root, Port: m.port, URL: m.url(),
-		Sessions: m.sessions(), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
+		Sessions: m.sessions(), SessionsByTransport: m.observer.sessionsByTransport(), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
 	}
 }
 

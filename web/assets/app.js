@@ -1,50 +1,208 @@
-// Berth dashboard: polls the control API and renders the mounted projects.
+// Berth dashboard. The broker pushes its whole state as Server-Sent Events
+// ("snapshot" on /events); this file only renders it. The one request it
+// makes itself is a search the user asks for.
 "use strict";
 
-function cell(text, code) {
-  const td = document.createElement("td");
-  if (code) {
-    const c = document.createElement("code");
-    c.textContent = text;
-    td.appendChild(c);
-  } else {
-    td.textContent = text;
+const $ = (id) => document.getElementById(id);
+
+// h builds an element: h("td", {class: "x"}, "text", child, ...).
+function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k === "style") el.setAttribute("style", v);
+    else if (k.startsWith("data-")) el.setAttribute(k, v);
+    else el[k] = v;
   }
-  return td;
+  for (const kid of kids.flat()) {
+    if (kid === undefined || kid === null || kid === false) continue;
+    el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+  return el;
 }
 
-async function refresh() {
-  const err = document.getElementById("error");
+function duration(seconds) {
+  seconds = Math.max(0, Math.floor(seconds));
+  const d = Math.floor(seconds / 86400), hr = Math.floor(seconds / 3600) % 24;
+  const m = Math.floor(seconds / 60) % 60, s = seconds % 60;
+  if (d) return d + "d " + hr + "h";
+  if (hr) return hr + "h " + m + "m";
+  if (m) return m + "m " + s + "s";
+  return s + "s";
+}
+
+function ago(iso) {
+  const s = (Date.now() - new Date(iso).getTime()) / 1000;
+  return s < 5 ? "just now" : duration(s) + " ago";
+}
+
+function bytes(n) {
+  if (!n) return "–";
+  const units = ["B", "KiB", "MiB", "GiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return n.toFixed(n < 10 && i ? 1 : 0) + " " + units[i];
+}
+
+function ms(v) {
+  if (v < 1) return v.toFixed(2) + " ms";
+  if (v < 1000) return v.toFixed(v < 10 ? 1 : 0) + " ms";
+  return (v / 1000).toFixed(2) + " s";
+}
+
+function clock(iso) {
+  return new Date(iso).toLocaleTimeString([], { hour12: false });
+}
+
+function renderHealth(hl) {
+  $("version").textContent = "v" + hl.version;
+  const stat = (label, value) => h("div", null, h("dt", null, label), h("dd", null, value));
+  $("health").replaceChildren(
+    stat("Uptime", duration(hl.uptime_seconds)),
+    stat("PID", hl.pid),
+    stat("Memory (RSS)", bytes(hl.rss_bytes)),
+    stat("Projects", hl.projects),
+  );
+}
+
+const TRANSPORTS = ["stdio", "http", "sse", "websocket"];
+const SHORT = { websocket: "ws" };
+
+function plural(n, word) {
+  return n + " " + word + (n === 1 ? "" : "s");
+}
+
+function sessionChips(p) {
+  const by = p.sessions_by_transport || {};
+  return h("div", { class: "chips" }, TRANSPORTS.map((t) =>
+    h("span", { class: "chip" + (by[t] ? "" : " zero"), title: t + " sessions" }, (SHORT[t] || t) + " ", h("b", null, by[t] || 0))));
+}
+
+function indexCell(ix) {
+  if (!ix) return h("span", { class: "badge neutral" }, "off");
+  const busy = ix.state !== "ready";
+  const cls = ix.state === "ready" ? "ok" : ix.state === "closed" ? "err" : "busy";
+  const parts = [h("span", { class: "badge " + cls }, ix.state), " ",
+    h("span", { class: "muted" }, plural(ix.files, "file") + " · " + plural(ix.chunks, "section"))];
+  if (busy && ix.progress && ix.progress.total > 0) {
+    const pct = Math.round(100 * ix.progress.done / ix.progress.total);
+    parts.push(h("div", { class: "bar", title: ix.progress.done + " of " + ix.progress.total + " files" },
+      h("span", { style: "width:" + pct + "%" })));
+    parts.push(h("span", { class: "muted small" }, ix.progress.done + " / " + ix.progress.total + " files"));
+  }
+  if (ix.last_error) parts.push(h("div", { class: "small", style: "color:var(--err)" }, ix.last_error));
+  return parts;
+}
+
+function workflowCell(d) {
+  const list = d.workflow_sessions;
+  if (!list) return h("span", { class: "badge neutral" }, "off");
+  if (!list.count) return h("span", { class: "muted" }, "no sessions");
+  const active = list.sessions.filter((s) => s.status === "active").length;
+  return [
+    h("span", null, plural(list.count, "session") + (active ? " · " + active + " active" : "")),
+    h("ul", { class: "wf" }, list.sessions.slice(0, 3).map((s) => h("li", null,
+      h("span", { class: "badge " + (s.status === "active" ? "busy" : "ok") }, s.status),
+      h("code", null, s.workflow_type), h("span", { class: "muted small" }, "phase " + s.current_phase + "/" + s.total_phases)))),
+  ];
+}
+
+function callsTable(calls) {
+  if (!calls || !calls.length) return h("p", { class: "none" }, "No tool calls yet.");
+  return h("table", { class: "calls" }, h("tbody", null, calls.slice(0, 8).map((c) => h("tr", null,
+    h("td", { class: "tool" }, c.tool, c.ok ? null : h("span", { class: "errmsg", title: c.error }, c.error)),
+    h("td", null, h("span", { class: "badge " + (c.ok ? "ok" : "err") }, c.ok ? "ok" : "error")),
+    h("td", { class: "num" }, ms(c.duration_ms)),
+    h("td", { class: "num" }, c.transport),
+    h("td", { class: "when" }, ago(c.time)),
+  ))));
+}
+
+function projectCard(p) {
+  const d = p.detail || {};
+  return h("article", { class: "card project", "data-id": p.id },
+    h("div", { class: "project-head" },
+      h("h3", null, p.name),
+      p.pinned ? h("span", { class: "badge pinned", title: "kept mounted by berth attach" }, "pinned") : null,
+      h("span", { class: "id" }, p.id)),
+    h("div", { class: "endpoint" },
+      h("span", { class: "port", title: "port" }, ":" + p.port),
+      h("code", null, p.url)),
+    h("dl", { class: "facts" },
+      h("div", { class: "wide" }, h("dt", null, "Root"), h("dd", { class: "root" }, h("code", null, p.root))),
+      h("div", null, h("dt", null, "Sessions · " + p.sessions), h("dd", null, sessionChips(p))),
+      h("div", null, h("dt", null, "Index"), h("dd", null, indexCell(d.index))),
+      h("div", null, h("dt", null, "Workflow sessions"), h("dd", null, workflowCell(d))),
+      h("div", null, h("dt", null, "Holders"), h("dd", null,
+        p.holders + " · up " + duration((Date.now() - new Date(p.started_at).getTime()) / 1000))),
+    ),
+    h("h4", null, "Recent tool calls"),
+    callsTable(p.calls));
+}
+
+function renderProjects(list) {
+  $("project-count").textContent = list.length;
+  $("projects").replaceChildren(...list.map(projectCard));
+  $("empty").hidden = list.length > 0;
+  // Keep the search box's choice while the list changes.
+  const sel = $("search-project");
+  const keep = sel.value;
+  sel.replaceChildren(...list.map((p) => h("option", { value: p.id }, p.name + "  (:" + p.port + ")")));
+  if (list.some((p) => p.id === keep)) sel.value = keep;
+  sel.disabled = list.length === 0;
+}
+
+function renderLogs(lines) {
+  $("logs").replaceChildren(...lines.slice().reverse().map((l) => {
+    const attrs = Object.entries(l.attrs || {}).map(([k, v]) => k + "=" + v).join(" ");
+    return h("li", null,
+      h("time", { dateTime: l.time }, clock(l.time)),
+      h("span", { class: "lv " + l.level }, l.level),
+      h("span", { class: "msg" }, l.project ? h("span", { class: "proj" }, "[" + l.project + "] ") : null, l.message),
+      attrs ? h("span", { class: "attrs" }, attrs) : null);
+  }));
+}
+
+function setLive(state, text) {
+  $("live").className = "live " + state;
+  $("live-text").textContent = text;
+}
+
+function connect() {
+  const es = new EventSource("/events");
+  es.addEventListener("snapshot", (ev) => {
+    const s = JSON.parse(ev.data);
+    renderHealth(s.health);
+    renderProjects(s.projects || []);
+    renderLogs(s.logs || []);
+    setLive("on", "live");
+  });
+  es.onerror = () => setLive("off", "reconnecting…"); // EventSource retries by itself
+}
+
+async function runSearch(ev) {
+  ev.preventDefault();
+  const id = $("search-project").value, q = $("search-q").value.trim();
+  const status = $("search-status"), out = $("search-results");
+  if (!id || !q) return;
+  status.hidden = false;
+  status.textContent = "Searching…";
   try {
-    const [h, p] = await Promise.all([fetch("/health"), fetch("/projects")]);
-    if (!h.ok || !p.ok) throw new Error("broker answered " + h.status + "/" + p.status);
-    const health = await h.json();
-    const list = (await p.json()).projects || [];
-    document.getElementById("health").textContent =
-      "broker pid " + health.pid + " · v" + health.version + " · up " + Math.round(health.uptime_seconds) + "s · " + health.projects + " project(s)";
-    const body = document.querySelector("#projects tbody");
-    body.replaceChildren();
-    for (const pr of list) {
-      const tr = document.createElement("tr");
-      tr.dataset.id = pr.id;
-      const name = cell(pr.name);
-      if (pr.pinned) {
-        const b = document.createElement("span");
-        b.className = "pinned";
-        b.textContent = "attached";
-        name.appendChild(b);
-      }
-      tr.append(name, cell(pr.url, true), cell(String(pr.sessions)), cell(String(pr.holders)),
-        cell(new Date(pr.started_at).toLocaleString()), cell(pr.root, true));
-      body.appendChild(tr);
-    }
-    document.getElementById("empty").hidden = list.length > 0;
-    err.hidden = true;
+    const r = await fetch("/projects/" + encodeURIComponent(id) + "/search?n=5&q=" + encodeURIComponent(q));
+    const body = await r.json();
+    if (!r.ok) throw new Error(body.error || "broker answered " + r.status);
+    status.textContent = plural(body.total, "matching section") + " · " + body.query_time_ms.toFixed(2) + " ms";
+    out.replaceChildren(...body.results.map((hit) => h("li", null,
+      h("div", { class: "sec" }, hit.section),
+      h("div", { class: "loc" }, h("code", null, hit.file + ":" + hit.lines[0] + "–" + hit.lines[1]),
+        h("span", null, "score " + hit.relevance_score.toFixed(2))),
+      h("p", null, hit.content))));
   } catch (e) {
-    err.textContent = "Cannot reach the broker: " + e.message;
-    err.hidden = false;
+    status.textContent = "Search failed: " + e.message;
+    out.replaceChildren();
   }
 }
 
-refresh();
-setInterval(refresh, 2000);
+$("search").addEventListener("submit", runSearch);
+connect();

@@ -1,0 +1,118 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/project/logring"
+	"github.com/berth-dev/berth/project/search"
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// dashboardLogLines is how many of the broker's last log lines the dashboard
+// shows: info and above (debug lines are get_recent_logs' business).
+const dashboardLogLines = 80
+
+// dashboard is the state the dashboard's event stream sends. It must not
+// log: every log line pokes the stream.
+func (b *Broker) dashboard() any {
+	d := api.Dashboard{Health: b.Health(), Projects: []api.DashboardProject{}, Logs: []api.LogLine{}}
+	for _, m := range b.mounts.all() {
+		_, p, err := b.mounts.get(m.id)
+		if err != nil {
+			continue // unmounted meanwhile
+		}
+		p.Detail = m.engine.Status()
+		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent()})
+	}
+	slices.SortFunc(d.Projects, func(x, y api.DashboardProject) int { return strings.Compare(x.Root, y.Root) })
+	for _, r := range b.logs.Recent("", logring.Query{MinLevel: slog.LevelInfo, Limit: dashboardLogLines}) {
+		d.Logs = append(d.Logs, api.LogLine{Time: r.Time.UTC(), Level: r.Level, Message: r.Message, Project: r.Project, Attrs: r.Attrs})
+	}
+	return d
+}
+
+// toolCalled feeds a mount's tool call to the metrics and the dashboard.
+func (b *Broker) toolCalled(m *mount, c api.ToolCall) {
+	tool := c.Tool
+	if !slices.Contains(m.engine.ToolNames(), tool) {
+		tool = unknownTool
+	}
+	b.metrics.ToolCall(m.id, tool, outcome(c.OK), time.Duration(c.DurationMS*float64(time.Millisecond)))
+	b.hub.Poke()
+}
+
+// metricsSnapshot is read at every scrape of /metrics.
+func (b *Broker) metricsSnapshot() metrics.Snapshot {
+	s := metrics.Snapshot{Sessions: map[string]int{transportStdio: 0, transportHTTP: 0, transportSSE: 0, transportWS: 0}}
+	for _, m := range b.mounts.all() {
+		s.Mounts++
+		for tr, n := range m.observer.sessionsByTransport() {
+			s.Sessions[tr] += n
+		}
+		if st, ok := m.engine.IndexStatus(); ok {
+			s.Indexes = append(s.Indexes, metrics.Index{Project: m.id, Files: st.Files, Chunks: st.Chunks})
+		}
+	}
+	return s
+}
+
+// search answers GET /projects/{id}/search for the dashboard.
+func (b *Broker) search(ctx context.Context, id, q string, n int) (any, error) {
+	m, _, err := b.mounts.get(id)
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.engine.Search(ctx, search.Query{Text: q, N: n})
+	switch {
+	case errors.Is(err, project.ErrSearchOff):
+		return nil, api.Errorf(http.StatusConflict, "%v", err)
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		return nil, api.Errorf(http.StatusBadRequest, "%v", err)
+	}
+	return res, nil
+}
+
+// rss is the broker's resident memory, or 0 when the OS does not say.
+func (b *Broker) rss() uint64 {
+	if b.proc == nil {
+		return 0
+	}
+	mi, err := b.proc.MemoryInfo()
+	if err != nil {
+		return 0
+	}
+	return mi.RSS
+}
+
+func selfProcess() *process.Process {
+	p, err := process.NewProcess(int32(os.Getpid()))
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// all returns the mounts that are up.
+func (t *mounts) all() []*mount {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]*mount, 0, len(t.entries))
+	for _, e := range t.entries {
+		if e.m != nil {
+			out = append(out, e.m)
+		}
+	}
+	return out
+}

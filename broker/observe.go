@@ -1,0 +1,166 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// recentCalls is how many tool calls a mount keeps for the dashboard.
+const recentCalls = 20
+
+// unknownTool labels calls of tools the project does not offer, so a
+// client cannot grow the metrics without bound by inventing names.
+const unknownTool = "unknown"
+
+// observer is what a mount's MCP servers report: the recent tool calls and
+// the servers by transport. Every server gets the same receiving
+// middleware, the one place tool calls are logged, counted and listed.
+type observer struct {
+	m           *mount
+	byTransport map[string]*mcp.Server
+	onCall      func(m *mount, c api.ToolCall)
+
+	mu    sync.Mutex // guards calls
+	calls []api.ToolCall
+}
+
+// observe installs the middleware on every server; onCall (may be nil) is
+// told of each answered tool call.
+func observe(m *mount, byTransport map[string]*mcp.Server, onCall func(*mount, api.ToolCall)) *observer {
+	a := &observer{m: m, byTransport: byTransport, onCall: onCall}
+	for tr, s := range byTransport {
+		s.AddReceivingMiddleware(a.middleware(tr))
+	}
+	return a
+}
+
+func (a *observer) middleware(transport string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			p, isCall := req.GetParams().(*mcp.CallToolParamsRaw)
+			if isCall && (len(p.Arguments) == 0 || string(p.Arguments) == "null") {
+				// Absent arguments are no arguments. The SDK's schema
+				// default filling panics on a null object.
+				p.Arguments = json.RawMessage("{}")
+			}
+			start := time.Now()
+			res, err = a.call(ctx, next, method, req)
+			d := time.Since(start)
+			session := ""
+			if s := req.GetSession(); s != nil {
+				session = s.ID()
+			}
+			if method != "tools/call" || !isCall {
+				if a.m.log.Enabled(ctx, slog.LevelDebug) {
+					args := []any{"method", method, "transport", transport, "session", session, "duration", d}
+					if err != nil {
+						args = append(args, "err", err)
+					}
+					a.m.log.Debug("mcp request", args...)
+				}
+				return res, err
+			}
+			c := api.ToolCall{Time: start.UTC(), Tool: p.Name, Transport: transport, DurationMS: float64(d.Microseconds()) / 1000, OK: true}
+			if err != nil {
+				c.OK, c.Error = false, err.Error()
+			} else if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+				c.OK, c.Error = false, resultText(r)
+			}
+			if a.m.log.Enabled(ctx, slog.LevelDebug) {
+				args := []any{"tool", c.Tool, "transport", transport, "session", session, "duration", d, "outcome", outcome(c.OK)}
+				if c.Error != "" {
+					args = append(args, "err", c.Error)
+				}
+				a.m.log.Debug("tool call", args...)
+			}
+			a.record(c)
+			return res, err
+		}
+	}
+}
+
+// call runs next, turning a panic into an internal error: one bad request
+// must not take down the broker and every other project with it.
+func (a *observer) call(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (res mcp.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.m.log.Error("MCP request panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("internal error in %s (logged by the broker)", method)}
+		}
+	}()
+	return next(ctx, method, req)
+}
+
+func (a *observer) record(c api.ToolCall) {
+	a.mu.Lock()
+	a.calls = append(a.calls, c)
+	if len(a.calls) > recentCalls {
+		a.calls = slices.Delete(a.calls, 0, len(a.calls)-recentCalls)
+	}
+	a.mu.Unlock()
+	if a.onCall != nil {
+		a.onCall(a.m, c)
+	}
+}
+
+// recent returns the kept tool calls, newest first.
+func (a *observer) recent() []api.ToolCall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := slices.Clone(a.calls)
+	slices.Reverse(out)
+	if out == nil {
+		out = []api.ToolCall{}
+	}
+	return out
+}
+
+// sessionsByTransport counts initialized sessions per transport.
+func (a *observer) sessionsByTransport() map[string]int {
+	out := make(map[string]int, len(a.byTransport))
+	for tr, s := range a.byTransport {
+		for ss := range s.Sessions() {
+			if ss.InitializeParams() != nil {
+				out[tr]++
+			}
+		}
+	}
+	return out
+}
+
+func outcome(ok bool) string {
+	if ok {
+		return metrics.OutcomeOK
+	}
+	return metrics.OutcomeError
+}
+
+// resultText is the first text of a tool error result, cut to 300 bytes.
+func resultText(r *mcp.CallToolResult) string {
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			s := t.Text
+			if len(s) > 300 {
+				n := 300
+				for n > 0 && !utf8.RuneStart(s[n]) {
+					n--
+				}
+				s = s[:n] + "…"
+			}
+			return s
+		}
+	}
+	return "tool error"
+}
