@@ -365,3 +365,15 @@ func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
 		t.Errorf("socket survives the idle exit: %v", err)
 	}
 }
+
+func TestHandStartedBrokerIgnoresIdleTimeout(t *testing.T) {
+	// idle_timeout applies only to a broker a shim started: one run by hand
+	// or by a service manager runs until stopped.
+	b := brokertest.StartBroker(t, brokertest.Options{Env: []string{"BERTH_IDLE_TIMEOUT=300ms"}})
+	time.Sleep(2 * time.Second)
+	ctx := testCtx(t, 10*time.Second)
+	h, err := b.Client.Health(ctx)
+	if err != nil || h.IdleTimeout != "" || h.Autostarted {
+		t.Fatalf("hand-started broker after 2 s idle: %+v %v", h, err)
+	}
+}
