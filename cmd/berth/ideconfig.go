@@ -103,7 +103,7 @@ func shimCommand() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find the berth binary: %w", err)
 	}
-	temp := strings.Contains(exe, string(filepath.Separator)+"go-build")
+	temp := tempBuild(exe)
 	if !temp {
 		beside := filepath.Join(filepath.Dir(exe), "berth-shim")
 		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {

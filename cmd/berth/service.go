@@ -65,10 +65,16 @@ func serviceSpec(home string) (service.Spec, error) {
 	if err != nil {
 		return service.Spec{}, fmt.Errorf("find the berth binary: %w", err)
 	}
-	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+	if tempBuild(exe) {
 		return service.Spec{}, fmt.Errorf("berth runs from a temporary build (%s): install it first (go install ./cmd/berth ./cmd/berth-shim) and run that berth", exe)
 	}
 	return service.Spec{Berth: exe, Home: home}, nil
+}
+
+// tempBuild reports a binary `go run` built in a temporary folder: a unit or
+// IDE entry naming it would break when the folder is removed.
+func tempBuild(exe string) bool {
+	return strings.Contains(exe, string(filepath.Separator)+"go-build")
 }
 
 func serviceInstall(t service.Target, home string) error {
