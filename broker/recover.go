@@ -12,6 +12,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/store"
+	"github.com/shirou/gopsutil/v4/process"
 )
 
 // openStore opens berth.db. A corrupt file (bad header, truncated,
@@ -22,6 +23,9 @@ import (
 func openStore(home string, log *slog.Logger) (*store.DB, []string, error) {
 	path := filepath.Join(home, api.DBName)
 	db, err := store.Open(path, 2*time.Second)
+	if errors.Is(err, store.ErrLocked) {
+		return nil, nil, lockedBy(path, err)
+	}
 	if err == nil || !errors.Is(err, store.ErrCorrupt) {
 		return db, nil, err
 	}
@@ -78,4 +82,36 @@ func (b *Broker) cleanStaleStateFiles(ctx context.Context) {
 		}
 		b.log.Info("removed stale state file", "project", rec.ID, "file", p, "pid", sf.PID, "why", why)
 	}
+}
+
+// lockedBy names the process that holds berth.db open (this broker holds
+// the home's lock, so it is not a broker of this home: a copy of the home,
+// a backup tool, an older Berth).
+func lockedBy(path string, err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	procs, perr := process.ProcessesWithContext(ctx)
+	if perr != nil {
+		return err
+	}
+	for _, p := range procs {
+		if p.Pid == int32(os.Getpid()) {
+			continue
+		}
+		files, ferr := p.OpenFilesWithContext(ctx)
+		if ferr != nil {
+			continue
+		}
+		for _, f := range files {
+			if f.Path != path {
+				continue
+			}
+			name, _ := p.NameWithContext(ctx)
+			if name == "berth" {
+				return fmt.Errorf("%w (pid %d) with %s open: stop it (`kill %d`); only one broker may open it", ErrAlreadyRunning, p.Pid, path, p.Pid)
+			}
+			return fmt.Errorf("%w: %s (pid %d) has it open; stop it, only the broker may open berth.db", err, name, p.Pid)
+		}
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/shirou/gopsutil/v4/process"
 )
@@ -211,4 +213,20 @@ func TestShimExitsWhenItsParentDies(t *testing.T) {
 		p, err := b.Client.Project(ctx, api.ProjectID(root))
 		return api.IsNotFound(err) || (err == nil && p.Holders == 0)
 	})
+}
+
+func TestLockedDatabaseNamesItsHolder(t *testing.T) {
+	home := brokertest.Home(t)
+	// Another process holds berth.db open (here: the test itself, through
+	// the store package, as a stray tool would).
+	db, err := store.Open(filepath.Join(home, api.DBName), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = brokertest.TryStartBroker(t, brokertest.Options{Home: home})
+	want := fmt.Sprintf("(pid %d) has it open", os.Getpid())
+	if err == nil || !strings.Contains(err.Error(), "database is locked by another process") || !strings.Contains(err.Error(), want) {
+		t.Fatalf("start with berth.db held open elsewhere: %v (want it to name %q)", err, want)
+	}
 }
