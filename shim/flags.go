@@ -11,6 +11,25 @@ import (
 	"strings"
 )
 
+// Usage is berth-shim's --help.
+const Usage = `usage: berth-shim [--project DIR] [--transport dual|stdio|http] [--log-level L] [--home DIR]
+
+An IDE runs berth-shim as an MCP server. It attaches the project (--project,
+else $PROJECT_ROOT, else the nearest ancestor holding .praxis-os/) to the
+Berth broker, starting one if none runs, and writes the project's state file
+.praxis-os/.mcp_server_state.json for sub-agents.
+
+--transport, what the IDE speaks and what the state file offers:
+  dual   (default) MCP on stdin/stdout for the IDE; the state file names the
+         project's HTTP port for sub-agents. Use it unless you have a reason not to.
+  stdio  MCP on stdin/stdout; the state file says stdio with null port and url,
+         so no network endpoint is advertised (sub-agents run their own shim).
+  http   for IDEs that speak MCP over HTTP: nothing is forwarded on stdio. The
+         shim attaches, writes the state file (transport http) and holds the
+         project until stdin closes; point the IDE at the state file's url.
+
+Logs go to stderr; stdout carries only MCP.`
+
 // ParseFlags reads `berth-shim [--project DIR] [--transport dual|stdio|http]
 // [--log-level L]`. On error it returns the exit code to use (2 for usage).
 func ParseFlags(args []string) (Options, int, error) {
@@ -24,7 +43,7 @@ func ParseFlags(args []string) (Options, int, error) {
 	fs.StringVar(&o.Home, "home", "", "broker home (default: $BERTH_HOME, else the user state dir)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return o, 2, errors.New("usage: berth-shim [--project DIR] [--transport dual|stdio|http] [--log-level L]")
+			return o, 2, errors.New(Usage)
 		}
 		return o, 2, fmt.Errorf("%v (usage: berth-shim [--project DIR] [--transport dual|stdio|http] [--log-level L])", err)
 	}

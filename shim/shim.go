@@ -89,8 +89,13 @@ func Run(ctx context.Context, opts Options) error {
 		conn.SetReadLimit(MaxMessageBytes)
 		return conn, nil
 	}
-	f := &forwarder{dial: dial, in: opts.Stdin, out: opts.Stdout, log: log}
-	runErr := f.run(ctx)
+	var runErr error
+	if transport == api.TransportHTTP {
+		runErr = hold(ctx, opts.Stdin, opts.Stdout, func() *Attachment { return att }, attach, log)
+	} else {
+		f := &forwarder{dial: dial, in: opts.Stdin, out: opts.Stdout, log: log}
+		runErr = f.run(ctx)
+	}
 	var orphan errOrphaned
 	if errors.As(context.Cause(ctx), &orphan) {
 		log.Info("parent process exited: stopping", "parent_was", orphan.was, "parent_now", orphan.now)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -620,5 +621,60 @@ func TestAutostartedBrokerToleratesBusyControlPort(t *testing.T) {
 	out, code := berthCmd(t, brokertest.Home(t), "serve", "--listen", busy.Addr().String())
 	if code != 1 || !strings.Contains(out, "set listen to another address") {
 		t.Fatalf("berth serve on a busy listen address: %d %s", code, out)
+	}
+}
+
+// TestShimHTTPTransportOnlyAttaches runs `berth-shim --transport http`: it
+// writes a state file saying http, forwards nothing on stdio (a request there
+// gets an error naming the url), holds the project while stdin is open and
+// releases it when stdin closes.
+func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 60*time.Second)
+	root := brokertest.Project(t, "httponly", nil)
+	cmd := exec.Command(brokertest.Shim(t), "--transport", "http", "--project", root)
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home)
+	cmd.Stderr = newLogWriter(t, "shim")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	var sf api.StateFile
+	for i := 0; i < 200; i++ {
+		if sf, err = api.ReadStateFile(root); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil || sf.Transport != api.TransportHTTP || sf.URL == nil || sf.PID != b.PID() {
+		t.Fatalf("state file of an http shim: %+v %v", sf, err)
+	}
+	info := getServerInfo(t, ctx, connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: *sf.URL}))
+	if info.Project.Root != root || info.Server.Transport != "http" {
+		t.Fatalf("the IDE's HTTP session sees %+v", info)
+	}
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"error"`) || !strings.Contains(line, *sf.URL) || !strings.Contains(line, "--transport http") {
+		t.Fatalf("a request on stdin of an http shim: %q %v", line, err)
+	}
+	if p, err := b.Client.Project(ctx, api.ProjectID(root)); err != nil || p.Holders != 1 {
+		t.Fatalf("while the shim runs: %+v %v", p, err)
+	}
+	stdin.Close()
+	if err := waitExit(cmd, 10*time.Second); err != nil {
+		t.Fatalf("http shim after stdin closed: %v", err)
+	}
+	if p, err := b.Client.Project(ctx, api.ProjectID(root)); err == nil && p.Holders != 0 {
+		t.Errorf("holders = %d after the shim left", p.Holders)
 	}
 }
