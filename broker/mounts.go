@@ -153,10 +153,13 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	if err != nil {
 		return nil, api.Errorf(http.StatusBadRequest, "open project %s: %v", root, err)
 	}
-	preferred := []int{eng.Config().MCP.HTTPPort}
+	// The port it had last time first, so that sub-agents' saved URLs
+	// survive a broker restart; then the one its config asks for.
+	var preferred []int
 	if rec, ok, _ := t.db.GetProject(id); ok && rec.LastPort > 0 {
 		preferred = append(preferred, rec.LastPort)
 	}
+	preferred = append(preferred, eng.Config().MCP.HTTPPort)
 	ln, _, err := bindPort(preferred, t.cfg.PortStart, t.cfg.PortEnd)
 	if err != nil {
 		eng.Close()

@@ -100,10 +100,22 @@ func (f *forwarder) run(ctx context.Context) error {
 				}
 				continue
 			}
-			if err := f.fromIDE(ctx, conn, line); err != nil {
+			// A message that could not be written never reached a broker: it
+			// is sent again, once, on the new connection.
+			for try := 1; ; try++ {
+				err := f.fromIDE(ctx, conn, line)
+				if err == nil {
+					break
+				}
 				f.log.Warn("broker connection lost while sending", "err", err)
-				conn, events, err = f.reconnect(ctx, conn)
-				if err != nil {
+				f.unsent(line)
+				if try == 2 {
+					if id, _, _ := parseEnvelope(line); id != "" {
+						_ = f.writeOut(errorResponse(id, -32603, "the Berth broker is unreachable: send it again"))
+					}
+					break
+				}
+				if conn, events, err = f.reconnect(ctx, conn); err != nil {
 					return err
 				}
 			}
@@ -154,6 +166,19 @@ func (f *forwarder) fromIDE(ctx context.Context, conn *websocket.Conn, line []by
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return conn.Write(wctx, websocket.MessageText, line)
+}
+
+// unsent forgets what fromIDE recorded of a line it failed to write, so
+// that a reconnect neither answers it with an error nor replays it.
+func (f *forwarder) unsent(line []byte) {
+	id, method, _ := parseEnvelope(line)
+	delete(f.pending, id)
+	switch method {
+	case "initialize":
+		f.initialize = nil
+	case "notifications/initialized":
+		f.initialized = nil
+	}
 }
 
 // toIDE writes one broker message to stdout.

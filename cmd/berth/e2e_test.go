@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -470,38 +471,73 @@ func TestProjectEndpointRefusesForeignHostAndOrigin(t *testing.T) {
 	}
 }
 
+// TestShimReconnectsAfterBrokerDies kill -9s the broker a shim started
+// while the IDE's session and a sub-agent's HTTP session are open: the IDE's
+// next call succeeds within 2 s on a new broker with the project on the same
+// port, and the sub-agent gets 404 for its old session and initializes again
+// at the same URL.
 func TestShimReconnectsAfterBrokerDies(t *testing.T) {
 	home := autostartHome(t)
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "phoenix", nil)
+	start, end := brokertest.PortRange(t, 10)
+	// The first port of the range is busy at the first mount only: the
+	// project gets the next one, and keeps it after the restart because the
+	// broker remembers it, not because it is first.
+	busy, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(start))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	var first, second int
 	killAtEnd(t, &first)
 	killAtEnd(t, &second)
-	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=30s")
+	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=30s",
+		"BERTH_PORTS_START="+strconv.Itoa(start), "BERTH_PORTS_END="+strconv.Itoa(end))
 	s := connectMCP(t, ctx, tr)
 	first = getServerInfo(t, ctx, s).Server.PID
+	before, err := api.ReadStateFile(root)
+	if err != nil || before.URL == nil {
+		t.Fatalf("state file: %+v %v", before, err)
+	}
+	if *before.Port != start+1 {
+		t.Fatalf("port %d, want %d (the first of the range is busy)", *before.Port, start+1)
+	}
+	busy.Close()
+	sid := rawInitialize(t, ctx, *before.URL) // a sub-agent's session
+
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	// The next calls may fail while the shim reconnects; within a bounded
-	// number of tries the same session reaches a new broker.
-	for i := 0; i < 50 && second == 0; i++ {
-		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{}})
-		if err == nil && !res.IsError {
-			raw, _ := json.Marshal(res.StructuredContent)
-			var info serverInfo
-			json.Unmarshal(raw, &info)
-			second = info.Server.PID
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
+	for i := 0; i < 200 && processExists(first); i++ { // bounded: 10 s
+		time.Sleep(50 * time.Millisecond)
 	}
-	if second == 0 || second == first {
-		t.Fatalf("no new broker reached (first %d, second %d)", first, second)
+	if processExists(first) {
+		t.Fatalf("broker %d survived SIGKILL", first)
 	}
-	sf, err := api.ReadStateFile(root)
-	if err != nil || sf.PID != second {
-		t.Fatalf("state file after reconnect: %+v %v", sf, err)
+	callCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	res, err := s.CallTool(callCtx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("the first call after the broker died (2 s bound): %v %+v", err, res)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var info serverInfo
+	json.Unmarshal(raw, &info)
+	if second = info.Server.PID; second == 0 || second == first || info.Project.Root != root {
+		t.Fatalf("after the restart the shim reaches %+v (first broker %d)", info, first)
+	}
+	after, err := api.ReadStateFile(root)
+	if err != nil || after.PID != second || after.URL == nil || *after.URL != *before.URL {
+		t.Fatalf("state file after reconnect: %+v %v; before: %s", after, err, *before.URL)
+	}
+
+	if status, _ := callServerInfo(t, ctx, *before.URL, sid); status != http.StatusNotFound {
+		t.Errorf("the sub-agent's old session on the new broker: %d, want 404", status)
+	}
+	status, msg := callServerInfo(t, ctx, *before.URL, rawInitialize(t, ctx, *before.URL))
+	if status != http.StatusOK || msg == nil || !strings.Contains(string(msg.Result), root) {
+		t.Fatalf("the sub-agent's new session at the same URL: %d %+v", status, msg)
 	}
 }
 
