@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -276,6 +278,15 @@ func TestServiceInstallWritesALaunchdAgent(t *testing.T) {
 	if ev := plistDict(t, d["EnvironmentVariables"]); ev["BERTH_HOME"].Text != defaultHomeUnder(home) {
 		t.Errorf("BERTH_HOME = %q, want %q", ev["BERTH_HOME"].Text, defaultHomeUnder(home))
 	}
+	checkPlistWithPython(t, plistPath, map[string]any{
+		"Label":                "dev.berth.broker",
+		"ProgramArguments":     []any{brokertest.Berth(t), "serve"},
+		"EnvironmentVariables": map[string]any{"BERTH_HOME": defaultHomeUnder(home)},
+		"StandardErrorPath":    filepath.Join(defaultHomeUnder(home), "berth.out"),
+		"RunAtLoad":            true,
+		"KeepAlive":            map[string]any{"SuccessfulExit": false},
+		"ProcessType":          "Background",
+	})
 	if runtime.GOOS == "darwin" {
 		plutil, err := exec.LookPath("plutil")
 		if err != nil {
@@ -459,5 +470,27 @@ func TestServiceInstallUpdatesAndKeepsLinks(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(link); !strings.Contains(string(got), "ExecStart="+brokertest.Berth(t)+" serve") {
 		t.Fatalf("unit through the link:\n%s", got)
+	}
+}
+
+// checkPlistWithPython reads the plist with Python's plistlib, a second,
+// independent plist parser, when python3 is installed.
+func checkPlistWithPython(t *testing.T, path string, want map[string]any) {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Log("python3 is not installed: the plist was checked by encoding/xml only")
+		return
+	}
+	out, err := exec.Command(py, "-c", "import json, plistlib, sys; print(json.dumps(plistlib.load(open(sys.argv[1], 'rb'))))", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("plistlib refuses %s: %v\n%s", path, err, out)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("plist as plistlib reads it (-want +got):\n%s", diff)
 	}
 }
