@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/berth-dev/berth/api"
@@ -58,6 +61,14 @@ func TestDoctorOnHealthyAndBrokenHomes(t *testing.T) {
 		fmt.Sprintf("ok    port range %d-%d:", b.Start, b.End),
 	)
 
+	// A berth newer than the running broker says so.
+	cmd := exec.Command(filepath.Join(brokertest.BinariesVersion(t, newVersion), "berth"), "doctor")
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+home)
+	newer, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(newer), "FAIL  broker "+api.Version+" is older than this berth "+newVersion+" -- fix: `berth stop`") {
+		t.Fatalf("doctor of a newer berth: %v\n%s", err, newer)
+	}
+
 	// Broken: the broker is killed (socket and state file left behind) and
 	// the home is opened to others.
 	b.Kill(t)
@@ -75,6 +86,23 @@ func TestDoctorOnHealthyAndBrokenHomes(t *testing.T) {
 		"ok    database", "(1 projects known)",
 		"note  version: berth "+api.Version,
 	)
+	// A process that holds the lock without answering is named, with the fix.
+	lock, err := os.OpenFile(filepath.Join(home, api.LockName), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	lock.Truncate(0)
+	lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	out, code = doctorLines(t, home)
+	lock.Close()
+	if code != 1 {
+		t.Fatalf("doctor with a stuck lock holder: exit %d\n%s", code, out)
+	}
+	mustContain(t, out, fmt.Sprintf("FAIL  broker pid %d holds the lock but does not answer", os.Getpid()), fmt.Sprintf("fix: `kill %d`", os.Getpid()))
+
 	// A corrupt database is named too.
 	if err := os.WriteFile(filepath.Join(home, api.DBName), []byte(strings.Repeat("junk", 4096)), 0o600); err != nil {
 		t.Fatal(err)
