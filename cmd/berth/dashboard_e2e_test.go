@@ -78,8 +78,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	bctx := browser(t, ctx)
 	ctl, _ := brokertest.PortRange(t, 1)
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", ctl)}})
-	shop := b.Attach(t, brokertest.Project(t, "shop", shopStandards))
-	ledger := b.Attach(t, brokertest.Project(t, "ledger", ledgerStandards))
+	shopRoot := brokertest.Project(t, "shop", shopStandards)
+	writeWorkflows(t, shopRoot)
+	shop := b.Attach(t, shopRoot)
+	ledgerRoot := brokertest.Project(t, "ledger", ledgerStandards)
+	ledger := b.Attach(t, ledgerRoot)
 
 	// A tool call on each project, one of them failing, before the page opens.
 	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: shop.URL})
@@ -87,8 +90,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	if res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "search_standards", Arguments: map[string]any{"query": ""}}); err != nil || !res.IsError {
 		t.Fatalf("empty query: %v %+v", err, res)
 	}
+	callOK(t, ctx, s, "start_workflow", map[string]any{"workflow_type": "bug_fix_v1", "target_file": "src/cart.go"})
 	l := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: ledger.URL})
 	search(t, ctx, l, "rounding")
+	// An IDE's session on ledger, through the shim.
+	tr, _ := shimTransport(t, b.Home, ledgerRoot)
+	connectMCP(t, ctx, tr)
 
 	base := fmt.Sprintf("http://127.0.0.1:%d/", ctl)
 	card := func(id string) chromedp.CSS { return chromedp.CSS(fmt.Sprintf(`#projects article[data-id=%q]`, id)) }
@@ -110,15 +117,20 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load the dashboard: %v", err)
 	}
-	projects, shopCard := text(`#projects`), text(card(shop.ID))
+	projects, shopCard, ledgerCard := text(`#projects`), text(card(shop.ID)), text(card(ledger.ID))
 	for _, want := range []string{"shop", "ledger", shop.URL, ledger.URL, fmt.Sprintf(":%d", shop.Port), fmt.Sprintf(":%d", ledger.Port), shop.ID, ledger.ID} {
 		if !strings.Contains(projects, want) {
 			t.Errorf("the projects list lacks %q:\n%s", want, projects)
 		}
 	}
-	for _, want := range []string{"search_standards", "error", "query is empty", "ready", "2 files"} {
+	for _, want := range []string{"search_standards", "start_workflow", "error", "query is empty", "ready", "1 session", "active", "bug_fix_v1", "http 1"} {
 		if !strings.Contains(shopCard, want) {
 			t.Errorf("shop's card lacks %q:\n%s", want, shopCard)
+		}
+	}
+	for _, want := range []string{"stdio 1", "http 1", "1 file", "search_standards"} {
+		if !strings.Contains(ledgerCard, want) {
+			t.Errorf("ledger's card lacks %q:\n%s", want, ledgerCard)
 		}
 	}
 

@@ -110,7 +110,8 @@ function workflowCell(d) {
 
 function callsTable(calls) {
   if (!calls || !calls.length) return h("p", { class: "none" }, "No tool calls yet.");
-  return h("table", { class: "calls" }, h("tbody", null, calls.slice(0, 8).map((c) => h("tr", null,
+  const cols = h("colgroup", null, ["tool", "result", "took", "via", "when"].map((c) => h("col", { class: "c-" + c })));
+  return h("table", { class: "calls" }, cols, h("tbody", null, calls.slice(0, 8).map((c) => h("tr", null,
     h("td", { class: "tool" }, c.tool, c.ok ? null : h("span", { class: "errmsg", title: c.error }, c.error)),
     h("td", null, h("span", { class: "badge " + (c.ok ? "ok" : "err") }, c.ok ? "ok" : "error")),
     h("td", { class: "num" }, ms(c.duration_ms)),
@@ -125,7 +126,8 @@ function projectCard(p) {
     h("div", { class: "project-head" },
       h("h3", null, p.name),
       p.pinned ? h("span", { class: "badge pinned", title: "kept mounted by berth attach" }, "pinned") : null,
-      h("span", { class: "id" }, p.id)),
+      h("span", { class: "id" }, p.id),
+      h("span", { class: "uptime muted small" }, plural(p.holders, "holder") + " · up " + duration((Date.now() - new Date(p.started_at).getTime()) / 1000))),
     h("div", { class: "endpoint" },
       h("span", { class: "port", title: "port" }, ":" + p.port),
       h("code", null, p.url)),
@@ -134,8 +136,6 @@ function projectCard(p) {
       h("div", null, h("dt", null, "Sessions · " + p.sessions), h("dd", null, sessionChips(p))),
       h("div", null, h("dt", null, "Index"), h("dd", null, indexCell(d.index))),
       h("div", null, h("dt", null, "Workflow sessions"), h("dd", null, workflowCell(d))),
-      h("div", null, h("dt", null, "Holders"), h("dd", null,
-        p.holders + " · up " + duration((Date.now() - new Date(p.started_at).getTime()) / 1000))),
     ),
     h("h4", null, "Recent tool calls"),
     callsTable(p.calls));
@@ -155,7 +155,7 @@ function renderProjects(list) {
 
 function renderLogs(lines) {
   $("logs").replaceChildren(...lines.slice().reverse().map((l) => {
-    const attrs = Object.entries(l.attrs || {}).map(([k, v]) => k + "=" + v).join(" ");
+    const attrs = Object.entries(l.attrs || {}).filter(([, v]) => v !== "").map(([k, v]) => k + "=" + v).join(" ");
     return h("li", null,
       h("time", { dateTime: l.time }, clock(l.time)),
       h("span", { class: "lv " + l.level }, l.level),
