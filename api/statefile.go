@@ -112,7 +112,9 @@ func ReadStateFile(root string) (StateFile, error) {
 }
 
 // WriteStateFile writes s atomically (temp file, fsync, rename) with mode 0600
-// and makes sure .praxis-os/.gitignore lists it.
+// and makes sure .praxis-os/.gitignore lists it. A file that already holds
+// exactly these bytes with mode 0600 is left alone: every shim of a mounted
+// project writes the same record, and the fsync was most of a warm attach.
 func WriteStateFile(root string, s StateFile) error {
 	if err := s.Validate(); err != nil {
 		return err
@@ -123,6 +125,9 @@ func WriteStateFile(root string, s StateFile) error {
 	}
 	data = append(data, '\n')
 	p := StatePath(root)
+	if sameFile(p, data, 0o600) {
+		return EnsureGitignored(root)
+	}
 	if err := writeAtomic(p, data, 0o600); err != nil {
 		return fmt.Errorf("write state file: %w", err)
 	}
@@ -188,6 +193,16 @@ func EnsureGitignored(root string) error {
 // and a rename: readers see the old content or the new, never a part.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	return writeAtomic(path, data, mode)
+}
+
+// sameFile reports whether path is a regular file with mode and exactly data.
+func sameFile(path string, data []byte, mode os.FileMode) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != mode || fi.Size() != int64(len(data)) {
+		return false
+	}
+	got, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(got, data)
 }
 
 func writeAtomic(path string, data []byte, mode os.FileMode) error {

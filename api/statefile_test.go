@@ -143,3 +143,44 @@ func FuzzParseStateFile(f *testing.F) {
 		}
 	})
 }
+
+func TestSameStateFileIsNotRewritten(t *testing.T) {
+	root := newRoot(t)
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	sf := NewStateFile(TransportDual, 4300, 42, started, "shop", root)
+	if err := WriteStateFile(root, sf); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(StatePath(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteStateFile(root, sf); err != nil {
+		t.Fatal(err)
+	}
+	same, err := os.Stat(StatePath(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, same) {
+		t.Error("an identical record was written again (the file was replaced)")
+	}
+
+	// Another record, or the same bytes with a loose mode, is written.
+	other := NewStateFile(TransportDual, 4301, 42, started, "shop", root)
+	if err := WriteStateFile(root, other); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadStateFile(root); err != nil || *got.Port != 4301 {
+		t.Fatalf("after a new record: %+v, %v", got, err)
+	}
+	if err := os.Chmod(StatePath(root), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteStateFile(root, other); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(StatePath(root)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("same bytes with mode 0644: %v, %v; want rewritten with 0600", fi.Mode(), err)
+	}
+}
