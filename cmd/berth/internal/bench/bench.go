@@ -214,19 +214,28 @@ func (r *runner) runE2E(ctx context.Context) error {
 }
 
 // binaries are the programs under test.
-type binaries struct{ berth, shim string }
+type binaries struct {
+	berth, shim string
+	staticShim  string // berth-shim built with CGO_ENABLED=0; "" when not built here
+}
 
-// binaries: --bin, else a fresh build from the source tree, else this
-// executable and the berth-shim beside it.
+// staticSubject names the figures of the berth-shim built without cgo.
+const staticSubject = "berth-nocgo"
+
+// binaries: --bin, else a fresh build from the source tree (plus the shim
+// built without cgo), else this executable and the berth-shim beside it.
 func (r *runner) binaries(ctx context.Context) (binaries, error) {
-	dir := r.o.Bin
+	dir, static := r.o.Bin, ""
 	if dir == "" && r.src != "" {
-		dir = filepath.Join(r.tmp, "bin")
+		dir, static = filepath.Join(r.tmp, "bin"), filepath.Join(r.tmp, "bin-nocgo")
 		r.progress("building berth and berth-shim from %s", r.src)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/berth", "./cmd/berth-shim")
-		cmd.Dir = r.src
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return binaries{}, fmt.Errorf("go build: %w\n%s", err, out)
+		if err := goBuild(ctx, r.src, dir, nil, "./cmd/berth", "./cmd/berth-shim"); err != nil {
+			return binaries{}, err
+		}
+		// The same shim without cgo is a static binary: it starts faster
+		// than one linked with the C library.
+		if err := goBuild(ctx, r.src, static, []string{"CGO_ENABLED=0"}, "./cmd/berth-shim"); err != nil {
+			return binaries{}, err
 		}
 	}
 	if dir == "" {
@@ -237,12 +246,26 @@ func (r *runner) binaries(ctx context.Context) (binaries, error) {
 		dir = filepath.Dir(exe)
 	}
 	b := binaries{berth: filepath.Join(dir, "berth"), shim: filepath.Join(dir, "berth-shim")}
+	if static != "" {
+		b.staticShim = filepath.Join(static, "berth-shim")
+	}
 	for _, p := range []string{b.berth, b.shim} {
 		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
 			return b, fmt.Errorf("%s not found: run from the Berth source tree, or pass --bin DIR holding berth and berth-shim", p)
 		}
 	}
 	return b, nil
+}
+
+// goBuild builds pkgs of the module at src into dir.
+func goBuild(ctx context.Context, src, dir string, env []string, pkgs ...string) error {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s %s: %w\n%s", strings.Join(env, " "), strings.Join(pkgs, " "), err, out)
+	}
+	return nil
 }
 
 // sourceTree is the module root when the working directory is inside a

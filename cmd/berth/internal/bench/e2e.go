@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/api"
@@ -31,21 +32,32 @@ func launch(argv, env []string, errLog *os.File) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// launches repeats launch up to n times within budget.
-func launches(ctx context.Context, n int, budget time.Duration, argv, env []string, errLog *os.File) ([]time.Duration, error) {
+// launcher is one stdio bridge under test.
+type launcher struct {
+	subject string
+	argv    []string
+	env     []string
+	errLog  *os.File
+	ds      []time.Duration
+}
+
+// launchAll launches each bridge in turn, n rounds within budget, so that
+// noise from other work on the machine falls on all of them alike.
+func launchAll(ctx context.Context, n int, budget time.Duration, ls []*launcher) error {
 	deadline := time.Now().Add(budget)
-	var out []time.Duration
 	for i := 0; i < n && time.Now().Before(deadline); i++ {
-		if err := ctx.Err(); err != nil {
-			return out, err
+		for _, l := range ls {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			d, err := launch(l.argv, l.env, l.errLog)
+			if err != nil {
+				return fmt.Errorf("launch %d of %s: %w (stderr in %s)", i+1, l.subject, err, l.errLog.Name())
+			}
+			l.ds = append(l.ds, d)
 		}
-		d, err := launch(argv, env, errLog)
-		if err != nil {
-			return out, fmt.Errorf("launch %d of %s: %w (stderr in %s)", i+1, filepath.Base(argv[len(argv)-1]), err, errLog.Name())
-		}
-		out = append(out, d)
 	}
-	return out, nil
+	return nil
 }
 
 // e2eBroker is the warm broker of the attach and hop figures: one project
@@ -76,35 +88,48 @@ func (r *runner) startE2E(ctx context.Context) (*e2eBroker, error) {
 	return &e2eBroker{b: b, root: root, url: resp.URL, env: brokerEnv(home, b.portsStart, 8)}, nil
 }
 
-// warmAttach: broker running, project mounted; shim start to the answer of
-// the first tools/list, Berth's shim and the peer on the same project.
+// warmAttach: broker running, project mounted; bridge start to the answer
+// of the first tools/list: berth-shim as built, berth-shim built without
+// cgo (when built here) and the peer, launched in turn on the same project.
 func (r *runner) warmAttach(ctx context.Context, e *e2eBroker) error {
-	r.progress("warm attach: %d launches of berth-shim", r.o.Launches)
-	errLog, err := os.Create(filepath.Join(r.tmp, "warm-shim.stderr"))
-	if err != nil {
-		return err
-	}
-	defer errLog.Close()
-	ds, err := launches(ctx, r.o.Launches, 2*time.Minute, []string{r.bin.shim, "--project", e.root}, e.env, errLog)
-	if err != nil {
-		return err
-	}
-	r.addLatencies("warm-attach", "berth", ds)
-	if r.peer == nil {
-		r.rs.skip("warm-attach", peerName, r.peerSkip, "p50", "p99")
+	var ls []*launcher
+	add := func(subject string, argv, env []string) error {
+		f, err := os.Create(filepath.Join(r.tmp, "warm-"+subject+".stderr"))
+		if err != nil {
+			return err
+		}
+		r.cleanup = append(r.cleanup, func() { f.Close() })
+		ls = append(ls, &launcher{subject: subject, argv: argv, env: env, errLog: f})
 		return nil
 	}
-	r.progress("warm attach: %d launches of %s", r.o.Launches, peerName)
-	peerLog, err := os.Create(filepath.Join(r.tmp, "warm-peer.stderr"))
-	if err != nil {
+	if err := add("berth", []string{r.bin.shim, "--project", e.root}, e.env); err != nil {
 		return err
 	}
-	defer peerLog.Close()
-	ds, err = launches(ctx, r.o.Launches, 3*time.Minute, append(slices.Clone(r.peer), e.url), r.peerEnv(), peerLog)
-	if err != nil {
+	if r.bin.staticShim != "" {
+		if err := add(staticSubject, []string{r.bin.staticShim, "--project", e.root}, e.env); err != nil {
+			return err
+		}
+	} else {
+		r.rs.skip("warm-attach", staticSubject, "built only from the source tree (not with --bin)", "p50", "p99")
+	}
+	if r.peer != nil {
+		if err := add(peerName, append(slices.Clone(r.peer), e.url), r.peerEnv()); err != nil {
+			return err
+		}
+	} else {
+		r.rs.skip("warm-attach", peerName, r.peerSkip, "p50", "p99")
+	}
+	names := make([]string, len(ls))
+	for i, l := range ls {
+		names[i] = l.subject
+	}
+	r.progress("warm attach: %d launches each of %s, in turn", r.o.Launches, strings.Join(names, ", "))
+	if err := launchAll(ctx, r.o.Launches, 5*time.Minute, ls); err != nil {
 		return err
 	}
-	r.addLatencies("warm-attach", peerName, ds)
+	for _, l := range ls {
+		r.addLatencies("warm-attach", l.subject, l.ds)
+	}
 	return nil
 }
 

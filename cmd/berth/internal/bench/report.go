@@ -85,6 +85,11 @@ func rows(mode string) []row {
 					return b.Value <= 20 && p.Value >= 10*b.Value, true
 				}},
 			row{label: "warm attach p99", bench: "warm-attach", metric: "p99", peer: peerName},
+			row{label: "warm attach p50, berth-shim built with CGO_ENABLED=0", bench: "warm-attach", metric: "p50", berthSubject: staticSubject,
+				target: "<= 20 ms", met: func(rs *results) (bool, bool) {
+					b, ok := rs.get("warm-attach", staticSubject, "p50")
+					return ok && b.Value <= 20, ok
+				}},
 			row{label: "cold start p50 (no broker, 1k-file index on disk)", bench: "cold-start", metric: "p50",
 				target: "<= 500 ms", met: atMost("cold-start", "p50", 500)},
 			row{label: "small tool call p50, direct on the project's HTTP port", bench: "hop", metric: "call-p50", berthSubject: "direct-http"},
