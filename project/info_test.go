@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,4 +128,88 @@ func TestToolGroupsSelectTools(t *testing.T) {
 	if !got["pos_workflow"] || !got["get_server_info"] || !got["current_date"] || got["search_standards"] || got["start_workflow"] {
 		t.Fatalf("tools with [pos]: %v", e.ToolNames())
 	}
+}
+
+func TestServerInfoSchemasAndArguments(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".praxis-os"), 0o755)
+	e := openEngine(t, root)
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := e.NewServer("test").Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed *mcp.Tool
+	for _, tl := range tools.Tools {
+		if tl.Name == "get_server_info" {
+			listed = tl
+		}
+	}
+	if listed == nil {
+		t.Fatal("get_server_info not listed")
+	}
+	raw, _ := json.Marshal(listed)
+	var shape struct {
+		InputSchema  map[string]any `json:"inputSchema"`
+		OutputSchema struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"outputSchema"`
+	}
+	if err := json.Unmarshal(raw, &shape); err != nil {
+		t.Fatal(err)
+	}
+	if shape.InputSchema["type"] != "object" || shape.InputSchema["additionalProperties"] != false {
+		t.Errorf("input schema = %v, want a closed empty object", shape.InputSchema)
+	}
+	for _, k := range []string{"server", "project", "capabilities"} {
+		if _, ok := shape.OutputSchema.Properties[k]; !ok {
+			t.Errorf("output schema lacks %q: %s", k, raw)
+		}
+	}
+
+	for _, args := range []any{nil, map[string]any{}} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: args})
+		if err != nil || res.IsError || res.StructuredContent == nil || len(res.Content) != 1 {
+			t.Fatalf("arguments %v: %v %+v", args, err, res)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		var out ServerInfoResult
+		if err := json.Unmarshal([]byte(text), &out); err != nil || out.Project.Root != root {
+			t.Errorf("text content %q: %v", text, err)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{"verbose": true}})
+	if err != nil || !res.IsError {
+		t.Fatalf("an unknown argument: %v %+v, want a tool error", err, res)
+	}
+	if msg := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(msg, "verbose") {
+		t.Errorf("error %q does not name the argument", msg)
+	}
+}
+
+func FuzzNoArguments(f *testing.F) {
+	for _, s := range []string{"", "null", "{}", " { } ", `{"a":1}`, "[]", "1", `"x"`, "{", `{"a":`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, args []byte) {
+		err := noArguments(args)
+		var m map[string]json.RawMessage
+		emptyObject := json.Unmarshal(args, &m) == nil && m != nil && len(m) == 0
+		trimmed := strings.Trim(string(args), " \t\r\n")
+		if ok := trimmed == "" || trimmed == "null" || emptyObject; ok != (err == nil) {
+			t.Errorf("noArguments(%q) = %v", args, err)
+		}
+	})
 }

@@ -1,12 +1,19 @@
 package project
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/project/config"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,17 +52,66 @@ type Capabilities struct {
 
 type serverInfoArgs struct{}
 
+// serverInfoSchemas are the tool's input and output schemas, inferred once.
+var serverInfoSchemas = sync.OnceValues(func() (*jsonschema.Schema, *jsonschema.Schema) {
+	in, err := jsonschema.For[serverInfoArgs](nil)
+	if err != nil {
+		panic(fmt.Sprintf("get_server_info input schema: %v", err))
+	}
+	out, err := jsonschema.For[ServerInfoResult](nil)
+	if err != nil {
+		panic(fmt.Sprintf("get_server_info output schema: %v", err))
+	}
+	return in, out
+})
+
+// addServerInfo registers get_server_info with a plain handler: agents call
+// it often, and the typed handler's validation of the (empty) arguments and
+// of the output against its schema cost most of a call. It offers the same
+// schemas and answers as a typed tool would.
 func addServerInfo(s *mcp.Server, e *Engine, transport string) string {
 	const name = "get_server_info"
-	mcp.AddTool(s, &mcp.Tool{
-		Name:        name,
-		Title:       "Project information discovery",
-		Description: "Returns the server (version, transport, uptime, pid), the project (name, root, .praxis-os path, git remote/branch/commit/status) and the tools available. The git state is read at most once a second.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ serverInfoArgs) (*mcp.CallToolResult, ServerInfoResult, error) {
-		return nil, e.serverInfo(ctx, transport), nil
+	in, out := serverInfoSchemas()
+	s.AddTool(&mcp.Tool{
+		Name:         name,
+		Title:        "Project information discovery",
+		Description:  "Returns the server (version, transport, uptime, pid), the project (name, root, .praxis-os path, git remote/branch/commit/status) and the tools available. The git state is read at most once a second.",
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
+		InputSchema:  in,
+		OutputSchema: out,
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if err := noArguments(req.Params.Arguments); err != nil {
+			res := &mcp.CallToolResult{}
+			res.SetError(fmt.Errorf("validating \"arguments\": %w", err))
+			return res, nil
+		}
+		raw, err := json.Marshal(e.serverInfo(ctx, transport))
+		if err != nil {
+			return nil, fmt.Errorf("marshal get_server_info: %w", err)
+		}
+		return &mcp.CallToolResult{
+			StructuredContent: json.RawMessage(raw),
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(raw)}},
+		}, nil
 	})
 	return name
+}
+
+// noArguments accepts absent, null or empty-object arguments.
+func noArguments(args json.RawMessage) error {
+	trimmed := bytes.Trim(args, " \t\r\n") // JSON whitespace
+	if len(trimmed) == 0 || string(trimmed) == "null" || string(trimmed) == "{}" {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &m); err != nil {
+		return fmt.Errorf("arguments must be an object: %w", err)
+	}
+	if len(m) > 0 {
+		keys := slices.Sorted(maps.Keys(m))
+		return fmt.Errorf("get_server_info takes no arguments; unexpected %q", keys)
+	}
+	return nil
 }
 
 func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoResult {
