@@ -10,15 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/berth-dev/berth/broker/brokertest"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	brokertest.Cleanup()
-	os.Exit(code)
-}
 
 // TestBenchSmoke runs every benchmark at tiny sizes against real processes
 // and checks that the output has every row and parses; it asserts no timing.
@@ -26,9 +18,10 @@ func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts brokers and runs go test -bench")
 	}
-	bin := filepath.Dir(brokertest.Berth(t))
 	out := t.TempDir()
-	o, err := ParseArgs([]string{"all", "--quick", "--no-peer", "--out", out, "--bin", bin})
+	// No --bin: the bench builds both binaries (and the shim without cgo)
+	// from this source tree, as the documented command does.
+	o, err := ParseArgs([]string{"all", "--quick", "--no-peer", "--out", out})
 	if err != nil {
 		t.Fatal(err)
 	}
