@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -167,8 +169,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	for _, shot := range []struct {
 		name          string
 		width, height int64
-	}{{"berth-dashboard.png", 1280, 900}, {"berth-dashboard-narrow.png", 420, 900}} {
-		if err := chromedp.Do(bctx, chromedp.EmulateViewport(shot.width, shot.height), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		scheme        string
+	}{{"berth-dashboard.png", 1280, 900, "light"}, {"berth-dashboard-narrow.png", 420, 900, "light"}, {"berth-dashboard-dark.png", 1280, 900, "dark"}} {
+		if err := chromedp.Do(bctx, colorScheme(shot.scheme), chromedp.EmulateViewport(shot.width, shot.height), chromedp.Sleep(300*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
 		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
@@ -179,6 +182,16 @@ func TestDashboardInBrowser(t *testing.T) {
 		if err := os.WriteFile(p, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("dashboard screenshot (%dpx wide): %s", shot.width, p)
+		t.Logf("dashboard screenshot (%dpx wide, %s): %s", shot.width, shot.scheme, p)
+	}
+}
+
+// colorScheme makes the page see prefers-color-scheme as scheme.
+func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+		})
+		return chromedp.Void{}, err
 	}
 }
