@@ -22,8 +22,9 @@ import (
 // shows: info and above (debug lines are get_recent_logs' business).
 const dashboardLogLines = 80
 
-// dashboard is the state the dashboard's event stream sends. It must not
-// log: every log line pokes the stream.
+// dashboard is the state the dashboard's event stream sends. It should
+// not log (a log line pokes the stream; the hub ignores pokes made while
+// it builds, so a line logged here shows up only at the next tick).
 func (b *Broker) dashboard() any {
 	d := api.Dashboard{Health: b.Health(), Projects: []api.DashboardProject{}, Logs: []api.LogLine{}}
 	for _, m := range b.mounts.all() {

@@ -39,8 +39,7 @@ type client struct {
 	gone   chan struct{} // closed when the hub drops the client
 }
 
-// NewHub makes a Hub that sends what snapshot returns, as JSON. snapshot
-// must not log (a log line pokes the hub).
+// NewHub makes a Hub that sends what snapshot returns, as JSON.
 func NewHub(snapshot func() any, o HubOptions) *Hub {
 	if o.Interval <= 0 {
 		o.Interval = 2 * time.Second
@@ -81,6 +80,13 @@ func (h *Hub) Run(ctx context.Context) {
 		if h.count() > 0 {
 			if ev, err := h.event(); err == nil {
 				h.broadcast(ev)
+			}
+			// A poke made while the snapshot was built is dropped: it may
+			// come from the building itself (a log line), and a snapshot
+			// that pokes must not loop. A real change shows at the next tick.
+			select {
+			case <-h.poke:
+			default:
 			}
 		}
 		select { // coalesce bursts of pokes

@@ -90,3 +90,19 @@ func TestHubDropsAClientThatStopsReading(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestASnapshotThatPokesDoesNotLoop(t *testing.T) {
+	var h *Hub
+	var builds atomic.Int64
+	h, srv := startHub(t, func() any { builds.Add(1); h.Poke(); return "x" }, HubOptions{Interval: time.Hour, MinGap: time.Millisecond})
+	r, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	readData(t, bufio.NewReader(r.Body))
+	time.Sleep(300 * time.Millisecond) // a loop would build a snapshot every millisecond
+	if n := builds.Load(); n > 5 {
+		t.Fatalf("%d snapshots built for one client and no change", n)
+	}
+}
