@@ -35,7 +35,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	const msg = "Chromium is not installed: apt-get install -y chromium (.ci/run does this)"
+	const msg = "Chromium is not installed: run apt-get install chromium (as root; .ci/run does this)"
 	if os.Getenv("CI") != "" {
 		t.Fatal(msg)
 	}
@@ -125,12 +125,12 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Errorf("the projects list lacks %q:\n%s", want, projects)
 		}
 	}
-	for _, want := range []string{"search_standards", "start_workflow", "error", "query is empty", "ready", "1 session", "active", "bug_fix_v1", "http 1"} {
+	for _, want := range []string{"search_standards", "start_workflow", "error", "query is empty", "ready", "1 session", "active", "bug_fix_v1", "http 1", "no state file"} {
 		if !strings.Contains(shopCard, want) {
 			t.Errorf("shop's card lacks %q:\n%s", want, shopCard)
 		}
 	}
-	for _, want := range []string{"stdio 1", "http 1", "1 file", "search_standards"} {
+	for _, want := range []string{"stdio 1", "http 1", "1 file", "search_standards", "transport dual"} {
 		if !strings.Contains(ledgerCard, want) {
 			t.Errorf("ledger's card lacks %q:\n%s", want, ledgerCard)
 		}

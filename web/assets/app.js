@@ -130,7 +130,10 @@ function projectCard(p) {
       h("span", { class: "uptime muted small" }, plural(p.holders, "holder") + " · up " + duration((Date.now() - new Date(p.started_at).getTime()) / 1000))),
     h("div", { class: "endpoint" },
       h("span", { class: "port", title: "port" }, ":" + p.port),
-      h("code", null, p.url)),
+      h("code", null, p.url),
+      p.transport
+        ? h("span", { class: "badge neutral", title: "the transport the project's state file offers sub-agents" }, "transport " + p.transport)
+        : h("span", { class: "muted small", title: "no .mcp_server_state.json of this broker" }, "no state file")),
     h("dl", { class: "facts" },
       h("div", { class: "wide" }, h("dt", null, "Root"), h("dd", { class: "root" }, h("code", null, p.root))),
       h("div", null, h("dt", null, "Sessions · " + p.sessions), h("dd", null, sessionChips(p))),
