@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -192,5 +193,25 @@ func TestTruncateKeepsUTF8Whole(t *testing.T) {
 	got := truncate(s, 257)
 	if !strings.HasSuffix(got, "…") || len(got) != 256+len("…") {
 		t.Errorf("truncate cut %d bytes: %q", len(got), got[len(got)-8:])
+	}
+}
+
+// BenchmarkHandler compares a text handler to the same handler wrapped by
+// a ring: the cost the ring adds to each log record.
+func BenchmarkHandler(b *testing.B) {
+	for _, wrapped := range []bool{false, true} {
+		name := "text"
+		var h slog.Handler = slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug})
+		if wrapped {
+			name = "text+ring"
+			h = New(Options{}).Handler(h)
+		}
+		log := slog.New(h).With("project", "shop-3f9a1c2b", "port", 4242)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				log.Debug("tool call", "tool", "search_standards", "transport", "http", "session", "ABCDEF", "duration", time.Millisecond, "outcome", "ok")
+			}
+		})
 	}
 }
