@@ -40,19 +40,27 @@ type forwarder struct {
 }
 
 type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	id      string          // ID when it is a JSON-RPC id, else ""
 }
 
 func parseEnvelope(msg []byte) (id string, method string, ok bool) {
-	var env envelope
+	env, ok := decodeEnvelope(msg)
+	return env.id, env.Method, ok
+}
+
+// decodeEnvelope reads what the shim needs of a message; id is set only
+// for a JSON-RPC id (a string or a number: others are never answered by id).
+func decodeEnvelope(msg []byte) (env envelope, ok bool) {
 	if json.Unmarshal(msg, &env) != nil {
-		return "", "", false
+		return envelope{}, false
 	}
 	if len(env.ID) > 0 && (env.ID[0] == '"' || env.ID[0] == '-' || (env.ID[0] >= '0' && env.ID[0] <= '9')) {
-		id = string(env.ID) // a JSON-RPC id is a string or a number; others are never answered by id
+		env.id = string(env.ID)
 	}
-	return id, env.Method, true
+	return env, true
 }
 
 type wsEvent struct {
@@ -153,11 +161,11 @@ func checkLine(line []byte) []byte {
 
 // fromIDE records what the broker must answer and sends the line.
 func (f *forwarder) fromIDE(ctx context.Context, conn *websocket.Conn, line []byte) error {
-	id, method, _ := parseEnvelope(line)
-	if id != "" && method != "" {
-		f.pending[id] = true
+	env, _ := decodeEnvelope(line)
+	if env.id != "" && env.Method != "" && env.JSONRPC == "2.0" {
+		f.pending[env.id] = true // the broker answers it by id (else with id null: nothing to wait for)
 	}
-	switch method {
+	switch env.Method {
 	case "initialize":
 		f.initialize = bytes.Clone(line)
 	case "notifications/initialized":
