@@ -59,7 +59,7 @@ func (a *observer) middleware(transport string) mcp.Middleware {
 			res, err = a.call(ctx, next, method, req)
 			d := time.Since(start)
 			session := ""
-			if s := req.GetSession(); s != nil {
+			if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil {
 				session = s.ID()
 			}
 			if method != "tools/call" || !isCall {
