@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -126,6 +127,23 @@ func serviceInstall(t service.Target, home string) error {
 	return nil
 }
 
+// managerState asks the service manager about the unit, briefly; it is
+// information only, so any failure is reported as text.
+func managerState(ctx context.Context, t service.Target) string {
+	bin, err := exec.LookPath(t.Query[0])
+	if err != nil {
+		return t.Query[0] + " is not installed"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, bin, t.Query[1:]...).CombinedOutput() // is-active exits non-zero when inactive
+	state := t.ManagerState(string(out))
+	if state == "" {
+		state = "no answer"
+	}
+	return strings.Join(t.Query, " ") + ": " + state
+}
+
 // brokerHealth asks the broker of home for its health, briefly.
 func brokerHealth(ctx context.Context, home string) (api.Health, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -153,7 +171,7 @@ func serviceStatus(ctx context.Context, t service.Target, home string) error {
 	data, err := os.ReadFile(t.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		fmt.Printf("unit:   not installed (no %s): berth service install\n", t.Path)
+		fmt.Printf("unit:    not installed (no %s): berth service install\n", t.Path)
 	case err != nil:
 		return fmt.Errorf("read %s: %w", t.Path, err)
 	default:
@@ -161,19 +179,20 @@ func serviceStatus(ctx context.Context, t service.Target, home string) error {
 		if spec, err := serviceSpec(home); err == nil && !bytes.Equal(data, t.Render(spec)) {
 			note = "differs from what this berth would write (another binary or home): run berth service install again"
 		}
-		fmt.Printf("unit:   installed at %s (%s)\n", t.Path, note)
+		fmt.Printf("unit:    installed at %s (%s)\n", t.Path, note)
 	}
-	fmt.Printf("home:   %s\n", home)
+	fmt.Printf("manager: %s\n", managerState(ctx, t))
+	fmt.Printf("home:    %s\n", home)
 	h, err := brokerHealth(ctx, home)
 	if err != nil {
-		fmt.Printf("broker: none answers on %s\n", api.SocketPath(home))
+		fmt.Printf("broker:  none answers on %s\n", api.SocketPath(home))
 		return nil
 	}
 	how := "not started by a shim: the service, or a berth serve run by hand"
 	if h.Autostarted {
 		how = "started by a shim: exits after " + h.IdleTimeout + " with no projects"
 	}
-	fmt.Printf("broker: answering on %s: pid %d, version %s, up %s, %d projects (%s)\n",
+	fmt.Printf("broker:  answering on %s: pid %d, version %s, up %s, %d projects (%s)\n",
 		api.SocketPath(home), h.PID, h.Version, time.Duration(h.UptimeSeconds*float64(time.Second)).Round(time.Second), h.Projects, how)
 	return nil
 }

@@ -173,7 +173,7 @@ func TestServiceInstallWritesAVerifiedSystemdUnit(t *testing.T) {
 		t.Fatalf("second install: exit %d, changed %v\n%s", code, string(again) != string(raw), out)
 	}
 	out, code = runAs(t, env, "service", "status", "--kind", "systemd")
-	if code != 0 || !strings.Contains(out, "installed at "+unitPath+" (up to date)") || !strings.Contains(out, "none answers") {
+	if code != 0 || !strings.Contains(out, "installed at "+unitPath+" (up to date)") || !strings.Contains(out, "none answers") || !strings.Contains(out, "\nmanager: systemctl") {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
 	out, code = runAs(t, env, "service", "uninstall", "--kind", "systemd")

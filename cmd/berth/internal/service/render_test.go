@@ -102,3 +102,23 @@ func TestLaunchdPlistEscapesPaths(t *testing.T) {
 		t.Fatalf("plist strings %q, want %q", strs, want)
 	}
 }
+
+func TestManagerState(t *testing.T) {
+	sd, _ := TargetFor(KindSystemd, "/home/u", 1000)
+	ld, _ := TargetFor(KindLaunchd, "/Users/u", 501)
+	for _, c := range []struct {
+		t         Target
+		out, want string
+	}{
+		{sd, "active\n", "active"},
+		{sd, "inactive\n", "inactive"},
+		{sd, "Failed to connect to bus: No medium found\n", "Failed to connect to bus: No medium found"},
+		{ld, "gui/501/dev.berth.broker = {\n\tactive count = 1\n\tpath = /Users/u/Library/LaunchAgents/dev.berth.broker.plist\n\tstate = running\n}\n", "state = running"},
+		{ld, "Could not find service \"dev.berth.broker\" in domain for user gui: 501\n", `Could not find service "dev.berth.broker" in domain for user gui: 501`},
+		{sd, "", ""},
+	} {
+		if got := c.t.ManagerState(c.out); got != c.want {
+			t.Errorf("%s ManagerState(%q) = %q, want %q", c.t.Kind, c.out, got, c.want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ type Target struct {
 	Path    string   // the unit file
 	Enable  []string // shell commands that load and start it
 	Disable []string // shell commands to run before removing it
+	Query   []string // the command that asks the manager about the unit
 }
 
 // TargetFor returns the target of kind for the user whose home directory is
@@ -30,6 +31,7 @@ func TargetFor(kind, userHome string, uid int) (Target, error) {
 			Path:    filepath.Join(userHome, ".config", "systemd", "user", SystemdUnitName),
 			Enable:  []string{"systemctl --user daemon-reload", "systemctl --user enable --now berth"},
 			Disable: []string{"systemctl --user disable --now berth", "systemctl --user daemon-reload"},
+			Query:   []string{"systemctl", "--user", "is-active", SystemdUnitName},
 		}, nil
 	case KindLaunchd:
 		p := filepath.Join(userHome, "Library", "LaunchAgents", LaunchdLabel+".plist")
@@ -38,6 +40,7 @@ func TargetFor(kind, userHome string, uid int) (Target, error) {
 			Path:    p,
 			Enable:  []string{fmt.Sprintf("launchctl bootstrap gui/%d %s", uid, shellQuote(p))},
 			Disable: []string{fmt.Sprintf("launchctl bootout gui/%d/%s", uid, LaunchdLabel)},
+			Query:   []string{"launchctl", "print", fmt.Sprintf("gui/%d/%s", uid, LaunchdLabel)},
 		}, nil
 	}
 	return Target{}, fmt.Errorf("service kind %q: use %s or %s", kind, KindSystemd, KindLaunchd)
@@ -71,4 +74,18 @@ func shellQuote(p string) string {
 		}
 	}
 	return p
+}
+
+// ManagerState summarizes what Query printed: systemd's is-active word, or
+// launchd's "state = …" line; otherwise the first line of the output.
+func (t Target) ManagerState(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if t.Kind == KindLaunchd {
+		for _, l := range lines {
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, "state = ") {
+				return l
+			}
+		}
+	}
+	return strings.TrimSpace(lines[0])
 }
