@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
 )
 
@@ -121,4 +122,60 @@ func firstDiff(want, got string) string {
 		}
 	}
 	return ""
+}
+
+// TestSubAgentGuideCurlSessionWorks runs the guide's curl block against a
+// broker with auth on: initialize, the Mcp-Session-Id dance, a tool call and
+// DELETE, from the project's directory as the guide says.
+func TestSubAgentGuideCurlSessionWorks(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("BERTH_CI") == "" {
+				t.Skipf("%s is not installed", tool)
+			}
+			t.Fatalf("%s is not installed (.ci/run installs it)", tool)
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sub-agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "### curl")
+	if !ok {
+		t.Fatal("docs/sub-agents.md has no curl section")
+	}
+	_, block, ok := strings.Cut(after, "```sh\n")
+	script, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatal("the curl section of docs/sub-agents.md has no closed ```sh block")
+	}
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
+	root := brokertest.Project(t, "curl", nil)
+	if out, code := berthCmd(t, b.Home, "attach", root); code != 0 {
+		t.Fatalf("berth attach: %d %s", code, out)
+	}
+	ctx := testCtx(t, 60*time.Second)
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the guide's curl block: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"transport":"http"`) || !strings.Contains(string(out), `"root":"`+root+`"`) {
+		t.Fatalf("the guide's curl block printed no get_server_info result for %s:\n%s", root, out)
+	}
+	// DELETE ended the session: none is left (bounded wait).
+	sessions := -1
+	for i := 0; i < 100 && sessions != 0; i++ {
+		p, err := b.Client.Project(ctx, api.ProjectID(root))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sessions = p.Sessions; sessions != 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if sessions != 0 {
+		t.Errorf("%d sessions left after the guide's DELETE", sessions)
+	}
 }
