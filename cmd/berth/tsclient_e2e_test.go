@@ -79,30 +79,70 @@ func TestTypeScriptSDKReachesEveryTransport(t *testing.T) {
 	}
 }
 
-// TestSubAgentGuideShowsTheTestedTypeScript keeps the guide's TypeScript
-// snippet identical to the file the test above runs.
-func TestSubAgentGuideShowsTheTestedTypeScript(t *testing.T) {
-	script, err := os.ReadFile(filepath.Join(tsClientDir, "connect.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// TestSubAgentGuideShowsTheTestedClients keeps the guide's TypeScript and
+// Go snippets identical to the programs the tests run.
+func TestSubAgentGuideShowsTheTestedClients(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sub-agents.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const open = "```js\n// Reach a Berth project"
-	i := bytes.Index(doc, []byte(open))
-	if i < 0 {
-		t.Fatal("docs/sub-agents.md has no ```js block starting with connect.mjs's first line")
+	for _, tc := range []struct{ lang, file string }{
+		{"js", filepath.Join(tsClientDir, "connect.mjs")},
+		{"go", filepath.Join("testdata", "goclient", "main.go")},
+	} {
+		src, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(string(src), "\n")
+		open := "```" + tc.lang + "\n" + first + "\n"
+		i := bytes.Index(doc, []byte(open))
+		if i < 0 {
+			t.Errorf("docs/sub-agents.md has no ```%s block starting with %s's first line: copy the file into the guide", tc.lang, tc.file)
+			continue
+		}
+		block := doc[i+len("```"+tc.lang+"\n"):]
+		end := bytes.Index(block, []byte("\n```\n"))
+		if end < 0 {
+			t.Errorf("the ```%s block in docs/sub-agents.md is not closed", tc.lang)
+			continue
+		}
+		if got, want := string(block[:end+1]), string(src); got != want {
+			t.Errorf("docs/sub-agents.md differs from %s: copy the file into the guide\n%s", tc.file, firstDiff(want, got))
+		}
 	}
-	block := doc[i+len("```js\n"):]
-	end := bytes.Index(block, []byte("\n```\n"))
-	if end < 0 {
-		t.Fatal("the ```js block in docs/sub-agents.md is not closed")
+}
+
+// TestGoSDKGuideClientReachesTheProject builds and runs the guide's go-sdk
+// client against a broker with auth on.
+func TestGoSDKGuideClientReachesTheProject(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
+	root := brokertest.Project(t, "goclient", nil)
+	if out, code := berthCmd(t, b.Home, "attach", root); code != 0 {
+		t.Fatalf("berth attach: %d %s", code, out)
 	}
-	if got, want := string(block[:end+1]), string(script); got != want {
-		t.Errorf("docs/sub-agents.md's TypeScript differs from %s/connect.mjs: copy the file into the guide\n%s",
-			tsClientDir, firstDiff(want, got))
+	bin := filepath.Join(t.TempDir(), "goclient")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/goclient").CombinedOutput(); err != nil {
+		t.Fatalf("build the guide's Go client: %v\n%s", err, out)
+	}
+	ctx := testCtx(t, 60*time.Second)
+	out, err := exec.CommandContext(ctx, bin, root).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("goclient: %v\n%s%s", err, out, stderr)
+	}
+	var got struct {
+		Tools []string   `json:"tools"`
+		Info  serverInfo `json:"info"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
+	}
+	if !slices.Contains(got.Tools, "get_server_info") || got.Info.Project.Root != root || got.Info.Server.Transport != "http" || got.Info.Server.PID != b.PID() {
+		t.Fatalf("goclient saw %+v", got)
 	}
 }
 
