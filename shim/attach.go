@@ -51,7 +51,7 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		if c, err = Connect(ctx, opts.Home, opts.Autostart); err != nil {
 			return nil, err
 		}
-		resp, err = c.Attach(ctx, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version})
+		resp, err = attachCompat(ctx, c, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version})
 		if err != nil {
 			if api.StatusOf(err) == http.StatusServiceUnavailable && strings.Contains(err.Error(), "shutting down") && attempt < maxStoppingRetries {
 				// The broker is stopping: wait until it is gone, then start or find the next one.
@@ -83,6 +83,24 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// attachCompat attaches; a broker older than the version handshake refuses
+// the unknown "version" field, so the request is sent again without it and
+// the broker's version is read from /health instead.
+func attachCompat(ctx context.Context, c *api.Client, req api.AttachRequest) (api.AttachResponse, error) {
+	resp, err := c.Attach(ctx, req)
+	if err == nil || req.Version == "" || api.StatusOf(err) != http.StatusBadRequest || !strings.Contains(err.Error(), `unknown field "version"`) {
+		return resp, err
+	}
+	req.Version = ""
+	if resp, err = c.Attach(ctx, req); err != nil {
+		return resp, err
+	}
+	if h, herr := c.Health(ctx); herr == nil && resp.BrokerVersion == "" {
+		resp.BrokerVersion = h.Version
+	}
+	return resp, nil
 }
 
 // maxStoppingRetries bounds how often Attach waits for a stopping broker.
