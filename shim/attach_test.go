@@ -31,7 +31,7 @@ type syncLog struct {
 }
 
 func (l *syncLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
-func (l *syncLog) String() string               { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+func (l *syncLog) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 func TestAttachToABrokerOlderThanTheHandshake(t *testing.T) {
 	home, err := os.MkdirTemp("", "bh")
