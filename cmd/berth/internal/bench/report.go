@@ -85,6 +85,7 @@ func rows(mode string) []row {
 					return b.Value <= 20 && p.Value >= 10*b.Value, true
 				}},
 			row{label: "warm attach p99", bench: "warm-attach", metric: "p99", peer: peerName},
+			row{label: "warm attach: failed launches", bench: "warm-attach", metric: "failed-launches", peer: peerName},
 			row{label: "warm attach p50, berth-shim built with CGO_ENABLED=0", bench: "warm-attach", metric: "p50", berthSubject: staticSubject,
 				target: "<= 20 ms", met: func(rs *results) (bool, bool) {
 					b, ok := rs.get("warm-attach", staticSubject, "p50")
