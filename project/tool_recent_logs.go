@@ -3,6 +3,7 @@ package project
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/project/logring"
@@ -34,7 +35,9 @@ type RecentLogsResult struct {
 // recentLogsSchema states the types only: the ranges are checked by
 // logring.ParseQuery, whose errors say what to send instead. (No "default"
 // either: the SDK's default filling fails on a call with null arguments.)
-func recentLogsSchema() *jsonschema.Schema {
+// It is built once: every server shares the pointer, so that the SDK's
+// schema cache resolves it once per process.
+var recentLogsSchema = sync.OnceValue(func() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
@@ -53,7 +56,7 @@ func recentLogsSchema() *jsonschema.Schema {
 		},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}
-}
+})
 
 // addRecentLogs registers get_recent_logs, answering from the broker's
 // ring of this project's records only.
