@@ -677,7 +677,9 @@ func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "httponly", nil)
 	cmd := exec.Command(brokertest.Shim(t), "--transport", "http", "--project", root)
-	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home)
+	// The broker it starts if this one dies uses the same port range.
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home, "BERTH_LISTEN=", "BERTH_IDLE_TIMEOUT=30s",
+		"BERTH_PORTS_START="+strconv.Itoa(b.Start), "BERTH_PORTS_END="+strconv.Itoa(b.End))
 	cmd.Stderr = newLogWriter(t, "shim")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -714,11 +716,29 @@ func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
 	if p, err := b.Client.Project(ctx, api.ProjectID(root)); err != nil || p.Holders != 1 {
 		t.Fatalf("while the shim runs: %+v %v", p, err)
 	}
+
+	// The broker dies: the shim starts another, attaches again and rewrites
+	// the state file; the IDE's URL still works.
+	b.Kill(t)
+	var next api.StateFile
+	killAtEnd(t, &next.PID)
+	for i := 0; i < 300 && (next.PID == 0 || next.PID == b.PID()); i++ { // bounded: 15 s
+		time.Sleep(50 * time.Millisecond)
+		next, _ = api.ReadStateFile(root)
+	}
+	if next.PID == 0 || next.PID == b.PID() || next.Transport != api.TransportHTTP || next.URL == nil || *next.URL != *sf.URL {
+		t.Fatalf("state file after the broker died: %+v (before: %+v)", next, sf)
+	}
+	if info := getServerInfo(t, ctx, connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: *next.URL})); info.Server.PID != next.PID {
+		t.Fatalf("after the restart the URL reaches %+v", info)
+	}
+
 	stdin.Close()
 	if err := waitExit(cmd, 10*time.Second); err != nil {
 		t.Fatalf("http shim after stdin closed: %v", err)
 	}
-	if p, err := b.Client.Project(ctx, api.ProjectID(root)); err == nil && p.Holders != 0 {
+	c := api.NewUnixClient(api.SocketPath(b.Home))
+	if p, err := c.Project(ctx, api.ProjectID(root)); err == nil && p.Holders != 0 {
 		t.Errorf("holders = %d after the shim left", p.Holders)
 	}
 }

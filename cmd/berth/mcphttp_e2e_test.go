@@ -233,3 +233,70 @@ func TestIdleSessionsTimeOutOnEveryNetworkTransport(t *testing.T) {
 		t.Fatalf("new session after time-outs: %+v", got)
 	}
 }
+
+// TestSSEBadMessagesKeepTheSession speaks the legacy SSE transport by hand:
+// an oversized and a malformed POST are refused alone, and the stream and
+// its session carry on.
+func TestSSEBadMessagesKeepTheSession(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 60*time.Second)
+	root := brokertest.Project(t, "rawsse", nil)
+	base := fmt.Sprintf("http://127.0.0.1:%d", b.Attach(t, root).Port)
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	stream := bufio.NewReader(resp.Body)
+	next := func() (event, data string) { // one SSE event; ctx bounds the wait
+		t.Helper()
+		for {
+			line, err := stream.ReadString('\n')
+			if err != nil {
+				t.Fatalf("SSE stream ended: %v", err)
+			}
+			line = strings.TrimRight(line, "\r\n")
+			switch {
+			case line == "" && data != "":
+				return event, data
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data += strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}
+	event, endpoint := next()
+	if event != "endpoint" {
+		t.Fatalf("first SSE event %q %q, want the endpoint", event, endpoint)
+	}
+	if !strings.HasPrefix(endpoint, "http") {
+		endpoint = base + endpoint
+	}
+	post := func(body string) (int, *rpcMessage) {
+		t.Helper()
+		status, _, msg := doMCP(t, ctx, mcpPost(t, endpoint, "", body))
+		return status, msg
+	}
+	if status, _ := post(initializeBody); status != http.StatusAccepted {
+		t.Fatalf("initialize: %d", status)
+	}
+	if _, data := next(); !strings.Contains(data, `"result"`) {
+		t.Fatalf("initialize answer: %s", data)
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if status, msg := post(`{"pad":"` + strings.Repeat("x", 5<<20) + `"}`); status != http.StatusRequestEntityTooLarge || msg == nil || msg.Error == nil {
+		t.Errorf("5 MiB POST: %d %+v, want 413 with a JSON-RPC error", status, msg)
+	}
+	if status, msg := post(`{"jsonrpc":`); status != http.StatusBadRequest || msg == nil || msg.Error == nil || msg.Error.Code != -32700 {
+		t.Errorf("malformed POST: %d %+v, want 400 with a JSON-RPC parse error", status, msg)
+	}
+	if status, _ := post(serverInfoCall); status != http.StatusAccepted {
+		t.Fatalf("tools/call after bad POSTs: %d", status)
+	}
+	if _, data := next(); !strings.Contains(data, `\"transport\":\"sse\"`) && !strings.Contains(data, `"transport":"sse"`) {
+		t.Fatalf("get_server_info on the same stream: %s", data)
+	}
+}
