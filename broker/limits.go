@@ -100,7 +100,7 @@ func (l *limits) middleware(kind serverKind) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			ss, _ := req.GetSession().(*mcp.ServerSession)
-			if kind == kindStream && ss != nil {
+			if kind == kindStream && l.idle > 0 && ss != nil {
 				defer l.touch(ss)()
 			}
 			opens := method == "initialize" || (method == "server/discover" && kind == kindStream)
