@@ -40,6 +40,7 @@ type Options struct {
 	Out         string // directory of the raw output; "" = docs/bench in the source tree, else ./berth-bench
 	Bin         string // directory holding berth and berth-shim; "" = build them from the source tree
 	Profile     string // directory for the broker's CPU and heap profiles under load; "" = none
+	Keep        bool   // keep the temporary directory (homes, logs, projects) for a look afterwards
 	Launches    int
 	ColdRuns    int
 	ColdFiles   int
@@ -72,6 +73,7 @@ func ParseArgs(args []string) (Options, error) {
 	fs.StringVar(&o.Out, "out", "", "directory for latest.jsonl, its dated copy and latest.txt (default docs/bench in the source tree)")
 	fs.StringVar(&o.Bin, "bin", "", "directory holding berth and berth-shim (default: build them from the source tree)")
 	fs.StringVar(&o.Profile, "profile", "", "write the broker's CPU and heap profiles under load into this directory")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary homes, logs and projects (the path is printed)")
 	fs.IntVar(&o.Launches, "launches", 50, "warm attach launches per subject")
 	fs.IntVar(&o.ColdRuns, "cold-runs", 7, "cold starts")
 	fs.IntVar(&o.ColdFiles, "cold-files", 1000, "standards files of the cold start project")
@@ -144,7 +146,11 @@ func RunOptions(ctx context.Context, o Options) (err error) {
 	if r.tmp, err = os.MkdirTemp("", "berth-bench-"); err != nil {
 		return err
 	}
-	defer os.RemoveAll(r.tmp)
+	if o.Keep {
+		defer r.progress("kept %s", r.tmp)
+	} else {
+		defer os.RemoveAll(r.tmp)
+	}
 	defer func() {
 		for _, f := range r.cleanup {
 			f()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
 )
 
 // TestBenchSmoke runs every benchmark at tiny sizes against real processes
@@ -21,7 +23,7 @@ func TestBenchSmoke(t *testing.T) {
 	out := t.TempDir()
 	// No --bin: the bench builds both binaries (and the shim without cgo)
 	// from this source tree, as the documented command does.
-	o, err := ParseArgs([]string{"all", "--quick", "--no-peer", "--out", out})
+	o, err := ParseArgs([]string{"all", "--quick", "--no-peer", "--keep", "--out", out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +33,18 @@ func TestBenchSmoke(t *testing.T) {
 	defer cancel()
 	if err := RunOptions(ctx, o); err != nil {
 		t.Fatalf("bench: %v\nprogress:\n%s", err, stderr.String())
+	}
+
+	// Every process the run started is gone: none runs with a home in its
+	// (kept) temporary directory.
+	_, kept, ok := strings.Cut(stderr.String(), "bench: kept ")
+	if !ok {
+		t.Fatalf("no kept directory in the progress:\n%s", stderr.String())
+	}
+	kept = strings.TrimSpace(kept)
+	t.Cleanup(func() { os.RemoveAll(kept) })
+	if left := processesUnder(t, kept); len(left) > 0 {
+		t.Errorf("processes left running with a home in %s: %v", kept, left)
 	}
 
 	got, err := ReadResults(filepath.Join(out, "latest.jsonl"))
@@ -94,6 +108,28 @@ func TestBenchSmoke(t *testing.T) {
 	if lines == 0 {
 		t.Error("latest.txt has no figures")
 	}
+}
+
+// processesUnder lists the pids whose BERTH_HOME lies under dir.
+func processesUnder(t *testing.T, dir string) []int32 {
+	t.Helper()
+	procs, err := process.Processes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int32
+	for _, p := range procs {
+		env, err := p.Environ()
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		for _, kv := range env {
+			if home, ok := strings.CutPrefix(kv, "BERTH_HOME="); ok && strings.HasPrefix(home, dir+string(filepath.Separator)) {
+				out = append(out, p.Pid)
+			}
+		}
+	}
+	return out
 }
 
 func TestParseArgs(t *testing.T) {

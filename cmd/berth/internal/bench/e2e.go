@@ -190,12 +190,20 @@ func (r *runner) hop(ctx context.Context, e *e2eBroker) error {
 		return err
 	}
 	defer errLog.Close()
+	// The bridges end with the hop: left running, a shim would start a
+	// broker of its own once the warm one stops.
+	var children []*child
+	defer func() {
+		for _, c := range children {
+			c.stop()
+		}
+	}()
 	bridge := func(name string, argv, env []string) error {
 		c, err := startChild(argv, env, errLog)
 		if err != nil {
 			return err
 		}
-		r.cleanup = append(r.cleanup, c.stop)
+		children = append(children, c)
 		if err := c.client.handshake(); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -244,6 +252,7 @@ func (r *runner) hop(ctx context.Context, e *e2eBroker) error {
 func (r *runner) coldStart(ctx context.Context) error {
 	r.progress("cold start: indexing %d files once", r.o.ColdFiles)
 	home := filepath.Join(r.tmp, "cold-home")
+	defer stopAny(context.WithoutCancel(ctx), home)
 	root, err := makeProject(r.tmp, "cold-project", r.o.ColdFiles, 2)
 	if err != nil {
 		return err

@@ -117,20 +117,35 @@ func startBroker(ctx context.Context, bin binaries, home string, ports int) (*br
 
 func (b *broker) pid() int { return b.cmd.Process.Pid }
 
-// stop sends SIGTERM and waits up to 10 s, then SIGKILL.
+// stop sends SIGTERM and waits up to 10 s, then SIGKILL; then it stops any
+// broker a shim started on the same home meanwhile.
 func (b *broker) stop() {
 	select {
 	case <-b.exited:
-		return
 	default:
+		_ = b.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-b.exited:
+		case <-time.After(10 * time.Second):
+			_ = b.cmd.Process.Kill()
+			<-b.exited
+		}
 	}
-	_ = b.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-b.exited:
-	case <-time.After(10 * time.Second):
-		_ = b.cmd.Process.Kill()
-		<-b.exited
+	_ = stopAny(context.Background(), b.home)
+}
+
+// stopAny stops a broker that still answers on home's socket (one a shim
+// started), by the pid it reports.
+func stopAny(ctx context.Context, home string) error {
+	c := api.NewUnixClient(api.SocketPath(home))
+	defer c.HTTP.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	h, err := c.Health(ctx)
+	cancel()
+	if err != nil {
+		return nil // nothing answers
 	}
+	return killPID(context.WithoutCancel(ctx), h.PID)
 }
 
 // goroutines reads the broker's goroutine count from its pprof listener.
