@@ -30,4 +30,15 @@
 // The schema version is the number of migrations applied. Migrations run in
 // order at [Open], each in its own transaction; a database from a newer Berth
 // (a version above [SchemaVersion]) is refused rather than touched.
+//
+// # Damage
+//
+// [Open] first proves, on a read-only open, that the file holds every page
+// the database uses and that every bucket and value can be read (bbolt maps
+// the file, so a truncated one would fault rather than fail: the walk turns
+// faults into [ErrCorrupt]). The caller (the broker) then moves the file
+// aside with [MoveAside], opens a fresh one and copies what can still be
+// read with [Salvage]: the registry and every project's workflow state,
+// never the derived indexes. [OpenReadOnly] is the same check for a reader
+// that must not write (`berth doctor`).
 package store
