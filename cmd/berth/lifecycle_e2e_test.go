@@ -190,29 +190,40 @@ func TestSignalsStopCleanlyAndASecondOneForces(t *testing.T) {
 	}
 	assertPortFree(t, resp.Port)
 
-	// The same situation, and a second SIGINT while the stop waits: exit at once.
-	b2 := brokertest.StartBroker(t, brokertest.Options{})
-	resp2 := b2.Attach(t, brokertest.Project(t, "sigint", nil))
-	stuck2 := halfRequest(t, resp2.Port)
-	defer stuck2.Close()
-	if err := b2.Cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "broker logs that it is stopping", func() bool { return strings.Contains(b2.Stderr(), "broker stopping") })
-	if err := b2.Cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	err := b2.Stop(t)
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitForced {
-		t.Fatalf("exit after a second SIGINT: %v, want code %d\n%s", err, exitForced, b2.Stderr())
-	}
-	if !strings.Contains(b2.Stderr(), "second signal") {
-		t.Errorf("no word about the forced exit:\n%s", b2.Stderr())
+	// The same situation, and a second SIGINT while the stop waits: exit at
+	// once. If the first stop ends before the second signal lands (the stuck
+	// client was not yet accepted), that try proves nothing: a fresh broker
+	// is tried again, at most three times.
+	for try := 1; ; try++ {
+		b2 := brokertest.StartBroker(t, brokertest.Options{})
+		resp2 := b2.Attach(t, brokertest.Project(t, "sigint", nil))
+		stuck2 := halfRequest(t, resp2.Port)
+		defer stuck2.Close()
+		if err := b2.Cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "broker logs that it is stopping", func() bool { return strings.Contains(b2.Stderr(), "broker stopping") })
+		if err := b2.Cmd.Process.Signal(syscall.SIGINT); err != nil {
+			if try < 3 && b2.Stop(t) == nil {
+				continue // it had already stopped cleanly
+			}
+			t.Fatalf("second SIGINT: %v\n%s", err, b2.Stderr())
+		}
+		err := b2.Stop(t)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitForced {
+			t.Fatalf("exit after a second SIGINT: %v, want code %d\n%s", err, exitForced, b2.Stderr())
+		}
+		if !strings.Contains(b2.Stderr(), "second signal") {
+			t.Errorf("no word about the forced exit:\n%s", b2.Stderr())
+		}
+		return
 	}
 }
 
-// halfRequest opens a connection to port and sends half a request.
+// halfRequest opens a connection to port and sends half of a first
+// request: the server holds such a connection (StateNew) for up to 5 s on
+// shutdown, if it accepted it before the shutdown began.
 func halfRequest(t *testing.T, port int) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
