@@ -172,9 +172,15 @@ func (t *mounts) open(root, id string) (*mount, error) {
 
 // remember records the project in the registry so a pinned one is mounted
 // again after a restart and keeps its port.
+// A record that already says all this is not written again (the write's
+// fsyncs were on the path of every first attach after a broker start), so
+// UpdatedAt is when the record last changed.
 func (t *mounts) remember(m *mount, pinned bool) {
 	rec, ok, _ := t.db.GetProject(m.id)
 	now := time.Now().UTC()
+	if ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == m.port {
+		return
+	}
 	if !ok {
 		rec = store.ProjectRecord{ID: m.id, CreatedAt: now}
 	}
