@@ -80,9 +80,11 @@ func TestBenchSmoke(t *testing.T) {
 		t.Errorf("the load saw %v errors:\n%s", errs.Value, stderr.String())
 	}
 
-	dated, err := filepath.Glob(filepath.Join(out, "20*.jsonl"))
-	if err != nil || len(dated) != 1 {
-		t.Errorf("dated copy: %v %v", dated, err)
+	for _, ext := range []string{"jsonl", "txt"} {
+		dated, err := filepath.Glob(filepath.Join(out, "20*."+ext))
+		if err != nil || len(dated) != 1 {
+			t.Errorf("dated copy of latest.%s: %v %v", ext, dated, err)
+		}
 	}
 	txt, err := os.ReadFile(filepath.Join(out, "latest.txt"))
 	if err != nil {

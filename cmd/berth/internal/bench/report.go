@@ -214,13 +214,14 @@ func writeTable(w io.Writer, rs *results, mode string) {
 	}
 }
 
-// writeRaw writes the figures as JSON lines to dir/latest.jsonl and a dated
-// copy, and in Go benchmark format (for benchstat) to dir/latest.txt.
+// writeRaw writes the figures as JSON lines to dir/latest.jsonl and in Go
+// benchmark format (for benchstat) to dir/latest.txt, each with a dated
+// copy, and returns the paths.
 func writeRaw(dir string, rs *results, started time.Time, machine string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	var jl strings.Builder
+	var jl, txt strings.Builder
 	for _, r := range rs.list {
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -229,30 +230,25 @@ func writeRaw(dir string, rs *results, started time.Time, machine string) ([]str
 		jl.Write(b)
 		jl.WriteByte('\n')
 	}
+	fmt.Fprintf(&txt, "# berth bench, %s\n# %s\n", rs.run, machine)
+	for _, r := range rs.list {
+		if r.Skipped == "" {
+			fmt.Fprintf(&txt, "Benchmark%s/%s/%s 1 %g %s\n", title(r.Bench), r.Subject, r.Metric, r.Value, strings.ReplaceAll(r.Unit, " ", "-"))
+		}
+	}
 	stamp := started.UTC().Format("2006-01-02T150405Z")
-	paths := []string{filepath.Join(dir, "latest.jsonl"), filepath.Join(dir, stamp+".jsonl"), filepath.Join(dir, "latest.txt")}
-	for _, p := range paths[:2] {
-		if err := os.WriteFile(p, []byte(jl.String()), 0o644); err != nil {
+	var paths []string
+	for _, f := range []struct{ name, body string }{
+		{"latest.jsonl", jl.String()}, {stamp + ".jsonl", jl.String()},
+		{"latest.txt", txt.String()}, {stamp + ".txt", txt.String()},
+	} {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte(f.body), 0o644); err != nil {
 			return nil, err
 		}
+		paths = append(paths, p)
 	}
-	f, err := os.Create(paths[2])
-	if err != nil {
-		return nil, err
-	}
-	bw := bufio.NewWriter(f)
-	fmt.Fprintf(bw, "# berth bench, %s\n# %s\n", rs.run, machine)
-	for _, r := range rs.list {
-		if r.Skipped != "" {
-			continue
-		}
-		fmt.Fprintf(bw, "Benchmark%s/%s/%s 1 %g %s\n", title(r.Bench), r.Subject, r.Metric, r.Value, strings.ReplaceAll(r.Unit, " ", "-"))
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return paths, f.Close()
+	return paths, nil
 }
 
 func title(s string) string {
