@@ -19,6 +19,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -84,6 +85,9 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.Sessions, "sessions", 20, "concurrent sessions of the load figure")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long the load runs")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return o, fmt.Errorf("usage: berth bench [load|e2e|all] [flags]\n%s", fs.FlagUsages())
+		}
 		return o, fmt.Errorf("%w (see berth bench --help)", err)
 	}
 	switch fs.NArg() {

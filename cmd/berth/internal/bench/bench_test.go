@@ -142,6 +142,9 @@ func TestParseArgs(t *testing.T) {
 	if o, err := ParseArgs([]string{"load"}); err != nil || o.Mode != "load" {
 		t.Errorf("load = %+v, %v", o, err)
 	}
+	if _, err := ParseArgs([]string{"--help"}); err == nil || !strings.Contains(err.Error(), "--no-peer") {
+		t.Errorf("--help = %v, want the flags", err)
+	}
 	for _, bad := range [][]string{
 		{"speed"}, {"load", "e2e"}, {"--launches", "0"}, {"--sessions", "-3"}, {"--projects", "501"},
 		{"--duration", "0s"}, {"--duration", "1h"}, {"--nope"},
