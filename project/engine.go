@@ -174,6 +174,7 @@ func (e *Engine) NewServer(transport string) *mcp.Server {
 		Logger:       slog.New(quiet{e.log.Handler()}),
 		SchemaCache:  schemaCache,
 	})
+	s.AddReceivingMiddleware(fastToolList)
 	var names []string
 	names = append(names, addServerInfo(s, e, transport))
 	if e.index != nil {

@@ -1,0 +1,46 @@
+package project
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestFastToolListAnswersTheSameBytes(t *testing.T) {
+	in, out := serverInfoSchemas()
+	orig := &mcp.ListToolsResult{NextCursor: "c1", Tools: []*mcp.Tool{
+		{Name: "get_server_info", Description: "d", InputSchema: in, OutputSchema: out},
+		{Name: "get_recent_logs", InputSchema: recentLogsSchema()},
+		{Name: "plain", InputSchema: map[string]any{"type": "object"}},
+	}}
+	next := func(context.Context, string, mcp.Request) (mcp.Result, error) { return orig, nil }
+	want, err := json.Marshal(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second answer comes from the marshaled schemas
+		res, err := fastToolList(next)(context.Background(), "tools/list", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("tools/list differs:\n got %s\nwant %s", got, want)
+		}
+	}
+	if _, ok := orig.Tools[0].InputSchema.(*jsonschema.Schema); !ok {
+		t.Error("the server's own tool was modified")
+	}
+	other := &mcp.CallToolResult{}
+	res, err := fastToolList(func(context.Context, string, mcp.Request) (mcp.Result, error) { return other, nil })(context.Background(), "tools/call", nil)
+	if res != other || err != nil {
+		t.Errorf("tools/call = %v, %v; want it passed through", res, err)
+	}
+}
