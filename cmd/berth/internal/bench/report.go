@@ -72,21 +72,18 @@ func rows(mode string) []row {
 	var out []row
 	if mode == "e2e" || mode == "all" {
 		out = append(out,
-			row{label: "warm attach p50 (shim start to tools/list answer)", bench: "warm-attach", metric: "p50", peer: peerName,
-				target: "<= 20 ms, >= 10x faster than peer", met: func(rs *results) (bool, bool) {
+			row{label: "warm attach p50 (shim start to tools/list answer), berth-shim as go build makes it (cgo)", bench: "warm-attach", metric: "p50", peer: peerName,
+				target: ">= 10x faster than peer", met: func(rs *results) (bool, bool) {
 					b, ok1 := rs.get("warm-attach", "berth", "p50")
 					p, ok2 := rs.get("warm-attach", peerName, "p50")
-					if !ok1 {
+					if !ok1 || !ok2 {
 						return false, false
 					}
-					if !ok2 {
-						return b.Value <= 20, false
-					}
-					return b.Value <= 20 && p.Value >= 10*b.Value, true
+					return p.Value >= 10*b.Value, true
 				}},
 			row{label: "warm attach p99", bench: "warm-attach", metric: "p99", peer: peerName},
 			row{label: "warm attach: failed launches", bench: "warm-attach", metric: "failed-launches", peer: peerName},
-			row{label: "warm attach p50, berth-shim built with CGO_ENABLED=0", bench: "warm-attach", metric: "p50", berthSubject: staticSubject,
+			row{label: "warm attach p50, berth-shim as the README installs it (CGO_ENABLED=0)", bench: "warm-attach", metric: "p50", berthSubject: staticSubject,
 				target: "<= 20 ms", met: func(rs *results) (bool, bool) {
 					b, ok := rs.get("warm-attach", staticSubject, "p50")
 					return ok && b.Value <= 20, ok
