@@ -31,6 +31,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Ready is called once the control API is being served.
 	Ready func()
+	// Stopping is called once when the clean stop begins, whatever its
+	// cause (signal, `berth stop`, idle timeout).
+	Stopping func()
 }
 
 // Run is the broker's whole life: it returns when ctx ends (a clean stop),
@@ -160,6 +163,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	<-ctx.Done()
 	cause := context.Cause(ctx)
 	log.Info("broker stopping", "why", stopReason(cause))
+	if opts.Stopping != nil {
+		opts.Stopping()
+	}
 	idle.stop()
 	// Everything below is bounded so that the process exits within 5 s.
 	shutdownCtx, stop := context.WithTimeout(context.Background(), shutdownTimeout)

@@ -109,8 +109,6 @@ func runServe(ctx context.Context, args []string) (err error) {
 		defer stopPprof()
 	}
 	sd := newSDNotifier()
-	stopped := make(chan struct{})
-	defer close(stopped)
 	return broker.Run(ctx, cfg, broker.Options{Logger: log, Ready: func() {
 		if ready != nil {
 			fmt.Fprintf(ready, "ready %d\n", os.Getpid())
@@ -120,13 +118,10 @@ func runServe(ctx context.Context, args []string) (err error) {
 		if err := sd.notify("READY=1"); err != nil {
 			log.Warn("tell systemd the broker is ready", "err", err)
 		}
-		go func() { // a service manager sees the shutdown begin
-			select {
-			case <-ctx.Done():
-				_ = sd.notify("STOPPING=1")
-			case <-stopped:
-			}
-		}()
+	}, Stopping: func() {
+		// A service manager sees the stop begin, also for `berth stop`
+		// and an idle exit.
+		_ = sd.notify("STOPPING=1")
 	}})
 }
 
