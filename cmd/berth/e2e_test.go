@@ -255,11 +255,7 @@ func TestAutostartedBrokerExitsWhenIdle(t *testing.T) {
 		t.Fatalf("shim exit: %v", cmd.ProcessState)
 	}
 	// grace (300ms) + idle (500ms): the broker goes; bounded wait.
-	deadline := time.Now().Add(15 * time.Second)
-	for processExists(pid) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if processExists(pid) {
+	if !processGone(pid, 15*time.Second) {
 		t.Fatal("auto-started broker still running long after its idle timeout")
 	}
 	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
@@ -593,6 +589,15 @@ func waitExit(cmd *exec.Cmd, d time.Duration) error {
 		<-done
 		return fmt.Errorf("still running after %s", d)
 	}
+}
+
+// processGone polls until pid no longer exists, for at most d.
+func processGone(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for processExists(pid) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return !processExists(pid)
 }
 
 func processExists(pid int) bool {

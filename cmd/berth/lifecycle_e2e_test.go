@@ -365,11 +365,7 @@ func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
 		t.Fatal("the broker exited with a control connection open")
 	}
 	ctl.Close()
-	deadline := time.Now().Add(15 * time.Second)
-	for processExists(pid) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if processExists(pid) {
+	if !processGone(pid, 15*time.Second) {
 		t.Fatal("the broker did not exit once idle")
 	}
 	if _, err := os.Stat(api.SocketPath(home)); !errors.Is(err, os.ErrNotExist) {
