@@ -16,23 +16,39 @@ import (
 	"github.com/berth-dev/berth/broker/brokertest"
 )
 
-// tsClientDir holds the TypeScript SDK client; .ci/run installs its modules.
+// tsClientDir holds the TypeScript SDK client and its package-lock.json.
 const tsClientDir = "testdata/tsclient"
 
-// needTSClient returns the node binary, or ends the test: it skips only
-// outside CI when node itself is absent, and fails when the modules are not
-// installed.
+// needTSClient returns the node binary, or ends the test. Modules missing
+// from tsClientDir are installed with `npm ci` (the locked versions). It
+// skips only outside CI when Node.js itself is absent, and fails when the
+// install fails.
 func needTSClient(t *testing.T) string {
 	t.Helper()
+	const fix = "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/testdata/tsclient`"
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if os.Getenv("BERTH_CI") == "" {
-			t.Skip("node is not installed: install Node.js 20+ and run `npm ci --prefix cmd/berth/testdata/tsclient`")
+			t.Skip("node is not installed: " + fix)
 		}
-		t.Fatal("node is not installed: install Node.js 20+ and run `npm ci --prefix cmd/berth/testdata/tsclient`")
+		t.Fatal("node is not installed: " + fix)
 	}
-	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		t.Fatalf("the TypeScript MCP SDK is not installed (%v): run `npm ci --prefix cmd/berth/testdata/tsclient`", err)
+	sdk := filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	if _, err := os.Stat(sdk); err == nil {
+		return node
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("the TypeScript MCP SDK is not installed and npm is absent: %s", fix)
+	}
+	t.Logf("installing the TypeScript MCP SDK: npm ci --prefix %s", tsClientDir)
+	ctx := testCtx(t, 5*time.Minute)
+	out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", tsClientDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm ci --prefix %s: %v\n%s", tsClientDir, err, out)
+	}
+	if _, err := os.Stat(sdk); err != nil {
+		t.Fatalf("npm ci did not install the SDK (%v)\n%s", err, out)
 	}
 	return node
 }
