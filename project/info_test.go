@@ -44,7 +44,9 @@ func openEngine(t *testing.T, root string) *Engine {
 	return e
 }
 
-func callInfo(t *testing.T, e *Engine) ServerInfoResult {
+// connectInMemory connects a go-sdk client to a new server of e; both end
+// with the test.
+func connectInMemory(t *testing.T, e *Engine) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
@@ -52,12 +54,19 @@ func callInfo(t *testing.T, e *Engine) ServerInfoResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func callInfo(t *testing.T, e *Engine) ServerInfoResult {
+	t.Helper()
+	ctx := context.Background()
+	cs := connectInMemory(t, e)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{}})
 	if err != nil || res.IsError {
 		t.Fatalf("get_server_info: %v %+v", err, res)
@@ -135,17 +144,7 @@ func TestServerInfoSchemasAndArguments(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, ".praxis-os"), 0o755)
 	e := openEngine(t, root)
 	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := e.NewServer("test").Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectInMemory(t, e)
 
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {

@@ -106,12 +106,7 @@ func TestThreeProjectsGetOwnPortsAndStateFiles(t *testing.T) {
 		t.Errorf("socket survives shutdown: %v", err)
 	}
 	for p := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			t.Errorf("port %d still held after shutdown: %v", p, err)
-			continue
-		}
-		ln.Close()
+		assertPortFree(t, p)
 	}
 }
 
@@ -344,11 +339,7 @@ func TestKilledShimIsReleasedAndMountExpires(t *testing.T) {
 	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("state file survives unmount: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(*sf.Port))
-	if err != nil {
-		t.Fatalf("port %d not released: %v", *sf.Port, err)
-	}
-	ln.Close()
+	assertPortFree(t, *sf.Port)
 }
 
 func TestPortAllocation(t *testing.T) {
