@@ -64,6 +64,35 @@ func (f *Func) Params() []string {
 	return out
 }
 
+// Required names the parameters after the first that have no default: a
+// validator's validator_params must give them.
+func (f *Func) Required() []string {
+	var out []string
+	n := f.fn.NumParams()
+	star := -1 // index of *args, if any
+	if f.fn.HasVarargs() {
+		star = n - boolInt(f.fn.HasKwargs()) - 1 // Starlark orders: positional, keyword-only, *args, **kwargs
+	}
+	for i := 1; i < n; i++ {
+		if i == star || (f.fn.HasKwargs() && i == n-1) || f.fn.ParamDefault(i) != nil {
+			continue
+		}
+		name, _ := f.fn.Param(i)
+		out = append(out, name)
+	}
+	return out
+}
+
+// TakesKwargs reports a **kwargs parameter.
+func (f *Func) TakesKwargs() bool { return f.fn.HasKwargs() }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // Call calls the lambda with args and keyword args (decoded JSON or YAML
 // values) and reports the truth of its result, as Python's bool() would.
 // An error is a failure of the lambda (a missing key, a wrong type, the step

@@ -135,3 +135,22 @@ func FuzzCompileAndCall(f *testing.F) {
 		_, _ = fn.Call([]any{arg}, nil)
 	})
 }
+
+func TestRequired(t *testing.T) {
+	cases := map[string][]string{
+		"lambda x: x":                        nil,
+		"lambda x, a, b=2: x":                {"a"},
+		"lambda x, *rest, k, **kw: x":        {"k"},
+		"lambda x, low, high: low < x":       {"low", "high"},
+		"lambda x, *, only=1, needed: x > 0": {"needed"},
+	}
+	for src, want := range cases {
+		f, err := Compile(src)
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if got := f.Required(); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("Required(%q) = %v, want %v", src, got, want)
+		}
+	}
+}
