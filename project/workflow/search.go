@@ -24,6 +24,8 @@ func (e *Engine) fromSearch(ctx context.Context, query string) (text string, fou
 	if e.search == nil {
 		return "", false, "the standards search is off for this project (add rag to mcp.enabled_tool_groups)"
 	}
+	// Task names such as "load-target-definition" are words to the search.
+	query = strings.NewReplacer("-", " ", "_", " ").Replace(query)
 	res, err := e.search.Search(ctx, search.Query{Text: query, N: searchHits})
 	if err != nil {
 		e.log.Warn("search for a missing workflow file", "query", query, "err", err)

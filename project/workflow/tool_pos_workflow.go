@@ -113,7 +113,8 @@ func posMissing(action, param string) error {
 }
 
 // posResult shapes a result as praxis-os does: the result's fields plus
-// status "success" and the action.
+// status "success" and the action. A session's own status, which the
+// success status replaces, is kept as session_status.
 func posResult(action string, v any) (map[string]any, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -122,6 +123,9 @@ func posResult(action string, v any) (map[string]any, error) {
 	out := map[string]any{}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, fmt.Errorf("decode %s result: %w", action, err)
+	}
+	if st, ok := out["status"]; ok {
+		out["session_status"] = st // a session's own status (active, completed)
 	}
 	out["status"] = "success"
 	out["action"] = action

@@ -168,7 +168,7 @@ func (r *RequiredEvidence) UnmarshalJSON(b []byte) error {
 		out := RequiredEvidence{}
 		for _, item := range list {
 			var name string
-			if err := json.Unmarshal(item, &name); err == nil {
+			if err := json.Unmarshal(item, &name); err == nil && name != "" {
 				out = append(out, EvidenceField{Name: name})
 				continue
 			}
@@ -187,6 +187,9 @@ func (r *RequiredEvidence) UnmarshalJSON(b []byte) error {
 	}
 	out := RequiredEvidence{}
 	for _, name := range sortedNames(m) {
+		if name == "" {
+			return fmt.Errorf("required_evidence has an empty field name")
+		}
 		f := EvidenceField{Name: name}
 		var typ string
 		if err := json.Unmarshal(m[name], &typ); err == nil {
