@@ -114,7 +114,11 @@ func (e *Engine) openParts(ctx context.Context, opts Options) error {
 		}
 	}
 	if e.cfg.HasGroup(config.GroupWorkflow) || e.cfg.HasGroup(config.GroupPOS) {
-		wf, err := workflow.Open(ctx, workflow.Options{Root: e.root, WorkflowsDir: e.cfg.RAG.WorkflowsPath, DB: opts.DB, ProjectID: e.id, Logger: e.log})
+		var searcher workflow.Searcher // answers for workflow files that are missing
+		if e.index != nil {
+			searcher = e
+		}
+		wf, err := workflow.Open(ctx, workflow.Options{Root: e.root, WorkflowsDir: e.cfg.RAG.WorkflowsPath, DB: opts.DB, ProjectID: e.id, Logger: e.log, Search: searcher})
 		if err != nil {
 			return fmt.Errorf("open workflow engine: %w", err)
 		}

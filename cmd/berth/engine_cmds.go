@@ -69,12 +69,15 @@ func runWorkflows(ctx context.Context, args []string) error {
 	}
 	var out struct {
 		Workflows []struct {
-			WorkflowType string `json:"workflow_type"`
-			Version      string `json:"version"`
-			Status       string `json:"status"`
-			TotalPhases  int    `json:"total_phases"`
-			Description  string `json:"description"`
-			Error        string `json:"error"`
+			WorkflowType  string   `json:"workflow_type"`
+			Version       string   `json:"version"`
+			Status        string   `json:"status"`
+			TotalPhases   int      `json:"total_phases"`
+			Dynamic       bool     `json:"dynamic"`
+			DynamicSource string   `json:"dynamic_source"`
+			Description   string   `json:"description"`
+			Error         string   `json:"error"`
+			Warnings      []string `json:"warnings"`
 		} `json:"workflows"`
 	}
 	return callAndPrint(ctx, *dir, "list_workflows", nil, *asJSON, &out, func(w io.Writer) {
@@ -83,15 +86,29 @@ func runWorkflows(ctx context.Context, args []string) error {
 			return
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "WORKFLOW\tVERSION\tSTATUS\tPHASES\tDESCRIPTION")
+		fmt.Fprintln(tw, "WORKFLOW\tVERSION\tSTATUS\tPHASES\tWARNINGS\tDESCRIPTION")
 		for _, wf := range out.Workflows {
 			desc := excerpt(wf.Description, 60)
 			if wf.Error != "" {
 				desc = "error: " + wf.Error
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", wf.WorkflowType, wf.Version, wf.Status, wf.TotalPhases, desc)
+			phases := fmt.Sprint(wf.TotalPhases)
+			if wf.Dynamic {
+				phases += "+N" // the rest are generated at start
+				desc = "(phases from " + wf.DynamicSource + ") " + desc
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", wf.WorkflowType, wf.Version, wf.Status, phases, len(wf.Warnings), desc)
 		}
 		tw.Flush()
+		for _, wf := range out.Workflows {
+			if wf.Error != "" || len(wf.Warnings) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "\n%s is %s, with warnings:\n", wf.WorkflowType, wf.Status)
+			for _, warn := range wf.Warnings {
+				fmt.Fprintf(w, "  - %s\n", warn)
+			}
+		}
 	})
 }
 

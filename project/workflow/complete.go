@@ -17,7 +17,7 @@ type CompleteResult struct {
 	SessionID        string           `json:"session_id"`
 	Phase            int              `json:"phase"`
 	CheckpointPassed bool             `json:"checkpoint_passed"`
-	CheckpointStatus CheckpointStatus `json:"checkpoint_status" jsonschema:"passed or failed"`
+	CheckpointStatus CheckpointStatus `json:"checkpoint_status" jsonschema:"passed, failed, or skipped"`
 	Strict           bool             `json:"strict" jsonschema:"whether the phase's gate blocks on errors"`
 	Errors           []string         `json:"errors" jsonschema:"why a strict gate failed"`
 	Warnings         []string         `json:"warnings" jsonschema:"problems that did not block (all problems of a non-strict gate)"`
@@ -25,6 +25,7 @@ type CompleteResult struct {
 	CurrentPhase     int              `json:"current_phase"`
 	NextPhase        *int             `json:"next_phase" jsonschema:"the phase now current; null when the phase did not advance or the workflow is complete"`
 	NextPhaseContent *PhaseView       `json:"next_phase_content"`
+	SkippedPhases    []int            `json:"skipped_phases" jsonschema:"later phases skipped on the way, because their skip_condition held"`
 	WorkflowComplete bool             `json:"workflow_complete"`
 }
 
@@ -33,36 +34,28 @@ type CompleteResult struct {
 // transaction, so that of concurrent calls for one phase exactly one
 // advances and the others get ErrPhaseCompleted. A strict gate that fails
 // records "failed" with the evidence and does not advance; a non-strict gate
-// passes and reports its problems as warnings.
-func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int, evidence map[string]any) (CompleteResult, error) {
+// passes and reports its problems as warnings. With skip, a skippable phase
+// is recorded as skipped without checking its gate.
+func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int, evidence map[string]any, skip bool) (CompleteResult, error) {
 	if err := e.ready(ctx); err != nil {
 		return CompleteResult{}, err
 	}
 	if err := checkSessionID(sessionID); err != nil {
 		return CompleteResult{}, err
 	}
-	if evidence == nil {
-		evidence = map[string]any{}
-	}
-	raw, err := json.Marshal(evidence)
+	evidence, err := normalizeEvidence(evidence)
 	if err != nil {
-		return CompleteResult{}, newError(ErrInvalidArgument, "pass evidence as a JSON object", "evidence is not JSON: %v", err)
+		return CompleteResult{}, err
 	}
-	if len(raw) > MaxEvidenceBytes {
-		return CompleteResult{}, newError(ErrEvidenceTooLarge,
-			"summarize: pass counts, short texts and file paths instead of file contents or full logs",
-			"evidence is %s; the limit is 1 MiB", sizeText(len(raw)))
+	s, err := e.loadSession(ctx, sessionID)
+	if err != nil {
+		return CompleteResult{}, err
 	}
-	// Decode the JSON again so that Go callers' values (ints, []string) are
-	// checked and stored exactly as a JSON client's would be.
-	evidence = map[string]any{}
-	if err := json.Unmarshal(raw, &evidence); err != nil {
-		return CompleteResult{}, newError(ErrInvalidArgument, "pass evidence as a JSON object", "evidence is not a JSON object: %v", err)
+	r, err := e.runFor(ctx, s)
+	if err != nil {
+		return CompleteResult{}, err
 	}
-	var (
-		res CompleteResult
-		w   *definition.Workflow
-	)
+	var res CompleteResult
 	err = e.area.Update(func(b *store.Bucket) error {
 		s, err := getSession(b, sessionID)
 		if err != nil {
@@ -71,32 +64,59 @@ func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int,
 		if s == nil {
 			return sessionNotFound(sessionID)
 		}
-		if w, err = e.runnable(s.WorkflowType); err != nil {
-			return err
-		}
 		if err := checkCompletable(s, phase); err != nil {
 			return err
 		}
-		p, ok := w.Phase(phase)
+		p, ok := r.phase(phase)
 		if !ok {
-			return newError(ErrPhaseNotFound, "the workflow definition changed under the session; list its phases with list_workflows",
-				"workflow %q has no phase %d", w.Type, phase)
+			return r.phaseNotFound(phase)
 		}
-		res = e.apply(s, w, p, evidence)
+		if skip {
+			if !p.Skippable {
+				return newError(ErrNotSkippable, "complete the phase with evidence its gate accepts (get_current_phase shows the gate)",
+					"phase %d (%s) is not skippable: its metadata does not mark it \"skippable\": true", phase, p.Name)
+			}
+			res = e.skipPhase(s, r, p, evidence)
+		} else {
+			res = e.apply(s, r, p, evidence)
+		}
 		return putSession(b, s)
 	})
 	if err != nil {
 		return CompleteResult{}, err
 	}
-	e.log.Info("phase submitted", "session", sessionID, "workflow", w.Type, "phase", phase,
+	e.log.Info("phase submitted", "session", sessionID, "workflow", r.w.Type, "phase", phase, "skip", skip,
 		"passed", res.CheckpointPassed, "complete", res.WorkflowComplete)
 	if res.NextPhase != nil {
-		if res.NextPhaseContent, err = phaseView(w, *res.NextPhase, nil); err != nil {
+		if res.NextPhaseContent, err = e.phaseView(ctx, r, *res.NextPhase, nil); err != nil {
 			// The advance is stored; the client can fetch the phase again.
 			e.log.Warn("read next phase", "session", sessionID, "phase", *res.NextPhase, "err", err)
 		}
 	}
 	return res, nil
+}
+
+// normalizeEvidence bounds evidence and decodes it again from JSON, so that
+// Go callers' values (ints, []string) are checked and stored exactly as a
+// JSON client's would be.
+func normalizeEvidence(evidence map[string]any) (map[string]any, error) {
+	if evidence == nil {
+		evidence = map[string]any{}
+	}
+	raw, err := json.Marshal(evidence)
+	if err != nil {
+		return nil, newError(ErrInvalidArgument, "pass evidence as a JSON object", "evidence is not JSON: %v", err)
+	}
+	if len(raw) > MaxEvidenceBytes {
+		return nil, newError(ErrEvidenceTooLarge,
+			"summarize: pass counts, short texts and file paths instead of file contents or full logs",
+			"evidence is %s; the limit is 1 MiB", sizeText(len(raw)))
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, newError(ErrInvalidArgument, "pass evidence as a JSON object", "evidence is not a JSON object: %v", err)
+	}
+	return out, nil
 }
 
 // checkCompletable says why phase cannot be completed now, if it cannot.
@@ -117,7 +137,7 @@ func checkCompletable(s *Session, phase int) error {
 
 // apply checks the evidence against the phase's gate and records the
 // outcome in s.
-func (e *Engine) apply(s *Session, w *definition.Workflow, p *definition.Phase, evidence map[string]any) CompleteResult {
+func (e *Engine) apply(s *Session, r run, p *definition.Phase, evidence map[string]any) CompleteResult {
 	check := p.Gate.Check(evidence)
 	res := CompleteResult{
 		SessionID: s.SessionID, Phase: p.Number, Strict: p.Gate.Strict,
@@ -128,12 +148,8 @@ func (e *Engine) apply(s *Session, w *definition.Workflow, p *definition.Phase, 
 		res.Errors = []string{}
 	}
 	res.CheckpointPassed = len(res.Errors) == 0
-	now := e.now()
+	e.record(s, r, p, evidence)
 	key := phaseKey(p.Number)
-	prev := s.PhaseArtifacts[key]
-	s.PhaseArtifacts[key] = Artifact{Evidence: evidence, Timestamp: now, Attempts: prev.Attempts + 1}
-	s.UpdatedAt = now
-	s.FirstPhase, s.TotalPhases = w.FirstPhase, w.TotalPhases()
 	if !res.CheckpointPassed {
 		s.Checkpoints[key] = CheckpointFailed
 		res.CheckpointStatus = CheckpointFailed
@@ -145,14 +161,44 @@ func (e *Engine) apply(s *Session, w *definition.Workflow, p *definition.Phase, 
 	s.CompletedPhases = append(s.CompletedPhases, p.Number)
 	s.CurrentPhase = p.Number + 1
 	s.updateStatus()
+	e.advance(s, r, &res)
+	return res
+}
+
+// skipPhase records p as skipped on request.
+func (e *Engine) skipPhase(s *Session, r run, p *definition.Phase, evidence map[string]any) CompleteResult {
+	e.record(s, r, p, evidence)
+	s.skip(p.Number)
+	res := CompleteResult{
+		SessionID: s.SessionID, Phase: p.Number, Strict: p.Gate.Strict, CheckpointPassed: true,
+		CheckpointStatus: CheckpointSkipped, Errors: []string{}, Warnings: []string{}, FieldsMissing: []string{},
+	}
+	e.advance(s, r, &res)
+	return res
+}
+
+// record keeps the evidence of an attempt at p.
+func (e *Engine) record(s *Session, r run, p *definition.Phase, evidence map[string]any) {
+	now := e.now()
+	key := phaseKey(p.Number)
+	prev := s.PhaseArtifacts[key]
+	s.PhaseArtifacts[key] = Artifact{Evidence: evidence, Timestamp: now, Attempts: prev.Attempts + 1}
+	s.UpdatedAt = now
+	s.FirstPhase, s.TotalPhases = r.first(), r.total()
+}
+
+// advance enters the next phase (skipping what its options skip) and fills
+// the result's position.
+func (e *Engine) advance(s *Session, r run, res *CompleteResult) {
+	before := len(s.SkippedPhases)
+	e.enter(s, r)
+	res.SkippedPhases = append([]int{}, s.SkippedPhases[before:]...)
 	res.CurrentPhase = s.CurrentPhase
 	res.WorkflowComplete = s.complete()
 	if !res.WorkflowComplete {
 		next := s.CurrentPhase
 		res.NextPhase = &next
-		s.Checkpoints[phaseKey(next)] = CheckpointPending
 	}
-	return res
 }
 
 // position describes where a session is, for messages.

@@ -31,6 +31,9 @@ type Options struct {
 	ProjectID string
 	// Logger receives the engine's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Search, when set, answers for the phase and task files a definition
+	// names but does not have (nil: such content says it is missing).
+	Search Searcher
 }
 
 // Engine runs one project's workflows. It is safe for concurrent use.
@@ -41,6 +44,7 @@ type Engine struct {
 	area         *store.Area
 	log          *slog.Logger
 	now          func() time.Time
+	search       Searcher // nil when the project has no search
 
 	reloadMu sync.Mutex // serializes Reload so that an older load never replaces a newer one
 
@@ -84,6 +88,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		area:         opts.DB.Area(opts.ProjectID, areaName),
 		log:          log.With("component", "workflow"),
 		now:          func() time.Time { return time.Now().UTC() },
+		search:       opts.Search,
 	}
 	e.Reload()
 	rep, err := e.importPraxis(ctx)
@@ -167,9 +172,6 @@ func (e *Engine) runnable(workflowType string) (*definition.Workflow, error) {
 	case w.Err != nil:
 		return nil, newError(ErrWorkflowBroken, "fix the definition files named above; Berth reloads them on save",
 			"workflow %q cannot run: %v", workflowType, oneLine(w.Err))
-	case w.Dynamic():
-		return nil, newError(ErrDynamicUnsupported, "use a workflow with a fixed number of phases (total_phases as a number)",
-			"workflow %q has dynamic phases: dynamic workflows are not supported yet", workflowType)
 	}
 	return w, nil
 }

@@ -66,11 +66,11 @@ func TestGating(t *testing.T) {
 	id := st.SessionID
 
 	// Wrong phase: phase 3 while at 1.
-	_, err = e.CompletePhase(ctx, id, 3, phase2OK)
+	_, err = e.CompletePhase(ctx, id, 3, phase2OK, false)
 	wantKind(t, err, ErrWrongPhase)
 
 	// Phase 1 is not strict: a missing field and a failed check pass as warnings.
-	res, err := e.CompletePhase(ctx, id, 1, map[string]any{"reproduced": true, "root_cause": "short", "severity": "huge", "notes": "x"})
+	res, err := e.CompletePhase(ctx, id, 1, map[string]any{"reproduced": true, "root_cause": "short", "severity": "huge", "notes": "x"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestGating(t *testing.T) {
 		t.Fatalf("non-strict result = %+v", res)
 	}
 	warn := strings.Join(res.Warnings, "\n")
-	for _, want := range []string{`missing required field "failing_test"`, `field "root_cause" has length 5`, `field "severity" must be one of`, `field "notes" is not in the evidence schema`, "unsupported validator, not checked: cross_field_validation[0]"} {
+	for _, want := range []string{`missing required field "failing_test"`, `field "root_cause" has length 5`, `field "severity" must be one of`, `field "notes" is not in the evidence schema`, "cross-field validation failed: A reproduced bug needs the failing test's path"} {
 		if !strings.Contains(warn, want) {
 			t.Errorf("warnings lack %q:\n%s", want, warn)
 		}
@@ -94,7 +94,7 @@ func TestGating(t *testing.T) {
 	if _, err := e.Task(ctx, id, 1, 1); err != nil {
 		t.Fatalf("task of a completed phase: %v", err)
 	}
-	_, err = e.CompletePhase(ctx, id, 1, phase1OK)
+	_, err = e.CompletePhase(ctx, id, 1, phase1OK, false)
 	wantKind(t, err, ErrPhaseCompleted)
 	if !strings.Contains(err.Error(), "phase 1 already completed") {
 		t.Errorf("message %q", err)
@@ -102,7 +102,7 @@ func TestGating(t *testing.T) {
 
 	// Phase 2 is strict: missing, extra and wrong-typed fields block, and the attempt is stored.
 	bad := map[string]any{"tests_passed": "42", "tests_failed": 2.0, "files_changed": []any{}, "extra": true}
-	res, err = e.CompletePhase(ctx, id, 2, bad)
+	res, err = e.CompletePhase(ctx, id, 2, bad, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,18 +131,18 @@ func TestGating(t *testing.T) {
 	wantKind(t, err, ErrPhaseLocked)
 
 	// Fixing the evidence passes.
-	res, err = e.CompletePhase(ctx, id, 2, phase2OK)
+	res, err = e.CompletePhase(ctx, id, 2, phase2OK, false)
 	if err != nil || !res.CheckpointPassed || res.NextPhase == nil || *res.NextPhase != 3 {
 		t.Fatalf("strict pass = %+v, %v", res, err)
 	}
 	// Phase 3 has no gate file: anything passes and the workflow completes.
-	res, err = e.CompletePhase(ctx, id, 3, nil)
+	res, err = e.CompletePhase(ctx, id, 3, nil, false)
 	if err != nil || !res.CheckpointPassed || !res.WorkflowComplete || res.NextPhase != nil || res.NextPhaseContent != nil {
 		t.Fatalf("final phase = %+v, %v", res, err)
 	}
-	_, err = e.CompletePhase(ctx, id, 3, nil)
+	_, err = e.CompletePhase(ctx, id, 3, nil, false)
 	wantKind(t, err, ErrPhaseCompleted)
-	_, err = e.CompletePhase(ctx, id, 4, nil)
+	_, err = e.CompletePhase(ctx, id, 4, nil, false)
 	wantKind(t, err, ErrWorkflowComplete)
 
 	state, _ = e.State(ctx, id)
@@ -167,7 +167,7 @@ func TestEvidenceTooLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.CompletePhase(ctx, st.SessionID, 1, map[string]any{"log": strings.Repeat("x", MaxEvidenceBytes)})
+	_, err = e.CompletePhase(ctx, st.SessionID, 1, map[string]any{"log": strings.Repeat("x", MaxEvidenceBytes)}, false)
 	wantKind(t, err, ErrEvidenceTooLarge)
 	if !strings.Contains(err.Error(), "limit is 1 MiB") {
 		t.Errorf("message %q", err)
@@ -187,7 +187,7 @@ func TestSessionsListAndDelete(t *testing.T) {
 		n  int
 		ev map[string]any
 	}{{1, phase1OK}, {2, phase2OK}, {3, nil}} {
-		if _, err := e.CompletePhase(ctx, b.SessionID, p.n, p.ev); err != nil {
+		if _, err := e.CompletePhase(ctx, b.SessionID, p.n, p.ev, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -265,7 +265,7 @@ func TestTargetFile(t *testing.T) {
 	}
 }
 
-func TestBrokenDynamicAndUnknownWorkflows(t *testing.T) {
+func TestBrokenAndUnknownWorkflows(t *testing.T) {
 	root := newProject(t)
 	wf := filepath.Join(root, ".praxis-os", "workflows")
 	files := map[string]string{
@@ -290,7 +290,7 @@ func TestBrokenDynamicAndUnknownWorkflows(t *testing.T) {
 	for _, w := range list.Workflows {
 		got[w.WorkflowType] = w
 	}
-	if list.Count != 3 || got["bug_fix_v1"].Status != WorkflowReady || got["dyn_v1"].Status != WorkflowDynamic ||
+	if list.Count != 3 || got["bug_fix_v1"].Status != WorkflowReady || got["dyn_v1"].Status != WorkflowBroken || !strings.Contains(got["dyn_v1"].Error, "no dynamic_config") ||
 		got["broken_v1"].Status != WorkflowBroken || !strings.Contains(got["broken_v1"].Error, "invalid JSON") {
 		t.Fatalf("listing = %+v", list)
 	}
@@ -301,10 +301,7 @@ func TestBrokenDynamicAndUnknownWorkflows(t *testing.T) {
 		t.Errorf("category filter gave %d", l.Count)
 	}
 	_, err = e.Start(ctx, "dyn_v1", "x", nil)
-	wantKind(t, err, ErrDynamicUnsupported)
-	if !strings.Contains(err.Error(), "dynamic workflows are not supported yet") {
-		t.Errorf("message %q", err)
-	}
+	wantKind(t, err, ErrWorkflowBroken)
 	_, err = e.Start(ctx, "broken_v1", "x", nil)
 	wantKind(t, err, ErrWorkflowBroken)
 	_, err = e.Start(ctx, "nope", "x", nil)
@@ -329,14 +326,14 @@ func TestReloadAndRelevant(t *testing.T) {
 	good, _ := os.ReadFile(meta)
 	os.WriteFile(meta, []byte("{"), 0o644)
 	e.Reload()
-	_, err := e.CompletePhase(ctx, st.SessionID, 1, phase1OK)
+	_, err := e.CompletePhase(ctx, st.SessionID, 1, phase1OK, false)
 	wantKind(t, err, ErrWorkflowBroken)
 	if _, err := e.State(ctx, st.SessionID); err != nil {
 		t.Fatalf("state of a session whose workflow broke: %v", err)
 	}
 	os.WriteFile(meta, good, 0o644)
 	e.Reload()
-	if _, err := e.CompletePhase(ctx, st.SessionID, 1, phase1OK); err != nil {
+	if _, err := e.CompletePhase(ctx, st.SessionID, 1, phase1OK, false); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -373,12 +370,12 @@ func TestGoTypedEvidence(t *testing.T) {
 	e, _ := setup(t)
 	ctx := context.Background()
 	st, _ := e.Start(ctx, "bug_fix_v1", "typed", nil)
-	if _, err := e.CompletePhase(ctx, st.SessionID, 1, phase1OK); err != nil {
+	if _, err := e.CompletePhase(ctx, st.SessionID, 1, phase1OK, false); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.CompletePhase(ctx, st.SessionID, 2, map[string]any{
 		"tests_passed": 7, "tests_failed": int64(0), "files_changed": []string{"a.go"}, "fix_summary": "a Go caller's evidence",
-	})
+	}, false)
 	if err != nil || !res.CheckpointPassed {
 		t.Fatalf("Go-typed evidence = %+v, %v", res, err)
 	}

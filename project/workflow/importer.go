@@ -129,9 +129,15 @@ func readPraxisState(root *os.Root, name string) (*Session, error) {
 // storeImported completes s from the workflow's definition and stores it
 // with the record that the file is imported, in one transaction.
 func (e *Engine) storeImported(name string, s *Session, rep *ImportReport) error {
-	if w := e.workflow(s.WorkflowType); w != nil && w.Err == nil && !w.Dynamic() {
+	if w := e.workflow(s.WorkflowType); w != nil && w.Err == nil {
 		s.FirstPhase = w.FirstPhase
-		if s.TotalPhases == 0 {
+		switch {
+		case w.Dynamic != nil:
+			// praxis-os counted a dynamic workflow's metadata entries, not
+			// its phases: the total is known once the session's plan is
+			// made from its options, on first use.
+			s.TotalPhases = 0
+		case s.TotalPhases == 0:
 			s.TotalPhases = w.TotalPhases()
 		}
 		if s.Status != StatusCompleted {

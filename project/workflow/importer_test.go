@@ -100,7 +100,7 @@ func TestImportPraxisSessions(t *testing.T) {
 	if err != nil || !res.Resumed || res.SessionID != activeID || res.CurrentPhase != 2 {
 		t.Fatalf("start on the imported target = %+v, %v", res, err)
 	}
-	if _, err := e.CompletePhase(ctx, activeID, 2, phase2OK); err != nil {
+	if _, err := e.CompletePhase(ctx, activeID, 2, phase2OK, false); err != nil {
 		t.Fatal(err)
 	}
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/berth-dev/berth/project/workflow/definition"
+	"github.com/berth-dev/berth/project/workflow/dynamic"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -75,11 +77,12 @@ func (e *Engine) CurrentPhase(ctx context.Context, sessionID string) (PhaseResul
 	if res.WorkflowComplete {
 		return res, nil
 	}
-	w, err := e.runnable(s.WorkflowType)
+	r, err := e.runFor(ctx, s)
 	if err != nil {
 		return PhaseResult{}, err
 	}
-	res.Phase, err = phaseView(w, s.CurrentPhase, s)
+	res.TotalPhases = s.TotalPhases
+	res.Phase, err = e.phaseView(ctx, r, s.CurrentPhase, s)
 	if err != nil {
 		return PhaseResult{}, err
 	}
@@ -88,14 +91,20 @@ func (e *Engine) CurrentPhase(ctx context.Context, sessionID string) (PhaseResul
 
 // TaskResult is the result of get_task.
 type TaskResult struct {
-	SessionID  string `json:"session_id"`
-	Phase      int    `json:"phase"`
-	PhaseName  string `json:"phase_name"`
-	TaskNumber int    `json:"task_number"`
-	Name       string `json:"name"`
-	Purpose    string `json:"purpose,omitempty"`
-	File       string `json:"file"`
-	Content    string `json:"content" jsonschema:"the task file's text"`
+	SessionID          string   `json:"session_id"`
+	Phase              int      `json:"phase"`
+	PhaseName          string   `json:"phase_name"`
+	TaskNumber         int      `json:"task_number"`
+	TaskID             string   `json:"task_id,omitempty" jsonschema:"the spec's id of a generated task, such as 1.2"`
+	Name               string   `json:"name"`
+	Purpose            string   `json:"purpose,omitempty"`
+	File               string   `json:"file"`
+	EstimatedTime      string   `json:"estimated_time,omitempty"`
+	Dependencies       []string `json:"dependencies,omitempty"`
+	AcceptanceCriteria []string `json:"acceptance_criteria,omitempty"`
+	Content            string   `json:"content" jsonschema:"the task file's text (the rendered task template of a generated task)"`
+	Source             string   `json:"source" jsonschema:"where content comes from: file, template or search (the task file is missing)"`
+	Warnings           []string `json:"warnings,omitempty"`
 }
 
 // Task returns a task of the current phase or of a completed one; later
@@ -113,35 +122,71 @@ func (e *Engine) Task(ctx context.Context, sessionID string, phase, taskNumber i
 		return TaskResult{}, newError(ErrPhaseNotFound, "call get_current_phase to see the session's phases",
 			"phase %d is neither the current phase (%d) nor a completed one", phase, s.CurrentPhase)
 	}
-	w, err := e.runnable(s.WorkflowType)
+	r, err := e.runFor(ctx, s)
 	if err != nil {
 		return TaskResult{}, err
 	}
-	p, ok := w.Phase(phase)
+	p, ok := r.phase(phase)
 	if !ok {
-		return TaskResult{}, newError(ErrPhaseNotFound, "the workflow definition changed under the session; list its phases with list_workflows",
-			"workflow %q has no phase %d", w.Type, phase)
+		return TaskResult{}, r.phaseNotFound(phase)
 	}
 	t, ok := p.Task(taskNumber)
 	if !ok {
-		nums := make([]string, 0, len(p.Tasks))
-		for _, t := range p.Tasks {
-			nums = append(nums, fmt.Sprint(t.Number))
-		}
-		avail := "it has no tasks"
-		if len(nums) > 0 {
-			avail = "its tasks are " + strings.Join(nums, ", ")
-		}
-		return TaskResult{}, newError(ErrTaskNotFound, "pass a task_number listed by get_current_phase",
-			"phase %d has no task %d: %s", phase, taskNumber, avail)
+		return TaskResult{}, noTask(p, taskNumber)
 	}
-	content, err := w.ReadFile(t.File)
-	if err != nil {
-		return TaskResult{}, newError(ErrWorkflowBroken, "restore the file, or fix the workflow definition",
-			"read %s of workflow %q: %v", t.File, w.Type, err)
-	}
-	return TaskResult{
+	res := TaskResult{
 		SessionID: s.SessionID, Phase: phase, PhaseName: p.Name, TaskNumber: t.Number,
-		Name: t.Name, Purpose: t.Purpose, File: t.File, Content: content,
-	}, nil
+		Name: t.Name, Purpose: t.Purpose, File: t.File,
+	}
+	if g := t.Generated; g != nil {
+		res.TaskID, res.EstimatedTime, res.Dependencies, res.AcceptanceCriteria = g.ID, g.EstimatedTime, g.Dependencies, g.AcceptanceCriteria
+	}
+	res.Content, res.Source, res.Warnings, err = e.taskContent(ctx, r.w, p, t)
+	return res, err
+}
+
+// taskContent reads a task: its file, its rendered template, or, when the
+// file is missing, what the standards search finds for it.
+func (e *Engine) taskContent(ctx context.Context, w *definition.Workflow, p *definition.Phase, t *definition.Task) (string, string, []string, error) {
+	switch {
+	case t.Generated != nil:
+		tmpl, err := w.ReadFile(t.File)
+		if err != nil {
+			return "", "", nil, readError(w, t.File, err)
+		}
+		return dynamic.RenderTask(tmpl, *p.Generated, p.Number, *t.Generated, t.Number), SourceTemplate, nil, nil
+	case !t.Missing:
+		content, err := w.ReadFile(t.File)
+		if err != nil {
+			return "", "", nil, readError(w, t.File, err)
+		}
+		return content, SourceFile, nil, nil
+	}
+	file := t.File
+	if file == "" {
+		file = fmt.Sprintf("the file of task %d of phase %d", t.Number, p.Number)
+	}
+	query := fmt.Sprintf("%s phase %d task %d %s %s", w.Type, p.Number, t.Number, t.Name, t.Purpose)
+	found, ok, why := e.fromSearch(ctx, query)
+	if !ok {
+		content := fmt.Sprintf("# Task %d: %s\n\nThis task has no file in workflow %q, and %s.\n", t.Number, t.Name, w.Type, why)
+		if t.Purpose != "" {
+			content += "\nPurpose: " + t.Purpose + "\n"
+		}
+		return content, SourceSearch, []string{fmt.Sprintf("%s is missing; %s: only the task's name is known", file, why)}, nil
+	}
+	return found, SourceSearch, []string{fmt.Sprintf("%s is missing from workflow %q: the content below is what the standards search found for this task", file, w.Type)}, nil
+}
+
+func noTask(p *definition.Phase, taskNumber int) error {
+	nums := make([]string, 0, len(p.Tasks))
+	for _, t := range p.Tasks {
+		nums = append(nums, fmt.Sprint(t.Number))
+	}
+	avail := "it has no tasks"
+	if len(nums) > 0 {
+		avail = "its tasks are " + strings.Join(nums, ", ")
+	}
+	return newError(ErrTaskNotFound, "pass a task_number listed by get_current_phase",
+		"phase %d has no task %d: %s", p.Number, taskNumber, avail)
 }

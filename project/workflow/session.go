@@ -46,6 +46,11 @@ type Session struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// ImportedFrom names the praxis-os state file the session came from.
 	ImportedFrom string `json:"imported_from,omitempty"`
+	// SkippedPhases are the phases skipped (also listed as completed).
+	SkippedPhases []int `json:"skipped_phases,omitempty"`
+	// Plan holds a dynamic workflow's generated phases, as its source gave
+	// them when the session started (nil for static workflows).
+	Plan *Plan `json:"plan,omitempty"`
 }
 
 // Artifact is the evidence last submitted for a phase.
@@ -81,6 +86,15 @@ func (s *Session) updateStatus() {
 func (s *Session) complete() bool { return s.Status == StatusCompleted }
 
 func (s *Session) hasCompleted(phase int) bool { return slices.Contains(s.CompletedPhases, phase) }
+
+// skip records phase (the current one) as skipped and moves on.
+func (s *Session) skip(phase int) {
+	s.Checkpoints[phaseKey(phase)] = CheckpointSkipped
+	s.CompletedPhases = append(s.CompletedPhases, phase)
+	s.SkippedPhases = append(s.SkippedPhases, phase)
+	s.CurrentPhase = phase + 1
+	s.updateStatus()
+}
 
 // normalize fills nil maps and slices so that stored and returned JSON has
 // objects and lists, never null.

@@ -12,9 +12,29 @@ import (
 // what follows from it.
 type StateResult struct {
 	Session
-	Progress         string `json:"progress" jsonschema:"completed phases / total phases"`
-	WorkflowComplete bool   `json:"workflow_complete"`
-	PhaseName        string `json:"phase_name,omitempty" jsonschema:"name of the current phase, when the workflow is defined"`
+	Progress         string        `json:"progress" jsonschema:"completed phases / total phases"`
+	WorkflowComplete bool          `json:"workflow_complete"`
+	PhaseName        string        `json:"phase_name,omitempty" jsonschema:"name of the current phase, when the workflow is defined"`
+	Phases           []PhaseStatus `json:"phases" jsonschema:"every phase of the session by number and name, generated phases included, with where the session stands"`
+	Source           *SourceState  `json:"source,omitempty" jsonschema:"for a dynamic session: the file its phases came from"`
+	Warnings         []string      `json:"warnings,omitempty"`
+}
+
+// PhaseStatus is one phase of a session and where the session stands on it.
+type PhaseStatus struct {
+	PhaseSummary
+	Status string `json:"status" jsonschema:"completed, skipped, current, failed (current, last attempt failed) or pending"`
+}
+
+// SourceState is what a dynamic session's phases came from.
+type SourceState struct {
+	File     string `json:"file"`
+	Parser   string `json:"parser"`
+	SHA256   string `json:"sha256"`
+	ParsedAt string `json:"parsed_at"`
+	// Changed is set when the file now differs from what was parsed: the
+	// session keeps its phases; a new session would read the new file.
+	Changed bool `json:"changed"`
 }
 
 // State returns the full state of a session.
@@ -23,13 +43,42 @@ func (e *Engine) State(ctx context.Context, sessionID string) (StateResult, erro
 	if err != nil {
 		return StateResult{}, err
 	}
-	res := StateResult{Session: *s, Progress: s.progress(), WorkflowComplete: s.complete()}
-	if w := e.workflow(s.WorkflowType); w != nil && !res.WorkflowComplete {
-		if p, ok := w.Phase(s.CurrentPhase); ok {
+	res := StateResult{Session: *s, Progress: s.progress(), WorkflowComplete: s.complete(), Phases: []PhaseStatus{}}
+	r, err := e.runFor(ctx, s)
+	if err != nil {
+		// The stored state stays readable when the definition is gone or broken.
+		res.Warnings = append(res.Warnings, "phases not listed: "+oneLine(err))
+		return res, nil
+	}
+	res.Session, res.Progress = *s, s.progress()
+	for _, p := range r.phases() {
+		ps := PhaseStatus{PhaseSummary: phaseSummary(&p), Status: phaseStatus(s, p.Number)}
+		if p.Number == s.CurrentPhase && !res.WorkflowComplete {
 			res.PhaseName = p.Name
+		}
+		res.Phases = append(res.Phases, ps)
+	}
+	if pl := s.Plan; pl != nil {
+		res.Source = &SourceState{File: pl.Source, Parser: pl.Parser, SHA256: pl.SHA256, ParsedAt: timeText(pl.ParsedAt), Changed: e.sourceChanged(pl)}
+		if res.Source.Changed {
+			res.Warnings = append(res.Warnings, pl.Source+" changed since the session started: the session keeps the phases it started with; delete it and start again to use the new file")
 		}
 	}
 	return res, nil
+}
+
+func phaseStatus(s *Session, n int) string {
+	switch {
+	case slices.Contains(s.SkippedPhases, n):
+		return "skipped"
+	case s.hasCompleted(n):
+		return "completed"
+	case n == s.CurrentPhase && s.Checkpoints[phaseKey(n)] == CheckpointFailed:
+		return "failed"
+	case n == s.CurrentPhase:
+		return "current"
+	}
+	return "pending"
 }
 
 // Session returns the summary of one session.

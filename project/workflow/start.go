@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/berth-dev/berth/project/workflow/definition"
 	"github.com/berth-dev/berth/store"
 	"github.com/google/uuid"
 )
@@ -12,19 +13,23 @@ const maxOptionsBytes = 64 << 10
 
 // StartResult is the result of start_workflow.
 type StartResult struct {
-	SessionID    string     `json:"session_id"`
-	WorkflowType string     `json:"workflow_type"`
-	TargetFile   string     `json:"target_file"`
-	Resumed      bool       `json:"resumed" jsonschema:"true when an active session for this workflow and target was resumed"`
-	CurrentPhase int        `json:"current_phase"`
-	FirstPhase   int        `json:"first_phase"`
-	TotalPhases  int        `json:"total_phases"`
-	Phase        *PhaseView `json:"phase" jsonschema:"the current phase"`
+	SessionID     string     `json:"session_id"`
+	WorkflowType  string     `json:"workflow_type"`
+	TargetFile    string     `json:"target_file"`
+	Resumed       bool       `json:"resumed" jsonschema:"true when an active session for this workflow and target was resumed"`
+	CurrentPhase  int        `json:"current_phase"`
+	FirstPhase    int        `json:"first_phase"`
+	TotalPhases   int        `json:"total_phases"`
+	SkippedPhases []int      `json:"skipped_phases" jsonschema:"phases skipped because their skip_condition held for these options"`
+	Overview      *Overview  `json:"workflow_overview" jsonschema:"every phase of this session by number and name, generated phases included"`
+	Phase         *PhaseView `json:"phase" jsonschema:"the current phase; null when every phase was skipped"`
 }
 
 // Start starts workflowType on targetFile, or resumes the active session for
 // the same pair. The lookup and the creation share one store transaction, so
-// two clients starting at once get the same session.
+// two clients starting at once get the same session. A dynamic workflow's
+// source is parsed here and its phases stored with the new session;
+// skippable phases whose skip_condition holds for options are skipped.
 func (e *Engine) Start(ctx context.Context, workflowType, targetFile string, options map[string]any) (StartResult, error) {
 	if err := e.ready(ctx); err != nil {
 		return StartResult{}, err
@@ -41,40 +46,85 @@ func (e *Engine) Start(ctx context.Context, workflowType, targetFile string, opt
 		return StartResult{}, newError(ErrInvalidArgument, "pass small options; keep large inputs in files and pass their paths",
 			"options are %d bytes; the limit is %d", len(raw), maxOptionsBytes)
 	}
+	var plan *Plan
+	if w.Dynamic != nil && !e.hasActive(workflowType, target) {
+		if plan, err = e.buildPlan(w, options); err != nil {
+			return StartResult{}, err
+		}
+	}
 	var s *Session
 	resumed := false
 	err = e.area.Update(func(b *store.Bucket) error {
 		cur, err := activeSession(b, workflowType, target)
-		if err != nil {
+		if err != nil || cur != nil {
+			s, resumed = cur, cur != nil
 			return err
 		}
-		if cur != nil {
-			s, resumed = cur, true
-			return nil
+		if w.Dynamic != nil && plan == nil {
+			// The active session seen above ended meanwhile.
+			if plan, err = e.buildPlan(w, options); err != nil {
+				return err
+			}
 		}
+		r := run{w: w, plan: plan}
 		now := e.now()
 		s = &Session{
 			SessionID: uuid.NewString(), WorkflowType: workflowType, TargetFile: target,
-			CurrentPhase: w.FirstPhase, FirstPhase: w.FirstPhase, TotalPhases: w.TotalPhases(),
-			CreatedAt: now, UpdatedAt: now, Status: StatusActive, Options: options,
+			CurrentPhase: r.first(), FirstPhase: r.first(), TotalPhases: r.total(),
+			CreatedAt: now, UpdatedAt: now, Status: StatusActive, Options: options, Plan: plan,
 		}
-		s.Checkpoints = map[string]CheckpointStatus{phaseKey(w.FirstPhase): CheckpointPending}
+		s.Checkpoints = map[string]CheckpointStatus{}
+		e.enter(s, r)
 		return putSession(b, s)
 	})
+	if err != nil {
+		return StartResult{}, err
+	}
+	r, err := e.runFor(ctx, s)
 	if err != nil {
 		return StartResult{}, err
 	}
 	if resumed {
 		e.log.Info("workflow resumed", "session", s.SessionID, "workflow", workflowType, "target", target, "phase", s.CurrentPhase)
 	} else {
-		e.log.Info("workflow started", "session", s.SessionID, "workflow", workflowType, "target", target)
+		e.log.Info("workflow started", "session", s.SessionID, "workflow", workflowType, "target", target,
+			"phases", s.TotalPhases, "skipped", s.SkippedPhases)
 	}
-	view, err := phaseView(w, s.CurrentPhase, s)
-	if err != nil {
-		return StartResult{}, err
-	}
-	return StartResult{
+	res := StartResult{
 		SessionID: s.SessionID, WorkflowType: s.WorkflowType, TargetFile: s.TargetFile, Resumed: resumed,
-		CurrentPhase: s.CurrentPhase, FirstPhase: s.FirstPhase, TotalPhases: w.TotalPhases(), Phase: view,
-	}, nil
+		CurrentPhase: s.CurrentPhase, FirstPhase: s.FirstPhase, TotalPhases: r.total(),
+		SkippedPhases: nonNil(s.SkippedPhases), Overview: overview(r),
+	}
+	if !s.complete() {
+		if res.Phase, err = e.phaseView(ctx, r, s.CurrentPhase, s); err != nil {
+			return StartResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// enter makes s's current phase pending, first skipping the skippable
+// phases whose skip_condition holds for the session's options.
+func (e *Engine) enter(s *Session, r run) {
+	for !s.complete() {
+		p, ok := r.phase(s.CurrentPhase)
+		if !ok || !p.Skippable || p.SkipOption == "" || !definition.SkipMet(p.SkipOption, s.Options) {
+			break
+		}
+		s.skip(p.Number)
+	}
+	if !s.complete() {
+		s.Checkpoints[phaseKey(s.CurrentPhase)] = CheckpointPending
+	}
+}
+
+// hasActive reports whether an active session exists for the pair.
+func (e *Engine) hasActive(workflowType, target string) bool {
+	found := false
+	_ = e.area.View(func(b *store.Bucket) error {
+		cur, err := activeSession(b, workflowType, target)
+		found = err == nil && cur != nil
+		return nil
+	})
+	return found
 }

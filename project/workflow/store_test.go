@@ -39,7 +39,7 @@ func TestConcurrentCompleteOneWinner(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				res, err := e.CompletePhase(ctx, st.SessionID, step.phase, step.ev)
+				res, err := e.CompletePhase(ctx, st.SessionID, step.phase, step.ev, false)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -114,10 +114,10 @@ func TestRestartKeepsSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.CompletePhase(ctx, st.SessionID, 1, phase1OK); err != nil {
+	if _, err := e.CompletePhase(ctx, st.SessionID, 1, phase1OK, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.CompletePhase(ctx, st.SessionID, 2, map[string]any{"tests_failed": 1.0}); err != nil {
+	if _, err := e.CompletePhase(ctx, st.SessionID, 2, map[string]any{"tests_failed": 1.0}, false); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := e.State(ctx, st.SessionID)
@@ -141,7 +141,7 @@ func TestRestartKeepsSessions(t *testing.T) {
 	if err != nil || !resumed.Resumed || resumed.SessionID != st.SessionID {
 		t.Fatalf("start after restart = %+v, %v", resumed, err)
 	}
-	if res, err := e2.CompletePhase(ctx, st.SessionID, 2, phase2OK); err != nil || !res.CheckpointPassed {
+	if res, err := e2.CompletePhase(ctx, st.SessionID, 2, phase2OK, false); err != nil || !res.CheckpointPassed {
 		t.Fatalf("complete after restart = %+v, %v", res, err)
 	}
 }
@@ -161,7 +161,7 @@ func TestProjectIsolation(t *testing.T) {
 	wantKind(t, err, ErrSessionNotFound)
 	_, err = b.CurrentPhase(ctx, st.SessionID)
 	wantKind(t, err, ErrSessionNotFound)
-	_, err = b.CompletePhase(ctx, st.SessionID, 1, phase1OK)
+	_, err = b.CompletePhase(ctx, st.SessionID, 1, phase1OK, false)
 	wantKind(t, err, ErrSessionNotFound)
 	_, err = b.Task(ctx, st.SessionID, 1, 1)
 	wantKind(t, err, ErrSessionNotFound)

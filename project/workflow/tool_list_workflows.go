@@ -14,7 +14,8 @@ func addListWorkflows(s *mcp.Server, e *Engine) string {
 	mcp.AddTool(s, &mcp.Tool{
 		Name: ToolListWorkflows,
 		Description: "List the project's phase-gated workflows (from its workflows folder) with their phases. " +
-			"Broken definitions are listed with their error; dynamic ones are listed but cannot be started.",
+			"Broken definitions are listed with their error, ready ones with their warnings; " +
+			"dynamic ones name the start option their phases come from.",
 		Annotations: readOnly("List workflows"),
 	}, handler(func(ctx context.Context, in listWorkflowsArgs) (WorkflowList, error) {
 		return e.ListWorkflows(ctx, in.Category)

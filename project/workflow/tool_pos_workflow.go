@@ -23,11 +23,12 @@ type posWorkflowArgs struct {
 	Category     string         `json:"category,omitempty" jsonschema:"list_workflows: only this category"`
 	WorkflowType string         `json:"workflow_type,omitempty" jsonschema:"start: the workflow to run"`
 	TargetFile   string         `json:"target_file,omitempty" jsonschema:"start: a path relative to the project root, or a feature name"`
-	Options      map[string]any `json:"options,omitempty" jsonschema:"start: free-form options kept with the session"`
+	Options      map[string]any `json:"options,omitempty" jsonschema:"start: options kept with the session; a dynamic workflow reads its source from one (spec_execution_v1: spec_path)"`
 	SessionID    string         `json:"session_id,omitempty" jsonschema:"the session, for every action but list_workflows, start and list_sessions"`
 	Phase        *int           `json:"phase,omitempty" jsonschema:"get_task and complete_phase: the phase number"`
 	TaskNumber   *int           `json:"task_number,omitempty" jsonschema:"get_task: the task number"`
 	Evidence     map[string]any `json:"evidence,omitempty" jsonschema:"complete_phase: the evidence the gate asks for"`
+	Skip         bool           `json:"skip,omitempty" jsonschema:"complete_phase: skip a phase marked skippable"`
 	Status       string         `json:"status,omitempty" jsonschema:"list_sessions: active, completed or all"`
 }
 
@@ -97,7 +98,7 @@ func (e *Engine) posSessionAction(ctx context.Context, in posWorkflowArgs) (any,
 		if in.Phase == nil {
 			return nil, posMissing(in.Action, "phase")
 		}
-		return e.CompletePhase(ctx, in.SessionID, *in.Phase, in.Evidence)
+		return e.CompletePhase(ctx, in.SessionID, *in.Phase, in.Evidence, in.Skip)
 	case "get_state":
 		return e.State(ctx, in.SessionID)
 	case "get_session":
@@ -112,7 +113,8 @@ func posMissing(action, param string) error {
 }
 
 // posResult shapes a result as praxis-os does: the result's fields plus
-// status "success" and the action.
+// status "success" and the action. A session's own status, which the
+// success status replaces, is kept as session_status.
 func posResult(action string, v any) (map[string]any, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -121,6 +123,9 @@ func posResult(action string, v any) (map[string]any, error) {
 	out := map[string]any{}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, fmt.Errorf("decode %s result: %w", action, err)
+	}
+	if st, ok := out["status"]; ok {
+		out["session_status"] = st // a session's own status (active, completed)
 	}
 	out["status"] = "success"
 	out["action"] = action

@@ -9,7 +9,7 @@ import (
 type startWorkflowArgs struct {
 	WorkflowType string         `json:"workflow_type" jsonschema:"the workflow to run, as list_workflows names it"`
 	TargetFile   string         `json:"target_file" jsonschema:"what the workflow works on: a path relative to the project root, or a feature name"`
-	Options      map[string]any `json:"options,omitempty" jsonschema:"free-form options kept with the session"`
+	Options      map[string]any `json:"options,omitempty" jsonschema:"options kept with the session; a dynamic workflow reads its source from one (spec_execution_v1: spec_path, the spec folder holding tasks.md)"`
 }
 
 func addStartWorkflow(s *mcp.Server, e *Engine) string {

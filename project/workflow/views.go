@@ -1,6 +1,20 @@
 package workflow
 
-import "github.com/berth-dev/berth/project/workflow/definition"
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/berth-dev/berth/project/workflow/definition"
+	"github.com/berth-dev/berth/project/workflow/dynamic"
+)
+
+// Where a phase's or task's content comes from.
+const (
+	SourceFile     = "file"
+	SourceTemplate = "template"
+	SourceSearch   = "search"
+)
 
 // PhaseView is a phase as clients see it: its overview content, its tasks
 // and the gate its evidence must pass.
@@ -11,39 +25,50 @@ type PhaseView struct {
 	EstimatedEffort    string            `json:"estimated_effort,omitempty"`
 	KeyDeliverables    []string          `json:"key_deliverables"`
 	ValidationCriteria []string          `json:"validation_criteria"`
-	Content            string            `json:"content" jsonschema:"the phase overview (phase.md)"`
+	Content            string            `json:"content" jsonschema:"the phase overview (phase.md, or the rendered phase template of a generated phase)"`
+	Source             string            `json:"source" jsonschema:"where content comes from: file, template (a phase generated from the spec) or search (the overview file is missing)"`
+	Skippable          bool              `json:"skippable,omitempty" jsonschema:"the phase may be skipped: complete_phase with skip true"`
+	SkipCondition      string            `json:"skip_condition,omitempty"`
 	Tasks              []TaskSummary     `json:"tasks"`
 	Gate               *definition.Gate  `json:"gate" jsonschema:"the checkpoint: evidence fields and whether the gate is strict"`
 	Checkpoint         *CheckpointStatus `json:"checkpoint,omitempty"`
+	Warnings           []string          `json:"warnings,omitempty"`
 }
 
 // TaskSummary names one task of a phase; get_task returns its content.
 type TaskSummary struct {
-	TaskNumber int    `json:"task_number"`
-	Name       string `json:"name"`
-	Purpose    string `json:"purpose,omitempty"`
-	File       string `json:"file"`
+	TaskNumber    int      `json:"task_number"`
+	TaskID        string   `json:"task_id,omitempty" jsonschema:"the spec's id of a generated task, such as 1.2"`
+	Name          string   `json:"name"`
+	Purpose       string   `json:"purpose,omitempty"`
+	File          string   `json:"file"`
+	EstimatedTime string   `json:"estimated_time,omitempty"`
+	Dependencies  []string `json:"dependencies,omitempty"`
+	FromSearch    bool     `json:"from_search,omitempty" jsonschema:"the task file is missing: get_task answers from the standards search"`
 }
 
-// phaseView builds the view of phase n of w, reading phase.md from disk.
-func phaseView(w *definition.Workflow, n int, s *Session) (*PhaseView, error) {
-	p, ok := w.Phase(n)
+// phaseView builds the view of phase n of r, reading its overview now.
+func (e *Engine) phaseView(ctx context.Context, r run, n int, s *Session) (*PhaseView, error) {
+	p, ok := r.phase(n)
 	if !ok {
-		return nil, newError(ErrPhaseNotFound, "the workflow definition changed under the session; list its phases with list_workflows",
-			"workflow %q has no phase %d", w.Type, n)
-	}
-	content, err := w.ReadFile(p.File)
-	if err != nil {
-		return nil, newError(ErrWorkflowBroken, "restore the file, or fix the workflow definition",
-			"read %s of workflow %q: %v", p.File, w.Type, err)
+		return nil, r.phaseNotFound(n)
 	}
 	v := &PhaseView{
 		PhaseNumber: p.Number, PhaseName: p.Name, Purpose: p.Purpose, EstimatedEffort: p.EstimatedEffort,
 		KeyDeliverables: nonNil(p.KeyDeliverables), ValidationCriteria: nonNil(p.ValidationCriteria),
-		Content: content, Tasks: []TaskSummary{}, Gate: p.Gate,
+		Skippable: p.Skippable, SkipCondition: p.SkipCondition, Tasks: []TaskSummary{}, Gate: p.Gate,
+	}
+	var err error
+	v.Content, v.Source, v.Warnings, err = e.phaseContent(ctx, r.w, p)
+	if err != nil {
+		return nil, err
 	}
 	for _, t := range p.Tasks {
-		v.Tasks = append(v.Tasks, TaskSummary{TaskNumber: t.Number, Name: t.Name, Purpose: t.Purpose, File: t.File})
+		ts := TaskSummary{TaskNumber: t.Number, Name: t.Name, Purpose: t.Purpose, File: t.File, FromSearch: t.Missing}
+		if g := t.Generated; g != nil {
+			ts.TaskID, ts.EstimatedTime, ts.Dependencies = g.ID, g.EstimatedTime, g.Dependencies
+		}
+		v.Tasks = append(v.Tasks, ts)
 	}
 	if s != nil {
 		if c, ok := s.Checkpoints[phaseKey(n)]; ok {
@@ -53,15 +78,74 @@ func phaseView(w *definition.Workflow, n int, s *Session) (*PhaseView, error) {
 	return v, nil
 }
 
+// phaseContent reads a phase's overview: its file, its rendered template,
+// or, when the file is missing, what the standards search finds for it.
+func (e *Engine) phaseContent(ctx context.Context, w *definition.Workflow, p *definition.Phase) (content, source string, warns []string, err error) {
+	switch {
+	case p.Generated != nil:
+		tmpl, err := w.ReadFile(p.File)
+		if err != nil {
+			return "", "", nil, readError(w, p.File, err)
+		}
+		return dynamic.RenderPhase(tmpl, *p.Generated, p.Number), SourceTemplate, nil, nil
+	case !p.Missing:
+		content, err := w.ReadFile(p.File)
+		if err != nil {
+			return "", "", nil, readError(w, p.File, err)
+		}
+		return content, SourceFile, nil, nil
+	}
+	query := fmt.Sprintf("%s phase %d %s %s", w.Type, p.Number, p.Name, p.Purpose)
+	found, ok, why := e.fromSearch(ctx, query)
+	warn := fmt.Sprintf("%s is missing from workflow %q", p.File, w.Type)
+	if !ok {
+		return overviewFromMetadata(p), SourceSearch, []string{warn + "; " + why + ": the overview below is built from metadata.json"}, nil
+	}
+	return found, SourceSearch, []string{warn + ": the content below is what the standards search found for this phase"}, nil
+}
+
+// overviewFromMetadata writes a phase overview from what metadata says.
+func overviewFromMetadata(p *definition.Phase) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Phase %d: %s\n", p.Number, p.Name)
+	if p.Purpose != "" {
+		fmt.Fprintf(&b, "\n%s\n", p.Purpose)
+	}
+	list := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n", title)
+		for _, it := range items {
+			fmt.Fprintf(&b, "- %s\n", it)
+		}
+	}
+	list("Key deliverables", p.KeyDeliverables)
+	list("Validation criteria", p.ValidationCriteria)
+	var tasks []string
+	for _, t := range p.Tasks {
+		tasks = append(tasks, fmt.Sprintf("Task %d: %s", t.Number, t.Name))
+	}
+	list("Tasks", tasks)
+	return b.String()
+}
+
+func readError(w *definition.Workflow, file string, err error) error {
+	return newError(ErrWorkflowBroken, "restore the file, or fix the workflow definition",
+		"read %s of workflow %q: %v", file, w.Type, err)
+}
+
 // WorkflowInfo describes one workflow definition.
 type WorkflowInfo struct {
 	WorkflowType      string         `json:"workflow_type"`
 	Version           string         `json:"version,omitempty"`
 	Description       string         `json:"description,omitempty"`
 	Category          string         `json:"category,omitempty"`
-	Status            string         `json:"status" jsonschema:"ready, broken or dynamic (listed, cannot be started)"`
-	TotalPhases       int            `json:"total_phases"`
+	Status            string         `json:"status" jsonschema:"ready or broken"`
+	TotalPhases       int            `json:"total_phases" jsonschema:"the number of phases; for a dynamic workflow, of its static phases (the spec adds the rest)"`
 	FirstPhase        int            `json:"first_phase"`
+	Dynamic           bool           `json:"dynamic" jsonschema:"phases after the static ones are generated at start from a source named in the options"`
+	DynamicSource     string         `json:"dynamic_source,omitempty" jsonschema:"the start option a dynamic workflow needs, such as options.spec_path"`
 	EstimatedDuration string         `json:"estimated_duration,omitempty"`
 	PrimaryOutputs    []string       `json:"primary_outputs"`
 	Phases            []PhaseSummary `json:"phases"`
@@ -69,41 +153,81 @@ type WorkflowInfo struct {
 	Warnings          []string       `json:"warnings"`
 }
 
-// PhaseSummary is a phase in a workflow listing.
+// PhaseSummary is a phase in a workflow listing or overview.
 type PhaseSummary struct {
 	PhaseNumber int    `json:"phase_number"`
+	PhaseRange  string `json:"phase_range,omitempty" jsonschema:"for the entry standing for a dynamic workflow's generated phases: their range, such as 1-N"`
 	PhaseName   string `json:"phase_name"`
 	Purpose     string `json:"purpose,omitempty"`
 	Tasks       int    `json:"tasks"`
 	Strict      bool   `json:"strict" jsonschema:"whether the phase's gate blocks on failed checks"`
+	Skippable   bool   `json:"skippable,omitempty"`
+	Generated   bool   `json:"generated,omitempty" jsonschema:"the phase was generated from the spec"`
 }
 
 // Workflow statuses in listings.
 const (
-	WorkflowReady   = "ready"
-	WorkflowBroken  = "broken"
-	WorkflowDynamic = "dynamic"
+	WorkflowReady  = "ready"
+	WorkflowBroken = "broken"
 )
+
+func phaseSummary(p *definition.Phase) PhaseSummary {
+	return PhaseSummary{
+		PhaseNumber: p.Number, PhaseName: p.Name, Purpose: p.Purpose, Tasks: len(p.Tasks),
+		Strict: p.Gate != nil && p.Gate.Strict, Skippable: p.Skippable, Generated: p.Generated != nil,
+	}
+}
 
 func workflowInfo(w *definition.Workflow) WorkflowInfo {
 	info := WorkflowInfo{
-		WorkflowType: w.Type, Version: string(w.Meta.Version), Description: w.Meta.Description,
+		WorkflowType: w.Type, Version: string(w.Meta.Version), Description: string(w.Meta.Description),
 		Category: w.Meta.Category, Status: WorkflowReady, TotalPhases: w.TotalPhases(), FirstPhase: w.FirstPhase,
-		EstimatedDuration: string(w.Meta.EstimatedDuration), PrimaryOutputs: definition.Texts(w.Meta.PrimaryOutputs),
+		Dynamic: w.IsDynamic(), EstimatedDuration: string(w.Meta.EstimatedDuration), PrimaryOutputs: definition.Texts(w.Meta.PrimaryOutputs),
 		Phases: []PhaseSummary{}, Warnings: nonNil(w.Warnings),
 	}
-	switch {
-	case w.Err != nil:
+	if w.Err != nil {
 		info.Status, info.Error = WorkflowBroken, oneLine(w.Err)
-	case w.Dynamic():
-		info.Status = WorkflowDynamic
 	}
-	for _, p := range w.Phases {
-		info.Phases = append(info.Phases, PhaseSummary{
-			PhaseNumber: p.Number, PhaseName: p.Name, Purpose: p.Purpose, Tasks: len(p.Tasks), Strict: p.Gate != nil && p.Gate.Strict,
-		})
+	for i := range w.Phases {
+		info.Phases = append(info.Phases, phaseSummary(&w.Phases[i]))
+	}
+	if d := w.Dynamic; d != nil {
+		info.DynamicSource = "options." + d.SourceKey
+		block := PhaseSummary{PhaseNumber: w.FirstPhase + len(w.Phases), PhaseRange: d.Range, PhaseName: "Phases from the spec", Generated: true, Strict: true}
+		if block.PhaseRange == "" {
+			block.PhaseRange = fmt.Sprintf("%d-N", block.PhaseNumber)
+		}
+		if d.Block != nil {
+			block.PhaseName, block.Purpose = d.Block.Name, d.Block.Purpose
+		}
+		info.Phases = append(info.Phases, block)
 	}
 	return info
+}
+
+// Overview is a workflow as one session runs it: every phase by number and
+// name, generated phases included.
+type Overview struct {
+	WorkflowType      string         `json:"workflow_type"`
+	Version           string         `json:"version,omitempty"`
+	Description       string         `json:"description,omitempty"`
+	EstimatedDuration string         `json:"estimated_duration,omitempty"`
+	PrimaryOutputs    []string       `json:"primary_outputs"`
+	FirstPhase        int            `json:"first_phase"`
+	TotalPhases       int            `json:"total_phases"`
+	Phases            []PhaseSummary `json:"phases"`
+}
+
+func overview(r run) *Overview {
+	o := &Overview{
+		WorkflowType: r.w.Type, Version: string(r.w.Meta.Version), Description: string(r.w.Meta.Description),
+		EstimatedDuration: string(r.w.Meta.EstimatedDuration), PrimaryOutputs: definition.Texts(r.w.Meta.PrimaryOutputs),
+		FirstPhase: r.first(), TotalPhases: r.total(), Phases: []PhaseSummary{},
+	}
+	for _, p := range r.phases() {
+		o.Phases = append(o.Phases, phaseSummary(&p))
+	}
+	return o
 }
 
 // SessionSummary is a session in a listing: enough for a table row.

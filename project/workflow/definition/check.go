@@ -20,8 +20,8 @@ type Result struct {
 func (r Result) OK() bool { return len(r.Errors) == 0 }
 
 // Check checks evidence (a decoded JSON object) against the gate: required
-// fields, types and the declarative checks. Fields the schema does not name
-// are warnings; Python validators are reported as unsupported warnings. The
+// fields, types, the declarative checks, each field's validator and the
+// cross-field rules. Fields the schema does not name are warnings. The
 // slices of the result are never nil.
 func (g *Gate) Check(evidence map[string]any) Result {
 	r := Result{Errors: []string{}, Warnings: []string{}, FieldsMissing: []string{}}
@@ -47,7 +47,11 @@ func (g *Gate) Check(evidence map[string]any) Result {
 			continue
 		}
 		r.Errors = append(r.Errors, f.checks(v)...)
+		errs, warns := g.checkValidator(f, v)
+		r.Errors = append(r.Errors, errs...)
+		r.Warnings = append(r.Warnings, warns...)
 	}
+	r.Errors = append(r.Errors, g.checkRules(evidence)...)
 	if len(g.Fields) > 0 {
 		var extra []string
 		for k := range evidence {
@@ -60,7 +64,6 @@ func (g *Gate) Check(evidence map[string]any) Result {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("field %q is not in the evidence schema: stored, not checked", k))
 		}
 	}
-	r.Warnings = append(r.Warnings, g.Unsupported...)
 	return r
 }
 
@@ -87,6 +90,12 @@ func (f *Field) checks(v any) []string {
 	}
 	if len(f.Enum) > 0 && !slices.Contains(f.Enum, v) {
 		errs = append(errs, fmt.Sprintf("field %q must be one of %s, got %s", f.Name, jsonText(f.Enum), jsonText(v)))
+	}
+	if len(f.MustInclude) > 0 {
+		errs = append(errs, f.checkIncludes(v)...)
+	}
+	if len(f.MustConfirm) > 0 {
+		errs = append(errs, f.checkConfirms(v)...)
 	}
 	return errs
 }
@@ -150,6 +159,8 @@ func hasType(v any, typ string) bool {
 	case TypeList:
 		_, ok := v.([]any)
 		return ok
+	case TypeAny:
+		return true
 	}
 	return false
 }

@@ -21,7 +21,7 @@ evidence_schema:
 `
 
 func TestCheck(t *testing.T) {
-	g, err := ParseGate([]byte(checkGate))
+	g, _, err := ParseGate([]byte(checkGate))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,17 +82,60 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestCheckPermissiveAndUnsupported(t *testing.T) {
+func TestCheckPermissive(t *testing.T) {
 	r := Permissive().Check(map[string]any{"anything": 1})
 	if !r.OK() || len(r.Warnings) != 0 {
 		t.Fatalf("permissive gate: %+v", r)
 	}
-	g, err := ParseGate([]byte("validators:\n  v: \"lambda x: x\"\n"))
+}
+
+// lambdaGate uses every kind of praxis-os lambda check.
+const lambdaGate = `checkpoint: {strict: true}
+evidence_schema:
+  goals: {type: integer, required: true, validator: positive}
+  stories: {type: integer, required: true, validator: in_range, validator_params: {min_val: 3, max_val: 10}}
+  notes: {type: string, validator: undefined_one}
+validators:
+  positive: "lambda x: x > 0"
+  in_range: "lambda x, min_val, max_val: min_val <= x and x <= max_val"
+cross_field_validation:
+  - rule: "lambda e: e.get('stories', 0) >= e.get('goals', 0)"
+    error_message: "at least as many stories as goals"
+  - rule: "lambda e: e['goals'] < 100"
+    error_message: "fewer than 100 goals"
+`
+
+func TestCheckRunsValidatorsAndCrossFieldRules(t *testing.T) {
+	g, warns, err := ParseGate([]byte(lambdaGate))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = g.Check(nil)
-	if !r.OK() || len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "unsupported validator, not checked") {
-		t.Fatalf("unsupported gate: %+v", r)
+	if len(warns) != 1 || !strings.Contains(warns[0], `validator "undefined_one", which validators does not define`) {
+		t.Fatalf("load warnings %q", warns)
+	}
+	tests := []struct {
+		evidence string
+		wantErrs []string
+		wantWarn string
+	}{
+		{evidence: `"goals": 2, "stories": 4`},
+		{evidence: `"goals": 0, "stories": 4`, wantErrs: []string{`validator "positive" failed for field "goals" (lambda x: x > 0)`}},
+		{evidence: `"goals": 5, "stories": 4`, wantErrs: []string{"cross-field validation failed: at least as many stories as goals"}},
+		{evidence: `"goals": 2, "stories": 11`, wantErrs: []string{`validator "in_range" failed for field "stories" (lambda x, min_val, max_val: min_val <= x and x <= max_val)`}},
+		{evidence: `"stories": 4`, wantErrs: []string{`missing required field "goals" (integer)`, `cross-field rule 1 (fewer than 100 goals) could not be evaluated: key "goals" not in dict`}},
+		{evidence: `"goals": 2, "stories": 4, "notes": "x"`, wantWarn: `names validator "undefined_one"`},
+	}
+	for _, tc := range tests {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte("{"+tc.evidence+"}"), &ev); err != nil {
+			t.Fatal(err)
+		}
+		r := g.Check(ev)
+		if !slices.Equal(r.Errors, append([]string{}, tc.wantErrs...)) {
+			t.Errorf("%s: errors\n got %q\nwant %q", tc.evidence, r.Errors, tc.wantErrs)
+		}
+		if tc.wantWarn != "" && !strings.Contains(strings.Join(r.Warnings, "\n"), tc.wantWarn) {
+			t.Errorf("%s: warnings %q lack %q", tc.evidence, r.Warnings, tc.wantWarn)
+		}
 	}
 }

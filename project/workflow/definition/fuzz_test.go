@@ -23,7 +23,7 @@ func FuzzParseMetadata(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := ParseMetadata(data)
+		m, _, err := ParseMetadata(data)
 		if err != nil {
 			return
 		}
@@ -32,12 +32,18 @@ func FuzzParseMetadata(f *testing.F) {
 		}
 		seen := map[int]bool{}
 		for _, p := range m.Phases {
-			if p.PhaseNumber < 0 || seen[p.PhaseNumber] {
-				t.Fatalf("accepted phase number %d (negative or repeated)", p.PhaseNumber)
+			if p.PhaseNumber.Range != "" {
+				if !m.Dynamic() {
+					t.Fatalf("accepted range %q in a static workflow", p.PhaseNumber.Range)
+				}
+				continue
 			}
-			seen[p.PhaseNumber] = true
+			if p.PhaseNumber.N < 0 || seen[p.PhaseNumber.N] {
+				t.Fatalf("accepted phase number %d (negative or repeated)", p.PhaseNumber.N)
+			}
+			seen[p.PhaseNumber.N] = true
 			for _, task := range p.Tasks {
-				if task.TaskNumber < 1 || (task.File != "" && !isPlainName(task.File)) {
+				if task.TaskNumber < 0 || (task.File != "" && task.File != unsafeFile && !isPlainName(task.File)) {
 					t.Fatalf("accepted task %+v", task)
 				}
 			}
@@ -47,7 +53,7 @@ func FuzzParseMetadata(f *testing.F) {
 		if err != nil {
 			t.Fatalf("marshal accepted metadata: %v", err)
 		}
-		if _, err := ParseMetadata(out); err != nil {
+		if _, _, err := ParseMetadata(out); err != nil {
 			t.Fatalf("re-parse of %s: %v", out, err)
 		}
 	})
@@ -62,7 +68,7 @@ func FuzzParseGate(f *testing.F) {
 	}
 	f.Add([]byte(checkGate), []byte(`{"passed": 1e308, "failed": -0, "summary": "fix", "files": [[]], "meta": {"": ""}}`))
 	f.Fuzz(func(t *testing.T, gate, evidence []byte) {
-		g, err := ParseGate(gate)
+		g, _, err := ParseGate(gate)
 		if err != nil {
 			return
 		}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
 	"strings"
 
+	"github.com/berth-dev/berth/project/workflow/pylambda"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -19,6 +19,8 @@ const (
 	TypeString  = "string"
 	TypeObject  = "object"
 	TypeList    = "list"
+	// TypeAny accepts any value; a metadata checkpoint's fields have it.
+	TypeAny = "any"
 )
 
 // typeAliases maps the spellings found in praxis-os gates to the canonical names.
@@ -29,6 +31,7 @@ var typeAliases = map[string]string{
 	"string": TypeString, "str": TypeString,
 	"object": TypeObject, "dict": TypeObject, "map": TypeObject,
 	"list": TypeList, "array": TypeList,
+	"any": TypeAny,
 }
 
 const maxGateFields = 1000
@@ -42,11 +45,29 @@ type Gate struct {
 	AllowOverride bool `json:"allow_override"`
 	// Fields are the evidence_schema entries, in file order.
 	Fields []Field `json:"evidence_fields"`
-	// Unsupported lists one "unsupported validator, not checked" warning per
-	// Python validator or cross-field rule.
-	Unsupported []string `json:"unsupported,omitempty"`
-	// Source is "yaml" for a gate file, "permissive" when the phase has none.
+	// Validators are the gate's named lambdas (validators:), which fields
+	// name in their validator key.
+	Validators []Validator `json:"validators,omitempty"`
+	// Rules are the cross_field_validation lambdas, each given the whole evidence.
+	Rules []Rule `json:"cross_field_rules,omitempty"`
+	// Source is "yaml" for a gate file, "metadata" for a metadata
+	// checkpoint, "dynamic" for a generated phase's validation gate, and
+	// "permissive" when the phase has none.
 	Source string `json:"source"`
+}
+
+// Validator is one entry of a gate's validators: a Python lambda.
+type Validator struct {
+	Name   string `json:"name"`
+	Lambda string `json:"lambda"`
+	fn     *pylambda.Func
+}
+
+// Rule is one cross_field_validation entry.
+type Rule struct {
+	Rule         string `json:"rule"`
+	ErrorMessage string `json:"error_message"`
+	fn           *pylambda.Func
 }
 
 // Field is one evidence_schema entry.
@@ -60,10 +81,28 @@ type Field struct {
 	Pattern     string   `json:"pattern,omitempty"`
 	Enum        []any    `json:"enum,omitempty"`
 	MinLength   *int     `json:"min_length,omitempty"`
-	// Validator names a praxis-os lambda validator; it is not evaluated.
-	Validator string `json:"validator,omitempty"`
+	// Validator names an entry of the gate's validators, run on the value
+	// with ValidatorParams as keyword arguments.
+	Validator       string         `json:"validator,omitempty"`
+	ValidatorParams map[string]any `json:"validator_params,omitempty"`
+	// MustInclude lists values a list field must hold (a generated phase's
+	// task ids).
+	MustInclude []string `json:"must_include,omitempty"`
+	// MustConfirm lists keys an object field must set to true (a generated
+	// phase's validation gate criteria).
+	MustConfirm []string `json:"must_confirm,omitempty"`
 
 	re *regexp.Regexp
+}
+
+// Field returns the field named name.
+func (g *Gate) Field(name string) (*Field, bool) {
+	for i := range g.Fields {
+		if g.Fields[i].Name == name {
+			return &g.Fields[i], true
+		}
+	}
+	return nil, false
 }
 
 // Permissive is the gate of a phase without a gate file.
@@ -80,12 +119,7 @@ type rawGate struct {
 	Checkpoint           *rawCheckpoint `yaml:"checkpoint"`
 	EvidenceSchema       yaml.Node      `yaml:"evidence_schema"`
 	Validators           yaml.Node      `yaml:"validators"`
-	CrossFieldValidation []rawRule      `yaml:"cross_field_validation"`
-}
-
-type rawRule struct {
-	Rule         string `yaml:"rule"`
-	ErrorMessage string `yaml:"error_message"`
+	CrossFieldValidation yaml.Node      `yaml:"cross_field_validation"`
 }
 
 type rawField struct {
@@ -102,24 +136,27 @@ type rawField struct {
 }
 
 // ParseGate decodes and checks a gate-definition.yaml document. An empty
-// document is a permissive gate.
-func ParseGate(data []byte) (*Gate, error) {
+// document is a permissive gate. Every lambda (validators and
+// cross_field_validation) is compiled here, so that a gate Berth cannot
+// enforce is refused when it is loaded. The warnings name what praxis-os
+// also only warns about (a field naming a validator that is not defined).
+func ParseGate(data []byte) (*Gate, []string, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("invalid YAML: %w", err)
+		return nil, nil, fmt.Errorf("invalid YAML: %w", err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		g := Permissive()
 		g.Source = "yaml"
-		return g, nil
+		return g, nil, nil
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: the gate must be a mapping with checkpoint and evidence_schema", root.Line)
+		return nil, nil, fmt.Errorf("line %d: the gate must be a mapping with checkpoint and evidence_schema", root.Line)
 	}
 	var raw rawGate
 	if err := root.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("invalid gate: %w", err)
+		return nil, nil, fmt.Errorf("invalid gate: %w", err)
 	}
 	g := &Gate{AllowOverride: true, Fields: []Field{}, Source: "yaml"}
 	if raw.Checkpoint != nil {
@@ -131,14 +168,19 @@ func ParseGate(data []byte) (*Gate, error) {
 		}
 	}
 	if err := g.parseFields(&raw.EvidenceSchema); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	validators, err := mappingKeys(&raw.Validators, "validators")
+	if err := g.parseValidators(&raw.Validators); err != nil {
+		return nil, nil, err
+	}
+	warns, err := g.bindValidators()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	g.Unsupported = unsupported(validators, g.Fields, raw.CrossFieldValidation)
-	return g, nil
+	if err := g.parseRules(&raw.CrossFieldValidation); err != nil {
+		return nil, nil, err
+	}
+	return g, warns, nil
 }
 
 func (g *Gate) parseFields(n *yaml.Node) error {
@@ -189,7 +231,7 @@ func parseField(name string, n *yaml.Node) (Field, error) {
 	f := Field{
 		Name: name, Type: canon, Required: raw.Required, Description: raw.Description,
 		Min: raw.Min, Max: raw.Max, Enum: raw.Enum, MinLength: raw.MinLength,
-		Validator: raw.Validator,
+		Validator: raw.Validator, ValidatorParams: raw.ValidatorParams,
 	}
 	numeric := canon == TypeInteger || canon == TypeNumber
 	if (f.Min != nil || f.Max != nil) && !numeric {
@@ -237,50 +279,4 @@ func parseField(name string, n *yaml.Node) (Field, error) {
 		}
 	}
 	return f, nil
-}
-
-// mappingKeys returns the keys of a mapping node (nil when absent).
-func mappingKeys(n *yaml.Node, what string) ([]string, error) {
-	if n.Kind == 0 || n.Tag == "!!null" {
-		return nil, nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: %s must be a mapping", n.Line, what)
-	}
-	var keys []string
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		keys = append(keys, n.Content[i].Value)
-	}
-	return keys, nil
-}
-
-// unsupported builds one warning per Python validator and cross-field rule.
-func unsupported(validators []string, fields []Field, rules []rawRule) []string {
-	var out []string
-	usedBy := make(map[string][]string)
-	for _, f := range fields {
-		if f.Validator != "" {
-			usedBy[f.Validator] = append(usedBy[f.Validator], f.Name)
-		}
-	}
-	for _, v := range validators {
-		w := fmt.Sprintf("unsupported validator, not checked: validators.%s", v)
-		if users := usedBy[v]; len(users) > 0 {
-			w += " (used by " + strings.Join(users, ", ") + ")"
-		}
-		out = append(out, w)
-	}
-	for _, f := range fields {
-		if f.Validator != "" && !slices.Contains(validators, f.Validator) {
-			out = append(out, fmt.Sprintf("unsupported validator, not checked: %s.validator %q", f.Name, f.Validator))
-		}
-	}
-	for i, r := range rules {
-		w := fmt.Sprintf("unsupported validator, not checked: cross_field_validation[%d]", i)
-		if r.ErrorMessage != "" {
-			w += " (" + r.ErrorMessage + ")"
-		}
-		out = append(out, w)
-	}
-	return out
 }

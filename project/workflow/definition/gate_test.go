@@ -58,27 +58,21 @@ evidence_schema:
 			t.Errorf("gate = %+v", g)
 		}
 	}},
-	{name: "python validators", yaml: `checkpoint: {strict: false}
-evidence_schema:
-  goals: {type: integer, required: true, validator: positive}
-  stories: {type: integer, validator: in_range, validator_params: {min_val: 3}}
-validators:
-  positive: "lambda x: x > 0"
-cross_field_validation:
-  - rule: "lambda e: e['stories'] >= e['goals']"
-    error_message: "more stories than goals"
-`, check: func(t *testing.T, g *Gate) {
-		got := strings.Join(g.Unsupported, "\n")
-		for _, want := range []string{
-			"unsupported validator, not checked: validators.positive (used by goals)",
-			`unsupported validator, not checked: stories.validator "in_range"`,
-			"unsupported validator, not checked: cross_field_validation[0] (more stories than goals)",
-		} {
-			if !strings.Contains(got, want) {
-				t.Errorf("unsupported %q lacks %q", got, want)
-			}
+	{name: "python validators", yaml: lambdaGate, check: func(t *testing.T, g *Gate) {
+		if len(g.Validators) != 2 || len(g.Rules) != 2 || g.Rules[0].ErrorMessage != "at least as many stories as goals" {
+			t.Errorf("validators %+v rules %+v", g.Validators, g.Rules)
 		}
 	}},
+	{name: "validator does not compile", yaml: "validators:\n  v: \"lambda x: x >\"\n", wantErr: "line 2: validators.v: \"lambda x: x >\" does not compile"},
+	{name: "validator chained comparison", yaml: "validators:\n  v: \"lambda x: 0 < x < 9\"\n", wantErr: "write a <= x and x <= b"},
+	{name: "validator not a lambda", yaml: "validators:\n  v: \"x > 0\"\n", wantErr: "is not a lambda"},
+	{name: "validator without parameter", yaml: "validators:\n  v: \"lambda: True\"\n", wantErr: "takes no parameter"},
+	{name: "validator param unknown", yaml: "evidence_schema:\n  a: {type: integer, validator: v, validator_params: {lo: 1}}\nvalidators:\n  v: \"lambda x, low: x > low\"\n", wantErr: "validator_params.lo is not a parameter"},
+	{name: "validator param missing", yaml: "evidence_schema:\n  a: {type: integer, validator: v}\nvalidators:\n  v: \"lambda x, low: x > low\"\n", wantErr: "needs low: add it under validator_params"},
+	{name: "rule does not compile", yaml: "cross_field_validation:\n  - rule: \"lambda e: e[\"\n    error_message: x\n", wantErr: "cross_field_validation[0]"},
+	{name: "rule without rule", yaml: "cross_field_validation:\n  - error_message: x\n", wantErr: "must be {rule"},
+	{name: "rule two parameters", yaml: "cross_field_validation:\n  - rule: \"lambda e, f: True\"\n", wantErr: "must take one parameter"},
+	{name: "rules not a list", yaml: "cross_field_validation: {a: 1}\n", wantErr: "must be a list"},
 	{name: "invalid YAML", yaml: "checkpoint: {strict: true\n", wantErr: "invalid YAML"},
 	{name: "not a mapping", yaml: "- a\n- b\n", wantErr: "must be a mapping"},
 	{name: "strict not bool", yaml: "checkpoint:\n  strict: maybe\n", wantErr: "invalid gate"},
@@ -102,7 +96,7 @@ cross_field_validation:
 func TestParseGate(t *testing.T) {
 	for _, tc := range gateCases {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := ParseGate([]byte(tc.yaml))
+			g, _, err := ParseGate([]byte(tc.yaml))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)

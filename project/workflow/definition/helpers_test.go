@@ -66,3 +66,24 @@ var minimalTree = map[string]string{
 	"demo_v1/phases/2/phase.md":                "# Two\n",
 	"demo_v1/phases/2/task-1-found-by-name.md": "found\n",
 }
+
+const dynamicMetadata = `{
+  "workflow_type": "demo_v1",
+  "total_phases": "dynamic",
+  "phases": [
+    {"phase_number": 0, "phase_name": "Plan", "tasks": [{"task_number": 1, "name": "read", "file": "task-1-read.md"}]},
+    {"phase_number": "1-N", "phase_name": "Dynamic phases", "purpose": "the spec's phases"}
+  ],
+  "dynamic_phases": true,
+  "dynamic_config": {"source_path_key": "spec_path", "parser": "spec_tasks_parser",
+    "templates": {"phase": "phases/dynamic/phase-template.md", "task": "phases/dynamic/task-template.md"}}
+}`
+
+// dynamicTree is a dynamic workflow shaped like spec_execution_v1.
+var dynamicTree = map[string]string{
+	"demo_v1/metadata.json":                    dynamicMetadata,
+	"demo_v1/phases/0/phase.md":                "# Plan\n",
+	"demo_v1/phases/0/task-1-read.md":          "read the spec\n",
+	"demo_v1/phases/dynamic/phase-template.md": "# Phase [PHASE_NUMBER]: [PHASE_NAME]\n[VALIDATION_GATE]\n",
+	"demo_v1/phases/dynamic/task-template.md":  "# Task [TASK_ID]: [TASK_NAME]\n[ACCEPTANCE_CRITERIA]\n",
+}

@@ -30,7 +30,7 @@ func TestLoadExampleWorkflow(t *testing.T) {
 		t.Fatalf("phase 3 gate source %q, want permissive", p3.Gate.Source)
 	}
 	p1, _ := w.Phase(1)
-	if p1.Gate.Strict || len(p1.Gate.Unsupported) != 1 {
+	if p1.Gate.Strict || len(p1.Gate.Rules) != 1 {
 		t.Fatalf("phase 1 gate = %+v", p1.Gate)
 	}
 	task, ok := p1.Task(2)
@@ -77,17 +77,33 @@ var loadCases = []struct {
 	{name: "total_phases missing", files: with(minimalTree, map[string]string{"demo_v1/metadata.json": `{"workflow_type":"demo_v1"}`}), wantErr: "total_phases is missing"},
 	{name: "total_phases zero", files: with(minimalTree, map[string]string{"demo_v1/metadata.json": `{"total_phases":0}`}), wantErr: "out of range"},
 	{name: "total_phases text", files: with(minimalTree, map[string]string{"demo_v1/metadata.json": `{"total_phases":"many"}`}), wantErr: "neither a number"},
-	{name: "phase.md missing", files: with(minimalTree, map[string]string{"demo_v1/phases/2/phase.md": ""}), wantErr: "phases/2/phase.md is missing"},
+	{name: "phase.md missing", files: with(minimalTree, map[string]string{"demo_v1/phases/2/phase.md": ""}), wantFirst: 1, wantWarn: "phases/2/phase.md is missing (phase 2): its overview is answered from the standards search",
+		check: func(t *testing.T, w *Workflow) {
+			if p, _ := w.Phase(2); !p.Missing {
+				t.Error("phase 2 not marked missing")
+			}
+		}},
 	{name: "phase folder missing", files: with(minimalTree, map[string]string{
 		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"total_phases": 2`, `"total_phases": 3`, 1),
-	}), wantErr: "phases/3/ is missing", wantWarn: "no entry for phase 3"},
-	{name: "task file missing", files: with(minimalTree, map[string]string{"demo_v1/phases/1/task-1-only.md": ""}), wantErr: "phases/1/task-1-only.md is missing"},
+	}), wantFirst: 1, wantWarn: "phases/3/ is missing (phase 3 \"Phase 3\"): its overview and tasks are answered from the standards search"},
+	{name: "task file missing", files: with(minimalTree, map[string]string{"demo_v1/phases/1/task-1-only.md": ""}), wantFirst: 1, wantWarn: "phases/1/task-1-only.md is missing (task 1): get_task answers from the standards search",
+		check: func(t *testing.T, w *Workflow) {
+			p, _ := w.Phase(1)
+			if task, ok := p.Task(1); !ok || !task.Missing {
+				t.Errorf("task 1 = %+v", task)
+			}
+		}},
 	{name: "task file escapes", files: with(minimalTree, map[string]string{
 		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `task-1-only.md`, `../../secret.md`, 1),
-	}), wantErr: "must be a file name inside phases/1/"},
+	}), wantFirst: 1, wantWarn: "must be a file name inside phases/1/: it is not read", check: func(t *testing.T, w *Workflow) {
+		p, _ := w.Phase(1)
+		if task, ok := p.Task(1); !ok || !task.Missing || task.File != "" {
+			t.Errorf("escaping task = %+v", task)
+		}
+	}},
 	{name: "phase out of range", files: with(minimalTree, map[string]string{
 		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"phase_number": 2`, `"phase_number": 7`, 1),
-	}), wantErr: "lists phase 7"},
+	}), wantFirst: 1, wantWarn: "lists phase 7, but total_phases 2 means phases 1-2: that entry is ignored"},
 	{name: "duplicate phase", files: with(minimalTree, map[string]string{
 		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"phase_number": 2`, `"phase_number": 1`, 1),
 	}), wantErr: "listed twice"},
@@ -96,21 +112,82 @@ var loadCases = []struct {
 	{name: "type name differs", files: with(minimalTree, map[string]string{
 		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"workflow_type": "demo_v1"`, `"workflow_type": "demo"`, 1),
 	}), wantFirst: 1, wantWarn: `names workflow_type "demo"`},
-	{name: "python validators warn", files: with(minimalTree, map[string]string{
+	{name: "python validators compiled", files: with(minimalTree, map[string]string{
 		"demo_v1/phases/1/gate-definition.yaml": strictGate + "validators:\n  positive: \"lambda x: x > 0\"\n",
-	}), wantFirst: 1, wantWarn: "not checked (unsupported)"},
-	{name: "dynamic", files: map[string]string{
-		"demo_v1/metadata.json": `{"workflow_type":"demo_v1","total_phases":"dynamic","phases":[{"phase_number":0,"phase_name":"Plan"}]}`,
-	}, wantFirst: 0, check: func(t *testing.T, w *Workflow) {
-		if !w.Dynamic() || len(w.Phases) != 1 {
-			t.Errorf("dynamic = %v phases %d", w.Dynamic(), len(w.Phases))
+	}), wantFirst: 1, check: func(t *testing.T, w *Workflow) {
+		if p, _ := w.Phase(1); len(p.Gate.Validators) != 1 {
+			t.Errorf("validators = %+v", p.Gate.Validators)
 		}
 	}},
-	{name: "dynamic_phases flag", files: map[string]string{
+	{name: "validator that cannot run", files: with(minimalTree, map[string]string{
+		"demo_v1/phases/1/gate-definition.yaml": strictGate + "validators:\n  v: \"lambda x: 1 < x < 3\"\n",
+	}), wantErr: "phases/1/gate-definition.yaml: line 9: validators.v"},
+	{name: "task zero and phase zero", wantFirst: 0, files: map[string]string{
+		"demo_v1/metadata.json":                      `{"workflow_type":"demo_v1","total_phases":1,"phases":[{"phase_number":0,"phase_name":"Zero","tasks":[{"task_number":0,"name":"first","file":"task-0-first.md"},{"task_number":1,"name":"second","file":"task-1-second.md"}]}]}`,
+		"demo_v1/phases/0/phase.md":                  "zero",
+		"demo_v1/phases/0/task-0-first.md":           "first",
+		"demo_v1/phases/0/task-1-second.md":          "second",
+		"demo_v1/phases/0/task-2-not-in-metadata.md": "unlisted",
+	}, wantWarn: "holds task files metadata.json does not list (task-2-not-in-metadata.md)", check: func(t *testing.T, w *Workflow) {
+		p, _ := w.Phase(0)
+		if task, ok := p.Task(0); !ok || task.File != "phases/0/task-0-first.md" || task.Missing {
+			t.Errorf("task 0 = %+v", task)
+		}
+	}},
+	{name: "range in a static workflow", files: with(minimalTree, map[string]string{
+		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"phase_number": 2`, `"phase_number": "2-N"`, 1),
+	}), wantErr: `phase_number "2-N" stands for dynamic phases, but the workflow is not dynamic`},
+	{name: "phase number as text", files: with(minimalTree, map[string]string{
+		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"phase_number": 2`, `"phase_number": "2"`, 1),
+	}), wantFirst: 1},
+	{name: "bad phase number", files: with(minimalTree, map[string]string{
+		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"phase_number": 2`, `"phase_number": "two"`, 1),
+	}), wantErr: `phase_number "two" is neither a number nor a range`},
+	{name: "dynamic", files: dynamicTree, wantFirst: 0, check: func(t *testing.T, w *Workflow) {
+		d := w.Dynamic
+		if !w.IsDynamic() || len(w.Phases) != 1 || d == nil || d.SourceKey != "spec_path" || d.Parser != "spec_tasks_parser" ||
+			d.PhaseTemplate != DefaultPhaseTemplate || d.Range != "1-N" || d.Block == nil || d.Block.Name != "Dynamic phases" {
+			t.Errorf("dynamic = %+v, phases %d", d, len(w.Phases))
+		}
+	}},
+	{name: "dynamic without config", files: with(dynamicTree, map[string]string{
+		"demo_v1/metadata.json": `{"workflow_type":"demo_v1","total_phases":"dynamic","phases":[{"phase_number":0,"phase_name":"Plan"}]}`,
+	}), wantErr: "has no dynamic_config: add"},
+	{name: "dynamic_phases flag without config", files: with(dynamicTree, map[string]string{
 		"demo_v1/metadata.json": `{"workflow_type":"demo_v1","total_phases":5,"dynamic_phases":true,"phases":[]}`,
-	}, wantFirst: 1, check: func(t *testing.T, w *Workflow) {
-		if !w.Dynamic() {
-			t.Error("dynamic_phases true should make the workflow dynamic")
+	}), wantErr: "has no dynamic_config"},
+	{name: "dynamic unknown parser", files: with(dynamicTree, map[string]string{
+		"demo_v1/metadata.json": strings.Replace(dynamicMetadata, `"parser": "spec_tasks_parser"`, `"parser": "jira"`, 1),
+	}), wantErr: `dynamic_config.parser "jira" is not one Berth has`},
+	{name: "dynamic template missing", files: with(dynamicTree, map[string]string{"demo_v1/phases/dynamic/task-template.md": ""}),
+		wantErr: "phases/dynamic/task-template.md is missing (dynamic_config.templates.task)"},
+	{name: "skippable phase", files: with(minimalTree, map[string]string{
+		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"phase_name": "One",`, `"phase_name": "One", "skippable": true, "skip_condition": "No supporting_docs in options",`, 1),
+	}), wantFirst: 1, check: func(t *testing.T, w *Workflow) {
+		if p, _ := w.Phase(1); !p.Skippable || p.SkipOption != "supporting_docs" {
+			t.Errorf("phase 1 = %+v", p)
+		}
+	}},
+	{name: "skip condition not evaluable", files: with(minimalTree, map[string]string{
+		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"phase_name": "One",`, `"phase_name": "One", "skippable": "true", "skip_condition": "When the moon is full",`, 1),
+	}), wantFirst: 1, wantWarn: `skip_condition "When the moon is full" is not a form Berth evaluates`},
+	{name: "metadata checkpoint is the gate", files: with(minimalTree, map[string]string{
+		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"phase_name": "Two",`, `"phase_name": "Two", "checkpoint": {"required_evidence": ["a", "b"]},`, 1),
+	}), wantFirst: 1, check: func(t *testing.T, w *Workflow) {
+		p, _ := w.Phase(2)
+		if g := p.Gate; g.Source != "metadata" || !g.Strict || len(g.Fields) != 2 || !g.Fields[1].Required || g.Fields[1].Type != TypeAny {
+			t.Errorf("gate = %+v", g)
+		}
+	}},
+	{name: "metadata checkpoint beside a gate file", files: with(minimalTree, map[string]string{
+		"demo_v1/metadata.json": strings.Replace(minimalMetadata, `"phase_name": "One",`, `"phase_name": "One", "checkpoint": {"required_evidence": {"done": "boolean", "extra": {"type": "string"}}},`, 1),
+	}), wantFirst: 1, wantWarn: "phase 1 checkpoint.required_evidence names extra, which phases/1/gate-definition.yaml does not declare: the gate file governs"},
+	{name: "phase_file names the overview", files: with(minimalTree, map[string]string{
+		"demo_v1/metadata.json":        strings.Replace(minimalMetadata, `"phase_name": "Two",`, `"phase_name": "Two", "phase_file": "phases/2/overview.md",`, 1),
+		"demo_v1/phases/2/overview.md": "# Two",
+	}), wantFirst: 1, check: func(t *testing.T, w *Workflow) {
+		if p, _ := w.Phase(2); p.File != "phases/2/overview.md" || p.Missing {
+			t.Errorf("phase 2 = %+v", p)
 		}
 	}},
 }
@@ -174,5 +251,60 @@ func TestReadFileStaysInside(t *testing.T) {
 	}
 	if _, err := w.ReadFile("../secret.txt"); err == nil {
 		t.Fatal("read outside the workflow folder succeeded")
+	}
+}
+
+// TestLoadUniversalWorkflows loads praxis-os's own five workflows: each is
+// ready, and the warnings name what Berth serves from search.
+func TestLoadUniversalWorkflows(t *testing.T) {
+	ws, err := LoadAll(filepath.Join("..", "testdata", "universal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"praxis_os_upgrade_v1", "spec_creation_v1", "spec_execution_v1", "standards_creation_v1", "workflow_creation_v1"}
+	if len(ws) != len(want) {
+		t.Fatalf("got %d workflows, want %d", len(ws), len(want))
+	}
+	byType := map[string]*Workflow{}
+	for i, w := range ws {
+		if w.Type != want[i] {
+			t.Fatalf("workflow %d is %q, want %q", i, w.Type, want[i])
+		}
+		if w.Err != nil {
+			t.Errorf("%s is broken: %v", w.Type, w.Err)
+		}
+		if w.FirstPhase != 0 {
+			t.Errorf("%s starts at phase %d, want 0", w.Type, w.FirstPhase)
+		}
+		byType[w.Type] = w
+	}
+	sc := byType["spec_creation_v1"]
+	p0, _ := sc.Phase(0)
+	if task, ok := p0.Task(0); !ok || task.File != "phases/0/task-0-create-directory.md" || !p0.Skippable || p0.SkipOption != "supporting_docs" {
+		t.Errorf("spec_creation_v1 phase 0 = %+v", p0)
+	}
+	se := byType["spec_execution_v1"]
+	if se.Dynamic == nil || se.Dynamic.Range != "1-N" || len(se.Phases) != 1 || se.Dynamic.Parser != "spec_tasks_parser" {
+		t.Errorf("spec_execution_v1 dynamic = %+v, %d static phases", se.Dynamic, len(se.Phases))
+	}
+	wc := byType["workflow_creation_v1"]
+	if len(wc.Phases) != 7 {
+		t.Fatalf("workflow_creation_v1 has %d phases, want 7", len(wc.Phases))
+	}
+	if p6, _ := wc.Phase(6); !p6.Missing || len(p6.Tasks) != 8 || !p6.Tasks[0].Missing {
+		t.Errorf("workflow_creation_v1 phase 6 = %+v", p6)
+	}
+	warns := strings.Join(wc.Warnings, "\n")
+	for _, w := range []string{"phases/6/ is missing", "phases/4/task-1-load-target-definition.md is missing (task 1)", `names workflow_type "workflow_creation"`} {
+		if !strings.Contains(warns, w) {
+			t.Errorf("workflow_creation_v1 warnings lack %q:\n%s", w, warns)
+		}
+	}
+	for _, w := range ws {
+		for _, p := range w.Phases {
+			if p.Gate == nil {
+				t.Errorf("%s phase %d has no gate", w.Type, p.Number)
+			}
+		}
 	}
 }

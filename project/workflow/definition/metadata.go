@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -16,33 +15,70 @@ const (
 	maxTasksPerPhase = 1000
 )
 
-// Metadata is a workflow's metadata.json. Unknown keys are ignored.
+// Metadata is a workflow's metadata.json. Unknown keys are ignored, as
+// praxis-os ignores them.
 type Metadata struct {
 	WorkflowType      string      `json:"workflow_type"`
 	Version           Text        `json:"version"`
 	TotalPhases       TotalPhases `json:"total_phases"`
-	Description       string      `json:"description,omitempty"`
+	Description       Text        `json:"description,omitempty"`
 	Category          string      `json:"category,omitempty"`
 	EstimatedDuration Text        `json:"estimated_duration,omitempty"`
 	PrimaryOutputs    []Text      `json:"primary_outputs,omitempty"`
 	Phases            []PhaseMeta `json:"phases"`
-	// DynamicPhases marks a praxis-os hybrid workflow whose phase content is
-	// generated from templates; Berth treats it like total_phases "dynamic".
-	DynamicPhases bool `json:"dynamic_phases,omitempty"`
+	// DynamicPhases marks a workflow whose later phases are generated at
+	// start from a source named in the start options (see DynamicConfig).
+	DynamicPhases Flag           `json:"dynamic_phases,omitempty"`
+	DynamicConfig *DynamicConfig `json:"dynamic_config,omitempty"`
+	// StartPhase is praxis-os's hint of the first phase (0 or 1).
+	StartPhase *int `json:"start_phase,omitempty"`
 }
 
 // Dynamic reports whether the workflow's phases are generated at run time.
-func (m Metadata) Dynamic() bool { return m.TotalPhases.Dynamic || m.DynamicPhases }
+func (m Metadata) Dynamic() bool { return m.TotalPhases.Dynamic || bool(m.DynamicPhases) }
+
+// DynamicConfig says where a dynamic workflow's phases come from.
+type DynamicConfig struct {
+	SourceType string `json:"source_type,omitempty"`
+	// SourcePathKey is the start option naming the source (default spec_path).
+	SourcePathKey string `json:"source_path_key,omitempty"`
+	Templates     struct {
+		Phase string `json:"phase,omitempty"`
+		Task  string `json:"task,omitempty"`
+	} `json:"templates"`
+	// Parser is spec_tasks_parser (default) or workflow_definition_parser.
+	Parser string `json:"parser,omitempty"`
+}
 
 // PhaseMeta is one entry of metadata's phases[].
 type PhaseMeta struct {
-	PhaseNumber        int        `json:"phase_number"`
-	PhaseName          string     `json:"phase_name"`
-	Purpose            string     `json:"purpose"`
-	EstimatedEffort    Text       `json:"estimated_effort,omitempty"`
-	KeyDeliverables    []Text     `json:"key_deliverables,omitempty"`
-	ValidationCriteria []Text     `json:"validation_criteria,omitempty"`
-	Tasks              []TaskMeta `json:"tasks,omitempty"`
+	PhaseNumber PhaseNumber `json:"phase_number"`
+	PhaseName   string      `json:"phase_name"`
+	Purpose     Text        `json:"purpose"`
+	// File (praxis-os also writes phase_file) names the overview; the
+	// default is phases/N/phase.md.
+	File               string          `json:"file,omitempty"`
+	PhaseFile          string          `json:"phase_file,omitempty"`
+	EstimatedEffort    Text            `json:"estimated_effort,omitempty"`
+	KeyDeliverables    []Text          `json:"key_deliverables,omitempty"`
+	ValidationCriteria []Text          `json:"validation_criteria,omitempty"`
+	Skippable          Flag            `json:"skippable,omitempty"`
+	SkipCondition      string          `json:"skip_condition,omitempty"`
+	Checkpoint         *MetaCheckpoint `json:"checkpoint,omitempty"`
+	Tasks              []TaskMeta      `json:"tasks,omitempty"`
+}
+
+// overview is the phase overview file the entry names, or "".
+func (pm PhaseMeta) overview() string {
+	if pm.File != "" {
+		return pm.File
+	}
+	return pm.PhaseFile
+}
+
+// MetaCheckpoint is a phase's checkpoint as metadata.json may state it.
+type MetaCheckpoint struct {
+	RequiredEvidence RequiredEvidence `json:"required_evidence"`
 }
 
 // TaskMeta is one entry of a phase's tasks[].
@@ -50,83 +86,13 @@ type TaskMeta struct {
 	TaskNumber int    `json:"task_number"`
 	Name       string `json:"name"`
 	File       string `json:"file"`
-	Purpose    string `json:"purpose,omitempty"`
-}
-
-// TotalPhases is metadata's total_phases: a count, or "dynamic".
-type TotalPhases struct {
-	Count   int
-	Dynamic bool
-}
-
-// UnmarshalJSON accepts a non-negative integer, a string holding one, or "dynamic".
-func (t *TotalPhases) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		if strings.EqualFold(strings.TrimSpace(s), "dynamic") {
-			*t = TotalPhases{Dynamic: true}
-			return nil
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return fmt.Errorf("total_phases %q is neither a number nor \"dynamic\"", s)
-		}
-		*t = TotalPhases{Count: n}
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil || f != float64(int(f)) {
-		return fmt.Errorf("total_phases %s is neither a whole number nor \"dynamic\"", b)
-	}
-	*t = TotalPhases{Count: int(f)}
-	return nil
-}
-
-// MarshalJSON writes the count, or "dynamic".
-func (t TotalPhases) MarshalJSON() ([]byte, error) {
-	if t.Dynamic {
-		return []byte(`"dynamic"`), nil
-	}
-	return strconv.AppendInt(nil, int64(t.Count), 10), nil
-}
-
-// Text is a descriptive value that praxis-os files hold as a string but
-// sometimes as a number or a small object; anything that is not a string is
-// kept as its compact JSON.
-type Text string
-
-// UnmarshalJSON accepts any JSON value.
-func (t *Text) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*t = Text(s)
-		return nil
-	}
-	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		*t = ""
-		return nil
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, b); err != nil {
-		return err
-	}
-	*t = Text(buf.String())
-	return nil
-}
-
-// Texts converts a list of Text to plain strings (never nil).
-func Texts(ts []Text) []string {
-	out := make([]string, 0, len(ts))
-	for _, t := range ts {
-		out = append(out, string(t))
-	}
-	return out
+	Purpose    Text   `json:"purpose,omitempty"`
 }
 
 // rawPhase and rawTask detect missing numbers, which the public types cannot.
 type rawPhase struct {
-	PhaseNumber *int      `json:"phase_number"`
-	Tasks       []rawTask `json:"tasks"`
+	PhaseNumber *json.RawMessage `json:"phase_number"`
+	Tasks       []rawTask        `json:"tasks"`
 }
 
 type rawTask struct {
@@ -139,73 +105,110 @@ type rawMetadata struct {
 }
 
 // ParseMetadata decodes and checks a metadata.json document. It checks what
-// can be known without the files: total_phases, phase and task numbering, and
-// that task file names stay inside their phase folder.
-func ParseMetadata(data []byte) (Metadata, error) {
+// can be known without the files. What stops the workflow from running is
+// the error; what praxis-os would let pass (a task without a number, a file
+// name leaving its folder, a missing total_phases when phases are listed) is
+// left out of the result and named in the warnings.
+func ParseMetadata(data []byte) (Metadata, []string, error) {
 	var m Metadata
 	if err := json.Unmarshal(data, &m); err != nil {
-		return Metadata{}, jsonError(data, err)
+		return Metadata{}, nil, jsonError(data, err)
 	}
 	var raw rawMetadata
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return Metadata{}, jsonError(data, err)
+		return Metadata{}, nil, jsonError(data, err)
 	}
-	if raw.TotalPhases == nil || bytes.Equal(*raw.TotalPhases, []byte("null")) {
-		return Metadata{}, errors.New(`total_phases is missing (a number of phases, or "dynamic")`)
+	var warns []string
+	if len(m.Phases) > maxPhases {
+		return Metadata{}, nil, fmt.Errorf("phases lists %d entries; at most %d are allowed", len(m.Phases), maxPhases)
+	}
+	missingTotal := raw.TotalPhases == nil || bytes.Equal(*raw.TotalPhases, []byte("null"))
+	if missingTotal && !m.Dynamic() {
+		if len(m.Phases) == 0 {
+			return Metadata{}, nil, errors.New(`total_phases is missing (give the number of phases, or "dynamic")`)
+		}
+		m.TotalPhases = TotalPhases{Count: len(m.Phases)}
+		warns = append(warns, fmt.Sprintf("%s has no total_phases; the %d phases it lists are used", MetadataFile, len(m.Phases)))
 	}
 	if !m.Dynamic() && (m.TotalPhases.Count < 1 || m.TotalPhases.Count > maxPhases) {
-		return Metadata{}, fmt.Errorf("total_phases %d is out of range (1-%d)", m.TotalPhases.Count, maxPhases)
-	}
-	if len(m.Phases) > maxPhases {
-		return Metadata{}, fmt.Errorf("phases lists %d entries; at most %d are allowed", len(m.Phases), maxPhases)
+		return Metadata{}, nil, fmt.Errorf("total_phases %d is out of range (1-%d)", m.TotalPhases.Count, maxPhases)
 	}
 	seen := make(map[int]bool, len(m.Phases))
+	ranges := 0
 	for i, p := range raw.Phases {
 		if p.PhaseNumber == nil {
-			return Metadata{}, fmt.Errorf("phases[%d]: phase_number is missing", i)
+			return Metadata{}, nil, fmt.Errorf("phases[%d]: phase_number is missing (a number, or a range such as \"1-N\" for dynamic phases)", i)
 		}
-		n := *p.PhaseNumber
-		if n < 0 {
-			return Metadata{}, fmt.Errorf("phases[%d]: phase_number %d is negative", i, n)
+		pn := m.Phases[i].PhaseNumber
+		switch {
+		case pn.Range != "" && !m.Dynamic():
+			return Metadata{}, nil, fmt.Errorf("phases[%d]: phase_number %q stands for dynamic phases, but the workflow is not dynamic: set dynamic_phases to true with a dynamic_config, or number the phase", i, pn.Range)
+		case pn.Range != "":
+			if ranges++; ranges > 1 {
+				return Metadata{}, nil, fmt.Errorf("phases[%d]: a second range %q; one entry stands for all dynamic phases", i, pn.Range)
+			}
+			continue
+		case pn.N < 0:
+			return Metadata{}, nil, fmt.Errorf("phases[%d]: phase_number %d is negative", i, pn.N)
+		case seen[pn.N]:
+			return Metadata{}, nil, fmt.Errorf("phases[%d]: phase %d is listed twice", i, pn.N)
 		}
-		if seen[n] {
-			return Metadata{}, fmt.Errorf("phases[%d]: phase %d is listed twice", i, n)
+		seen[pn.N] = true
+		tasks, tw := checkTasks(pn.N, p.Tasks, m.Phases[i].Tasks)
+		m.Phases[i].Tasks = tasks
+		for _, w := range tw {
+			warns = append(warns, fmt.Sprintf("%s: phases[%d] (phase %d): %s", MetadataFile, i, pn.N, w))
 		}
-		seen[n] = true
-		if err := checkTasks(n, p.Tasks, m.Phases[i].Tasks); err != nil {
-			return Metadata{}, fmt.Errorf("phases[%d] (phase %d): %w", i, n, err)
+		if f := m.Phases[i].overview(); f != "" && !isLocalPath(f) {
+			warns = append(warns, fmt.Sprintf("%s: phases[%d] (phase %d): file %q must be a path inside the workflow folder; phases/%d/%s is read instead", MetadataFile, i, pn.N, f, pn.N, PhaseFile))
+			m.Phases[i].File, m.Phases[i].PhaseFile = "", ""
 		}
 	}
-	return m, nil
+	return m, warns, nil
 }
 
-func checkTasks(phase int, raw []rawTask, tasks []TaskMeta) error {
+// checkTasks keeps the tasks that can be served and says why others cannot.
+func checkTasks(phase int, raw []rawTask, tasks []TaskMeta) ([]TaskMeta, []string) {
 	if len(tasks) > maxTasksPerPhase {
-		return fmt.Errorf("%d tasks; at most %d are allowed", len(tasks), maxTasksPerPhase)
+		return nil, []string{fmt.Sprintf("%d tasks; at most %d are read", len(tasks), maxTasksPerPhase)}
 	}
+	var out []TaskMeta
+	var warns []string
 	seen := make(map[int]bool, len(tasks))
 	for j, t := range raw {
-		if t.TaskNumber == nil {
-			return fmt.Errorf("tasks[%d]: task_number is missing", j)
+		switch {
+		case t.TaskNumber == nil:
+			warns = append(warns, fmt.Sprintf("tasks[%d] has no task_number: add one, or the task cannot be served", j))
+			continue
+		case *t.TaskNumber < 0:
+			warns = append(warns, fmt.Sprintf("tasks[%d]: task_number %d is negative: the task cannot be served", j, *t.TaskNumber))
+			continue
+		case seen[*t.TaskNumber]:
+			warns = append(warns, fmt.Sprintf("tasks[%d]: task %d is listed twice; the first entry is used", j, *t.TaskNumber))
+			continue
 		}
-		k := *t.TaskNumber
-		if k < 1 {
-			return fmt.Errorf("tasks[%d]: task_number %d must be 1 or more", j, k)
+		seen[*t.TaskNumber] = true
+		tm := tasks[j]
+		if tm.File != "" && !isPlainName(tm.File) {
+			warns = append(warns, fmt.Sprintf("tasks[%d]: file %q must be a file name inside phases/%d/: it is not read", j, tm.File, phase))
+			tm.File = unsafeFile
 		}
-		if seen[k] {
-			return fmt.Errorf("tasks[%d]: task %d is listed twice", j, k)
-		}
-		seen[k] = true
-		if f := tasks[j].File; f != "" && !isPlainName(f) {
-			return fmt.Errorf("tasks[%d]: file %q must be a file name inside phases/%d/", j, f, phase)
-		}
+		out = append(out, tm)
 	}
-	return nil
+	return out, warns
 }
+
+// unsafeFile marks a task whose named file is not read.
+const unsafeFile = "\x00unsafe"
 
 // isPlainName reports whether name is a single local file name.
 func isPlainName(name string) bool {
 	return name != "" && filepath.IsLocal(name) && !strings.ContainsAny(name, `/\:`) && name != "." && name != ".."
+}
+
+// isLocalPath reports a slash path that stays inside the workflow folder.
+func isLocalPath(p string) bool {
+	return p != "" && !strings.ContainsAny(p, `\:`) && filepath.IsLocal(filepath.FromSlash(p))
 }
 
 // jsonError names the line and column of a syntax or type error.

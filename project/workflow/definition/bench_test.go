@@ -1,0 +1,37 @@
+package definition
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkLoadUniversal loads praxis-os's five universal workflows, as a
+// reload after an edit does.
+func BenchmarkLoadUniversal(b *testing.B) {
+	dir := filepath.Join("..", "testdata", "universal")
+	for b.Loop() {
+		ws, err := LoadAll(dir)
+		if err != nil || len(ws) != 5 {
+			b.Fatal(err, len(ws))
+		}
+	}
+}
+
+// BenchmarkCheckWithLambdas checks evidence against a gate with two
+// validators and two cross-field rules.
+func BenchmarkCheckWithLambdas(b *testing.B) {
+	g, _, err := ParseGate([]byte(lambdaGate))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(`{"goals": 2, "stories": 4}`), &ev); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if r := g.Check(ev); !r.OK() {
+			b.Fatal(r.Errors)
+		}
+	}
+}
