@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -119,13 +120,19 @@ func runFakeServer() {
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Print(err)
 	}
+	if os.Getenv("FAKE_LINGER") != "" {
+		select {} // ignores stdin EOF: only a signal ends it
+	}
 }
 
-// runPoolHelper hosts the server named by BERTH_HOSTED_COMMAND (argv in
-// BERTH_HOSTED_ARGS, NUL separated), prints its pid on stdout and waits to
-// be killed.
+// runPoolHelper hosts the fake server (BERTH_HOSTED_COMMAND), prints its
+// pid on stdout and waits to be killed. On Linux the server ignores stdin
+// EOF, so only the parent-death signal can end it.
 func runPoolHelper() {
 	exe, env := os.Getenv("BERTH_HOSTED_COMMAND"), map[string]string{"BERTH_HOSTED_HELPER": "server"}
+	if runtime.GOOS == "linux" {
+		env["FAKE_LINGER"] = "1"
+	}
 	pool := NewPool(Options{})
 	hp, err := pool.Open(context.Background(), ProjectSpec{ID: "p", Name: "p", Root: os.TempDir()},
 		[]Decl{{Name: "fake", Origin: OriginUser, Server: validServer(exe, nil, env)}})

@@ -1,13 +1,16 @@
 package hosted
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -248,5 +251,46 @@ func TestStopLeavesNoProcess(t *testing.T) {
 	}
 	if n := len(pool.Processes()); n != 0 {
 		t.Errorf("pool still supervises %d servers", n)
+	}
+}
+
+// TestBrokerKill9LeavesNoServer: when the process hosting the pool dies by
+// kill -9, its servers die with it (Pdeathsig on Linux; elsewhere their
+// stdin reaches EOF and a stdio server exits).
+func TestBrokerKill9LeavesNoServer(t *testing.T) {
+	exe, _ := fakeCommand(t)
+	helper := exec.Command(exe, "-test.run=^$")
+	helper.Env = append(os.Environ(), "BERTH_HOSTED_HELPER=pool", "BERTH_HOSTED_COMMAND="+exe)
+	out, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper.Stderr = os.Stderr
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { helper.Process.Kill(); helper.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		line <- strings.TrimSpace(l)
+	}()
+	var pid int
+	select {
+	case l := <-line:
+		pid, _ = strconv.Atoi(l)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the helper never reported its server")
+	}
+	if pid == 0 || gone(pid) {
+		t.Fatalf("server pid %d not running", pid)
+	}
+	t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) }) // only if the test fails
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	helper.Wait()
+	if !waitFor(10*time.Second, func() bool { return gone(pid) && groupGone(pid) }) {
+		t.Fatalf("server %d (or its group) survived kill -9 of the process hosting it", pid)
 	}
 }
