@@ -55,13 +55,13 @@ func (t *target) failure(parent, ctx context.Context, g *generation, method, nam
 	case g == nil:
 		return internalError("hosted server %q cannot take %s %q: %v", t.name, method, name, err)
 	}
-	ended := g.isEnded()
-	if !ended && errors.Is(err, mcp.ErrConnectionClosed) {
-		select { // the exit is reaped a moment after the pipe closes
-		case <-g.ended:
-			ended = true
-		case <-time.After(time.Second):
-		}
+	// A transport error (EOF, closed connection, broken pipe) comes a
+	// moment before the exit is reaped.
+	ended := true
+	select {
+	case <-g.ended:
+	case <-time.After(time.Second):
+		ended = false
 	}
 	if ended {
 		return internalError("hosted server %q exited during %s %q (%s); Berth restarts it", t.name, method, name, t.up.endText(g))

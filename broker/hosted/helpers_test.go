@@ -81,7 +81,9 @@ type sessionOpts struct {
 	version string // protocol version; "" = the SDK's latest
 }
 
-func connect(t testing.TB, hp *Project, o sessionOpts) *session {
+// serve builds an MCP server with one tool of its own and the project's
+// hosted surface, as a mount's server will have.
+func serve(t testing.TB, hp *Project) *mcp.Server {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "berth-test", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "own"}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
@@ -89,6 +91,19 @@ func connect(t testing.TB, hp *Project, o sessionOpts) *session {
 	})
 	srv.AddReceivingMiddleware(hp.Middleware())
 	hp.Install(srv)
+	t.Cleanup(func() { hp.Uninstall(srv) })
+	return srv
+}
+
+// connect serves the project on a new MCP server and connects a session.
+func connect(t testing.TB, hp *Project, o sessionOpts) *session {
+	t.Helper()
+	return connectTo(t, serve(t, hp), o)
+}
+
+// connectTo connects a new client session to srv over an in-memory pipe.
+func connectTo(t testing.TB, srv *mcp.Server, o sessionOpts) *session {
+	t.Helper()
 	s := &session{srv: srv, toolChanges: make(chan struct{}, 64)}
 	opts := o.client
 	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
@@ -107,7 +122,7 @@ func connect(t testing.TB, hp *Project, o sessionOpts) *session {
 		t.Fatal(err)
 	}
 	s.ClientSession = cs
-	t.Cleanup(func() { cs.Close(); hp.Uninstall(srv) })
+	t.Cleanup(func() { cs.Close() })
 	return s
 }
 
