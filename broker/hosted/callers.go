@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,6 +26,13 @@ type caller struct {
 	ss     *mcp.ServerSession // the session that made the request
 	token  any                // the session's progress token; nil if it sent none
 	ours   string             // the token sent upstream
+
+	// Progress notifications read off the wire (seen) and passed on
+	// (handled), under callers.mu: the SDK hands notifications to their
+	// handler after it has delivered the call's result, so a call waits
+	// for handled to catch up with seen before it returns.
+	seen, handled int
+	wake          chan struct{} // cap 1: handled grew
 }
 
 type callerKey struct{}
@@ -36,7 +44,7 @@ func (c *callers) add(server string, ss *mcp.ServerSession, token any) *caller {
 		c.byTok = map[string]*caller{}
 	}
 	c.next++
-	cl := &caller{server: server, ss: ss, token: token, ours: "berth-" + strconv.FormatUint(c.next, 10)}
+	cl := &caller{server: server, ss: ss, token: token, ours: "berth-" + strconv.FormatUint(c.next, 10), wake: make(chan struct{}, 1)}
 	c.byTok[cl.ours] = cl
 	return cl
 }
@@ -45,6 +53,43 @@ func (c *callers) remove(cl *caller) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.byTok, cl.ours)
+}
+
+// sawProgress counts a progress notification for tok as it is read.
+func (c *callers) sawProgress(tok string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl := c.byTok[tok]; cl != nil {
+		cl.seen++
+	}
+}
+
+// handledProgress counts a progress notification passed on (or dropped).
+func (c *callers) handledProgress(cl *caller) {
+	c.mu.Lock()
+	cl.handled++
+	c.mu.Unlock()
+	poke(cl.wake)
+}
+
+// drain waits (at most d) until every progress notification read for cl
+// has been passed on, so none trails the result.
+func (c *callers) drain(cl *caller, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		done := cl.handled >= cl.seen
+		c.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-cl.wake:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 func (c *callers) byToken(tok any) *caller {
@@ -115,7 +160,11 @@ func (u *upstream) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 // for it, under the session's own token.
 func (u *upstream) progress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 	cl := u.calls.byToken(req.Params.ProgressToken)
-	if cl == nil || cl.token == nil {
+	if cl == nil {
+		return
+	}
+	defer u.calls.handledProgress(cl)
+	if cl.token == nil {
 		return
 	}
 	p := *req.Params

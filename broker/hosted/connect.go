@@ -50,7 +50,7 @@ func (u *upstream) connect() (*generation, *lists, error) {
 			return nil, nil, fmt.Errorf("start %s: %w (check servers.%s.command and cwd)", u.def.Command, err, u.label)
 		}
 		g.p = p
-		t = &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}
+		t = &tapTransport{Transport: &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, calls: &u.calls}
 	}
 	fail := func(err error) (*generation, *lists, error) {
 		g.close(u.opts.StopGrace)

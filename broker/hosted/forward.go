@@ -38,6 +38,7 @@ func forward[R any](parent context.Context, t *target, ss *mcp.ServerSession, me
 	if err != nil {
 		return zero, t.failure(parent, ctx, g, method, name, err)
 	}
+	t.up.calls.drain(cl, time.Second)
 	return res, nil
 }
 

@@ -369,3 +369,51 @@ func TestEverythingAsksTheCaller(t *testing.T) {
 		t.Errorf("roots %q, want the project root %s", got, hp.spec.Root)
 	}
 }
+
+// TestSharedServerKeepsCallersApart: two projects on one share: user
+// server-everything, both calling with the same progress token at once:
+// each session gets only its own call's progress.
+func TestSharedServerKeepsCallersApart(t *testing.T) {
+	ctx := testCtx(t, 90*time.Second)
+	pool := newPool(t, Options{})
+	d := everythingDecl(t)
+	d.Server.Share = "user"
+	var got [2]chan *mcp.ProgressNotificationParams
+	var sessions [2]*session
+	for i, id := range []string{"a", "b"} {
+		got[i] = make(chan *mcp.ProgressNotificationParams, 64)
+		ch := got[i]
+		sessions[i] = connect(t, openProject(t, pool, id, d), sessionOpts{client: mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { ch <- req.Params },
+		}})
+	}
+	steps := []int{3, 5}
+	errc := make(chan error, 2)
+	for i, s := range sessions {
+		go func() {
+			_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "everything__trigger-long-running-operation",
+				Arguments: map[string]any{"duration": 0.5, "steps": steps[i]}, Meta: mcp.Meta{"progressToken": 1}})
+			errc <- err
+		}()
+	}
+	for range sessions {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(children(t, "server-everything")); n != 1 {
+		t.Fatalf("%d server-everything processes, want 1", n)
+	}
+	for i := range sessions {
+		// Notifications may trail the result a little.
+		waitFor(5*time.Second, func() bool { return len(got[i]) >= steps[i] })
+		if n := len(got[i]); n != steps[i] {
+			t.Errorf("session %d got %d progress notifications, want %d", i, n, steps[i])
+		}
+		for range len(got[i]) {
+			if p := <-got[i]; p.Total != float64(steps[i]) || p.ProgressToken != float64(1) {
+				t.Errorf("session %d got %+v", i, p)
+			}
+		}
+	}
+}

@@ -146,18 +146,6 @@ func (p *Project) plan(decls []Decl) map[string]*entry {
 	next := map[string]*entry{}
 	for _, d := range decls {
 		e := &entry{decl: d}
-		if prev := next[d.Name]; prev != nil {
-			// One name, two declarations: the broker's (trusted) one is served.
-			keep, other := prev, e
-			if d.Origin == OriginUser && prev.decl.Origin != OriginUser {
-				keep, other = e, prev
-			}
-			next[d.Name] = keep
-			p.spec.Log.Warn("hosted server declared twice; serving the broker config's one", "server", d.Name,
-				"ignored", commandLine(other.decl.Server.Command, other.decl.Server.Args, other.decl.Server.URL))
-			continue
-		}
-		next[d.Name] = e
 		switch {
 		case config.ValidServerName(d.Name) != nil:
 			e.state, e.note = StateInvalid, fmt.Sprintf("servers.%s: %v", d.Name, config.ValidServerName(d.Name))
@@ -166,6 +154,19 @@ func (p *Project) plan(decls []Decl) map[string]*entry {
 		case d.Origin != OriginUser:
 			e.approve(p.spec)
 		}
+		prev := next[d.Name]
+		if prev == nil {
+			next[d.Name] = e
+			continue
+		}
+		// One name, two declarations: the broker's (trusted) one is served.
+		ignored := e
+		if d.Origin == OriginUser && prev.decl.Origin != OriginUser {
+			next[d.Name], ignored = e, prev
+		}
+		s := ignored.decl.Server
+		p.spec.Log.Warn("hosted server declared twice; serving the broker config's one", "server", d.Name,
+			"ignored", commandLine(s.Command, s.Args, s.URL))
 	}
 	return next
 }

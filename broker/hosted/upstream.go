@@ -114,6 +114,10 @@ func (u *upstream) run() {
 	}
 	for {
 		g, ls, err := u.connect()
+		if err != nil && u.ctx.Err() != nil {
+			u.stopped() // stopped while starting: not a crash
+			return
+		}
 		if err == nil {
 			u.running(g, ls)
 			if err = u.serve(g); err == nil {

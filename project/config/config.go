@@ -98,7 +98,7 @@ func Load(root string) (Config, error) {
 	if err := v.ReadInConfig(); err != nil {
 		return cfg, fmt.Errorf("project config %s: %w (fix the syntax or remove the file)", file, err)
 	}
-	servers, err := readServers(file)
+	servers, err := ReadServers(file)
 	if err != nil {
 		return cfg, fmt.Errorf("project config %s: %w", file, err)
 	}

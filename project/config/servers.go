@@ -190,9 +190,11 @@ type rawServer struct {
 	CallTimeout string `yaml:"call_timeout"`
 }
 
-// readServers decodes the servers section of file (YAML or JSON) keeping the
-// case of server names and env keys, which viper's decoding loses.
-func readServers(file string) (map[string]Server, error) {
+// ReadServers decodes the servers section of file (YAML or JSON) keeping
+// the case of server names and env keys, which viper's decoding loses. Pass
+// the result to ValidateServers. The broker's config file declares servers
+// the same way.
+func ReadServers(file string) (map[string]Server, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
