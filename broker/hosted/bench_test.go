@@ -70,7 +70,7 @@ func BenchmarkFirstAnswer(b *testing.B) {
 	ctx := testCtx(b, 10*time.Minute)
 	d := memoryDecl(b, "project", filepath.Join(b.TempDir(), "memory.jsonl"))
 	hp := openProject(b, newPool(b, Options{}), "bench", d)
-	hp.ensure(ctx, "")
+	hp.ensure(ctx, "", time.Minute)
 	srv := serve(b, hp) // the project's one MCP server; each window is a new session on it
 	running := func() {
 		s := connectTo(b, srv, sessionOpts{})

@@ -139,7 +139,7 @@ func runPoolHelper() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hp.ensure(context.Background(), "")
+	hp.ensure(context.Background(), "", time.Minute)
 	st := hp.Status()
 	if len(st) != 1 || st[0].PID == 0 {
 		log.Fatalf("server did not start: %+v", st)

@@ -107,6 +107,42 @@ func TestCallTimeout(t *testing.T) {
 	if got := s.call(t, ctx, "fake__echo", map[string]any{"text": "after"}); got != "after" {
 		t.Errorf("next call: %q", got)
 	}
+	if st := statusOf(t, hp, "fake"); st.Calls != 2 || st.Errors != 1 {
+		t.Errorf("calls %d, errors %d; want 2 and 1", st.Calls, st.Errors)
+	}
+}
+
+// TestSilentServerTimesOut: a server that never answers the MCP handshake
+// makes a call fail after call_timeout with the reason, not hang.
+func TestSilentServerTimesOut(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	d := Decl{Name: "silent", Origin: OriginUser, Server: validServer("sh", []string{"-c", "echo waiting >&2; exec sleep 300"}, nil)}
+	d.Server.CallTimeout = 300 * time.Millisecond
+	hp := openProject(t, newPool(t, testOptions()), "p1", d)
+	s := connect(t, hp, sessionOpts{})
+	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "silent__anything"})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, `hosted server "silent" is starting`) {
+		t.Fatalf("err = %v, want the server and its state", err)
+	}
+}
+
+// TestHostedToolErrors: calls of hosted tools that are not served say why.
+func TestHostedToolErrors(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	unapproved := fakeDecl(t, "other")
+	unapproved.Origin = OriginProject
+	hp := openProject(t, newPool(t, testOptions()), "p1", fakeDecl(t, "fake"), unapproved)
+	s := connect(t, hp, sessionOpts{})
+	for name, want := range map[string]string{
+		"fake__nope":  `hosted server "fake" has no tool "nope"`,
+		"other__echo": `hosted server "other" does not run here (needs approval: declared by the project and not approved; run: berth servers approve `,
+	} {
+		_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", name, err, want)
+		}
+	}
 }
 
 // TestCrashDuringCall: a call in flight when the server dies gets an error
@@ -160,7 +196,7 @@ func TestListChangedForwarded(t *testing.T) {
 	hp := openProject(t, newPool(t, testOptions()), "p1", fakeDecl(t, "fake"))
 	changes := make(chan struct{}, 16)
 	hp.OnChange(func() { changes <- struct{}{} })
-	hp.ensure(ctx, "") // started before any session: no list_changed is due yet
+	hp.ensure(ctx, "", time.Minute) // started before any session: no list_changed is due yet
 	s1 := connect(t, hp, sessionOpts{version: "2025-11-25"})
 	s2 := connect(t, hp, sessionOpts{})
 	if slices.Contains(toolNames(t, ctx, s2), "fake__extra") {

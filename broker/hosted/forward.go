@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -16,6 +17,8 @@ type target struct {
 	name    string // the tool prefix in the project
 	up      *upstream
 	timeout time.Duration
+
+	calls, errors atomic.Uint64 // requests forwarded from this project, and those that failed
 }
 
 // forward runs one request of a session on the upstream: it waits for a
@@ -26,6 +29,7 @@ type target struct {
 func forward[R any](parent context.Context, t *target, ss *mcp.ServerSession, method, name string, token any,
 	do func(context.Context, *mcp.ClientSession, *caller) (R, error)) (R, error) {
 	var zero R
+	t.calls.Add(1)
 	ctx, cancel := context.WithTimeout(parent, t.timeout)
 	defer cancel()
 	g, err := t.up.session(ctx)
@@ -44,10 +48,15 @@ func forward[R any](parent context.Context, t *target, ss *mcp.ServerSession, me
 
 // failure explains why a forwarded request failed.
 func (t *target) failure(parent, ctx context.Context, g *generation, method, name string, err error) error {
+	t.errors.Add(1)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case parent.Err() != nil:
 		return parent.Err() // the caller gave up: no one reads the answer
+	case g == nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		st := t.up.status()
+		return internalError("hosted server %q was not running within %s (servers.%s.call_timeout), so %s %q was not sent (it is %s; last error: %s)",
+			t.name, t.timeout, t.name, method, name, st.State, orNone(st.LastError))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return internalError("hosted server %q did not answer %s %q within %s, so the call was cancelled on the server (raise servers.%s.call_timeout if it needs longer)",
 			t.name, method, name, t.timeout, t.name)
@@ -87,6 +96,13 @@ func (u *upstream) endText(g *generation) string {
 		return "no stderr"
 	}
 	return strings.Join(parts, "; ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func internalError(format string, args ...any) *jsonrpc.Error {

@@ -69,7 +69,8 @@ func (p *Project) Uninstall(srv *mcp.Server) {
 func (p *Project) ToolNames() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return sortedKeys(p.surface().tools)
+	p.surface()
+	return sortedKeys(p.tools)
 }
 
 // sync brings every installed server in step and tells OnChange.
@@ -86,7 +87,8 @@ func (p *Project) sync() {
 	}
 }
 
-// surface computes the namespaced surface from the servers' last lists.
+// surface computes the namespaced surface from the servers' last lists and
+// records its tool names in p.tools.
 // Tools and prompts are <server>__<name>. Resources keep the URIs their
 // server gives them (tool results link to them by those URIs); when two
 // servers offer one URI or template, the first by name serves it.
@@ -123,6 +125,7 @@ func (p *Project) surface() *surface {
 			}}
 			e.served++
 		}
+
 		for _, pr := range ls.prompts {
 			c := *pr
 			c.Name = name + Sep + pr.Name
@@ -141,6 +144,10 @@ func (p *Project) surface() *surface {
 				s.templates[rt.URITemplate] = item[*mcp.ResourceTemplate, mcp.ResourceHandler]{st, rt, t.readResource}
 			}
 		}
+	}
+	p.tools = make(map[string]bool, len(s.tools))
+	for name := range s.tools {
+		p.tools[name] = true
 	}
 	return s
 }

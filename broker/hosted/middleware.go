@@ -2,8 +2,10 @@ package hosted
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,14 +21,18 @@ func (p *Project) Middleware() mcp.Middleware {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read":
-				p.ensure(ctx, "")
+				p.ensure(ctx, "", p.pool.opts.ListWait)
 			case "tools/call":
 				if params, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
-					p.ensureFor(ctx, params.Name)
+					if err := p.ensureTool(ctx, params.Name); err != nil {
+						return nil, err
+					}
 				}
 			case "prompts/get":
 				if params, ok := req.GetParams().(*mcp.GetPromptParams); ok {
-					p.ensureFor(ctx, params.Name)
+					if server, _, ok := splitName(params.Name); ok {
+						p.ensure(ctx, server, p.pool.opts.ListWait)
+					}
 				}
 			}
 			res, err := next(ctx, method, req)
@@ -43,33 +49,65 @@ func (p *Project) Middleware() mcp.Middleware {
 	}
 }
 
-func (p *Project) ensureFor(ctx context.Context, full string) {
-	if server, _, ok := splitName(full); ok {
-		p.ensure(ctx, server)
+// ensureTool starts the hosted server a tool call names (waiting at most its
+// call_timeout) and explains a hosted tool that is not served, where the
+// SDK would only say "unknown tool". Names of no hosted server pass.
+func (p *Project) ensureTool(ctx context.Context, full string) error {
+	server, tool, ok := splitName(full)
+	if !ok {
+		return nil
 	}
+	p.mu.Lock()
+	e, served := p.entries[server], p.tools[full]
+	p.mu.Unlock()
+	if e == nil || served {
+		return nil
+	}
+	if e.target == nil {
+		return internalError("hosted server %q does not run here (%s: %s)", server, e.state, orNone(e.note+fixText(e.fix)))
+	}
+	p.ensure(ctx, server, min(p.pool.opts.ListWait, e.target.timeout))
+	p.mu.Lock()
+	served = p.tools[full]
+	p.mu.Unlock()
+	if served {
+		return nil
+	}
+	st := e.target.up.status()
+	if st.State == StateRunning {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("hosted server %q has no tool %q (or its allow/deny list leaves it out)", server, tool)}
+	}
+	return internalError("hosted server %q is %s, so %q cannot be called (last error: %s)", server, st.State, full, orNone(st.LastError))
+}
+
+func fixText(fix string) string {
+	if fix == "" {
+		return ""
+	}
+	return "; run: " + fix
 }
 
 // ensure starts the lazy servers not started yet (only the named one, if
 // server is set), waits until each is running or has failed (at most
-// ListWait), and installs what they offer.
-func (p *Project) ensure(ctx context.Context, server string) {
-	var wait []*upstream
+// wait), and installs what they offer.
+func (p *Project) ensure(ctx context.Context, server string, wait time.Duration) {
+	var ups []*upstream
 	p.mu.Lock()
 	for name, e := range p.entries {
 		if e.target != nil && (server == "" || server == name) && e.target.up.unstarted() {
-			wait = append(wait, e.target.up)
+			ups = append(ups, e.target.up)
 		}
 	}
 	p.mu.Unlock()
-	if len(wait) == 0 {
+	if len(ups) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.pool.opts.ListWait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	for _, u := range wait {
+	for _, u := range ups {
 		u.start()
 	}
-	for _, u := range wait {
+	for _, u := range ups {
 		u.settle(ctx)
 	}
 	p.sync()

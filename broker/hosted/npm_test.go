@@ -221,7 +221,7 @@ func TestMemoryKill9(t *testing.T) {
 	hp := openProject(t, newPool(t, Options{}), "p1", memoryDecl(t, "project", filepath.Join(t.TempDir(), "memory.jsonl")))
 	changes := make(chan struct{}, 16)
 	hp.OnChange(func() { changes <- struct{}{} })
-	hp.ensure(ctx, "")
+	hp.ensure(ctx, "", time.Minute)
 	s := connect(t, hp, sessionOpts{})
 	s.call(t, ctx, "memory__create_entities", entity)
 	old := statusOf(t, hp, "memory").PID

@@ -53,6 +53,7 @@ type Project struct {
 	// stops.
 	mu       sync.Mutex
 	entries  map[string]*entry
+	tools    map[string]bool // the hosted tool names of the last surface
 	servers  map[*mcp.Server]*installed
 	onChange []func()
 	closed   bool
@@ -267,7 +268,7 @@ func (p *Project) Status() []Status {
 		st := Status{State: e.state, LastError: e.note, Fix: e.fix}
 		if e.target != nil {
 			st = e.target.up.status()
-			st.Tools = served[i]
+			st.Tools, st.Calls, st.Errors = served[i], e.target.calls.Load(), e.target.errors.Load()
 		}
 		st.Name, st.Origin, st.Share, st.Digest = e.decl.Name, e.decl.Origin, s.Share, s.Digest()
 		st.Command = commandLine(s.Command, s.Args, s.URL)

@@ -41,7 +41,9 @@ type Status struct {
 	PID       int       `json:"pid,omitempty"`
 	RSS       uint64    `json:"rss_bytes,omitempty"` // resident memory of the process and its children
 	Restarts  int       `json:"restarts"`
-	Tools     int       `json:"tools"` // tools served in this project (after the allow/deny list)
+	Tools     int       `json:"tools"`  // tools served in this project (after the allow/deny list)
+	Calls     uint64    `json:"calls"`  // requests this project forwarded to it (tools, prompts, resources)
+	Errors    uint64    `json:"errors"` // of those, the ones that failed (its own JSON-RPC errors included)
 	StartedAt time.Time `json:"started_at,omitzero"`
 	LastError string    `json:"last_error,omitempty"`
 	Fix       string    `json:"fix,omitempty"` // the command that gets it running, when one does
