@@ -1,6 +1,8 @@
 package hosted
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -93,4 +95,42 @@ func BenchmarkFirstAnswer(b *testing.B) {
 		cs.Close()
 	}
 	pair(b, "running", "started", running, started)
+}
+
+// BenchmarkSharedRSS: resident memory of server-memory for 4 windows and 2
+// sub-agents: one process hosted for all six sessions against one process
+// per session (as each IDE window and agent starts its own). Goal:
+// shared/separate <= 0.25.
+func BenchmarkSharedRSS(b *testing.B) {
+	ctx := testCtx(b, 10*time.Minute)
+	d := memoryDecl(b, "project", filepath.Join(b.TempDir(), "memory.jsonl"))
+	var shared, separate uint64
+	for range b.N {
+		hp := openProject(b, newPool(b, Options{}), "bench", d)
+		srv := serve(b, hp)
+		for range 6 {
+			s := connectTo(b, srv, sessionOpts{})
+			if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "memory__read_graph"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		shared = statusOf(b, hp, "memory").RSS
+		separate = 0
+		for range 6 {
+			cmd := exec.Command(d.Server.Command, d.Server.Args...)
+			cmd.Env = append(os.Environ(), "MEMORY_FILE_PATH="+d.Server.Env["MEMORY_FILE_PATH"])
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_graph"}); err != nil {
+				b.Fatal(err)
+			}
+			separate += treeRSS(cmd.Process.Pid)
+		}
+	}
+	b.ReportMetric(float64(shared)/(1<<20), "shared-MiB")
+	b.ReportMetric(float64(separate)/(1<<20), "separate-MiB")
+	b.ReportMetric(float64(shared)/float64(separate), "shared/separate")
 }
