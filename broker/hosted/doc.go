@@ -42,6 +42,11 @@
 //
 // On a config reload or an approval it calls hp.Update(ctx, decls); at
 // unmount hp.Close(ctx) (before closing the server's sessions is fine).
+// For people and metrics: hp.Status() (state, pid, RSS, restarts, tools,
+// calls, errors, last error, the fix), hp.Logs(name) (stderr lines),
+// hp.Restart(name) (a failed server), pool.Processes() (every process
+// across projects). Approvals: hosted.NewApprovals(db) with Approve, Check
+// and Revoke; pass it as ProjectSpec.Approvals.
 // The SDK server sends notifications/tools/list_changed (and prompts,
 // resources) to every session whenever Install's items change: when a
 // server starts, restarts, fails, stops or reports a change of its lists.
