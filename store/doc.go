@@ -21,6 +21,8 @@
 //	      sessions/             <session id> -> JSON session (fields in project/workflow's package doc)
 //	      active/               <workflow_type> NUL <target_file> -> id of the active session start_workflow resumes
 //	      imports/              <praxis-os state file name> -> JSON {session_id, imported_at} (so a file imports once)
+//	    servers/                owned by broker/hosted (never dropped: user decisions)
+//	      <server name>         -> JSON {digest, command, approved_at}: the approved definition of a project-declared server
 //
 // The per-subsystem layouts are written down in the owning packages; the
 // names of the top-level buckets and the schema version live here.
@@ -38,7 +40,7 @@
 // the file, so a truncated one would fault rather than fail: the walk turns
 // faults into [ErrCorrupt]). The caller (the broker) then moves the file
 // aside with [MoveAside], opens a fresh one and copies what can still be
-// read with [Salvage]: the registry and every project's workflow state,
-// never the derived indexes. [OpenReadOnly] is the same check for a reader
+// read with [Salvage]: the registry, every project's workflow state and
+// its server approvals, never the derived indexes. [OpenReadOnly] is the same check for a reader
 // that must not write (`berth doctor`).
 package store

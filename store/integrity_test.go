@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// filledDB writes a registry record and workflow sessions for two projects,
-// plus enough index data to span many pages, and closes the database.
+// filledDB writes a registry record, workflow sessions and a server
+// approval for two projects, plus enough index data to span many pages,
+// and closes the database.
 func filledDB(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "berth.db")
@@ -29,6 +30,12 @@ func filledDB(t *testing.T) string {
 				return err
 			}
 			return s.Put([]byte("session-"+id), []byte(`{"phase":2}`))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.Area(id, "servers").Update(func(b *Bucket) error {
+			return b.Put([]byte("memory"), []byte(`{"digest":"d-`+id+`"}`))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +120,7 @@ func TestOpenReportsCorruptFiles(t *testing.T) {
 	}
 }
 
-func TestSalvageCopiesRegistryAndWorkflowButNotIndexes(t *testing.T) {
+func TestSalvageCopiesRegistryWorkflowAndApprovalsButNotIndexes(t *testing.T) {
 	path := filledDB(t)
 	fresh, err := Open(filepath.Join(t.TempDir(), "new.db"), time.Second)
 	if err != nil {
@@ -121,8 +128,8 @@ func TestSalvageCopiesRegistryAndWorkflowButNotIndexes(t *testing.T) {
 	}
 	defer fresh.Close()
 	rep := Salvage(path, fresh)
-	if len(rep.Lost) != 0 || rep.Copied != 4 {
-		t.Fatalf("salvage of an intact file: %+v, want 4 values copied", rep)
+	if len(rep.Lost) != 0 || rep.Copied != 6 {
+		t.Fatalf("salvage of an intact file: %+v, want 6 values copied", rep)
 	}
 	recs, bad, err := fresh.Projects()
 	if err != nil || len(bad) != 0 || len(recs) != 2 {
@@ -135,6 +142,13 @@ func TestSalvageCopiesRegistryAndWorkflowButNotIndexes(t *testing.T) {
 	})
 	if err != nil || string(got) != `{"phase":2}` {
 		t.Fatalf("workflow session after salvage: %q %v", got, err)
+	}
+	err = fresh.Area("alpha-1", "servers").View(func(b *Bucket) error {
+		got = b.Get([]byte("memory"))
+		return nil
+	})
+	if err != nil || string(got) != `{"digest":"d-alpha-1"}` {
+		t.Fatalf("server approval after salvage: %q %v", got, err)
 	}
 	err = fresh.Area("beta-2", "index").View(func(b *Bucket) error {
 		if b.Exists() {

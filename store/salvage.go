@@ -11,12 +11,13 @@ import (
 // SalvageReport says what Salvage copied out of a corrupt database and what
 // it could not read.
 type SalvageReport struct {
-	Copied int      // values copied (registry records, workflow sessions and their indexes)
+	Copied int      // values copied (registry records, workflow sessions and their indexes, server approvals)
 	Lost   []string // what could not be read, by name
 }
 
 // Salvage copies what can still be read from the corrupt database at from
-// into db: the project registry and every project's workflow state. Search
+// into db: the project registry, every project's workflow state and its
+// approvals of hosted servers. Search
 // indexes are derived and are not copied (projects index again on mount).
 // What cannot be read is named in the report, never silently dropped.
 func Salvage(from string, db *DB) SalvageReport {
@@ -48,6 +49,7 @@ func Salvage(from string, db *DB) SalvageReport {
 				}
 				for _, p := range projects {
 					rep.copyBucket(stx, dtx, fmt.Sprintf("workflow state of project %s", p), [][]byte{bucketData, p, []byte("workflow")})
+					rep.copyBucket(stx, dtx, fmt.Sprintf("server approvals of project %s", p), [][]byte{bucketData, p, []byte("servers")})
 				}
 				return nil
 			})

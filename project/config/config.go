@@ -51,6 +51,8 @@ type RAG struct {
 type Config struct {
 	MCP MCP `mapstructure:"mcp"`
 	RAG RAG `mapstructure:"rag"`
+	// Servers are the MCP servers the project declares (servers.go).
+	Servers map[string]Server `mapstructure:"servers"`
 	// File is the file the settings came from, or "" when defaults alone apply.
 	File string `mapstructure:"-"`
 }
@@ -96,9 +98,14 @@ func Load(root string) (Config, error) {
 	if err := v.ReadInConfig(); err != nil {
 		return cfg, fmt.Errorf("project config %s: %w (fix the syntax or remove the file)", file, err)
 	}
+	servers, err := ReadServers(file)
+	if err != nil {
+		return cfg, fmt.Errorf("project config %s: %w", file, err)
+	}
 	if err := v.Unmarshal(&cfg); err != nil {
 		return cfg, fmt.Errorf("project config %s: %w", file, err)
 	}
+	cfg.Servers = servers
 	cfg.File = file
 	if err := cfg.validate(); err != nil {
 		return cfg, fmt.Errorf("project config %s: %w", file, err)
@@ -137,7 +144,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("%s %q must be a relative path inside the project", key, p)
 		}
 	}
-	return nil
+	return ValidateServers(c.Servers)
 }
 
 // HasGroup reports whether the tool group is enabled.

@@ -9,7 +9,8 @@ import (
 
 // FuzzLoad feeds arbitrary bytes as the project's config.yaml and
 // config.json: Load never panics, an error names the file, and a config it
-// accepts is valid (a port, known groups, paths inside the project).
+// accepts is valid (a port, known groups, paths inside the project, servers
+// with a valid name, one of command or url, and known share and start).
 func FuzzLoad(f *testing.F) {
 	for _, seed := range []string{
 		"mcp:\n  http_port: 4300\n  enabled_tool_groups: [rag, pos]\n",
@@ -19,6 +20,9 @@ func FuzzLoad(f *testing.F) {
 		`{"mcp": {"http_port": 4242, "max_sessions": 3}}`,
 		"\xff\xfe\x00",
 		"a: &a [*a]\n",
+		"servers:\n  memory: {command: npx, args: [-y, m], env: {K: v}, share: user, call_timeout: 5s}\n",
+		"servers:\n  a__b: {url: 'http://127.0.0.1:1/mcp', tools: {deny: ['[']}}\n",
+		`{"servers": {"m": {"url": "http://h/mcp", "command": "x", "start": "eager"}}}`,
 		"",
 	} {
 		f.Add([]byte(seed), false)
@@ -55,6 +59,12 @@ func FuzzLoad(f *testing.F) {
 		for _, p := range []string{cfg.RAG.StandardsPath, cfg.RAG.UsagePath, cfg.RAG.WorkflowsPath} {
 			if filepath.IsAbs(p) || !filepath.IsLocal(filepath.Clean(p)) {
 				t.Fatalf("accepted path %q", p)
+			}
+		}
+		for name, s := range cfg.Servers {
+			if ValidServerName(name) != nil || (s.Command == "") == (s.URL == "") ||
+				(s.Share != ShareProject && s.Share != ShareUser) || (s.Start != StartLazy && s.Start != StartEager) {
+				t.Fatalf("accepted server %q: %+v", name, s)
 			}
 		}
 	})

@@ -1,0 +1,145 @@
+package hosted
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+)
+
+func openDB(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestApprovals(t *testing.T) {
+	a := NewApprovals(openDB(t))
+	s := validServer("npx", []string{"-y", "@modelcontextprotocol/server-memory"}, nil)
+	check := func(project string, want ApprovalState) Approval {
+		t.Helper()
+		got, err := a.Check(project, "memory", s)
+		if err != nil || got.State != want {
+			t.Fatalf("Check(%s) = %+v, %v; want %s", project, got, err, want)
+		}
+		return got
+	}
+	check("p1", ApprovalNever)
+	if err := a.Approve("p1", "memory", s); err != nil {
+		t.Fatal(err)
+	}
+	if got := check("p1", ApprovalApproved); got.Digest != s.Digest() || got.ApprovedAt.IsZero() {
+		t.Errorf("approval %+v", got)
+	}
+	check("p2", ApprovalNever) // per project
+	changed := s
+	changed.Args = []string{"-y", "@modelcontextprotocol/server-memory@latest"}
+	if changed.Digest() == s.Digest() {
+		t.Fatal("the digest ignores args")
+	}
+	if got, _ := a.Check("p1", "memory", changed); got.State != ApprovalChanged || got.Digest != s.Digest() {
+		t.Errorf("changed definition: %+v", got)
+	}
+	if err := a.Revoke("p1", "memory", "never-approved"); err != nil {
+		t.Fatal(err)
+	}
+	check("p1", ApprovalNever)
+	a.Approve("p1", "memory", s)
+	if err := a.Revoke("p1"); err != nil {
+		t.Fatal(err)
+	}
+	check("p1", ApprovalNever)
+}
+
+// TestUnapprovedServerDoesNotRun: a project-declared server runs only once
+// approved; a changed definition is withdrawn until approved again.
+func TestUnapprovedServerDoesNotRun(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	approvals := NewApprovals(openDB(t))
+	pool := newPool(t, testOptions())
+	d := fakeDecl(t, "fake")
+	d.Origin = OriginProject
+	root := t.TempDir()
+	hp, err := pool.Open(ctx, ProjectSpec{ID: "p1", Name: "p1", Root: root, Approvals: approvals}, []Decl{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hp.Close(ctx)
+	s := connect(t, hp, sessionOpts{})
+	st := statusOf(t, hp, "fake")
+	if st.State != StateNeedsApproval || st.Fix != "berth servers approve "+root || st.PID != 0 {
+		t.Fatalf("unapproved status %+v", st)
+	}
+	if names := toolNames(t, ctx, s); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "fake__") }) {
+		t.Fatalf("unapproved tools listed: %v", names)
+	}
+	if len(pool.Processes()) != 0 {
+		t.Fatal("an unapproved server was started")
+	}
+
+	if err := approvals.Approve("p1", "fake", d.Server); err != nil {
+		t.Fatal(err)
+	}
+	if err := hp.Update(ctx, []Decl{d}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(toolNames(t, ctx, s), "fake__echo") {
+		t.Fatal("approved server's tools not listed")
+	}
+	pid := statusOf(t, hp, "fake").PID
+
+	changed := d
+	changed.Server.Args = []string{"--changed"}
+	if err := hp.Update(ctx, []Decl{changed}); err != nil {
+		t.Fatal(err)
+	}
+	st = statusOf(t, hp, "fake")
+	if st.State != StateNeedsApproval || !strings.Contains(st.LastError, "changed since it was approved") {
+		t.Fatalf("changed definition: %+v", st)
+	}
+	if slices.Contains(toolNames(t, ctx, s), "fake__echo") {
+		t.Fatal("a changed definition's tools are still listed")
+	}
+	if !gone(pid) {
+		t.Errorf("the withdrawn server's process %d still runs", pid)
+	}
+}
+
+// TestUpdateKeepsProcess: updating with the same definition (a new tool
+// filter) keeps the process; disabling stops it.
+func TestUpdateKeepsProcess(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	d := fakeDecl(t, "fake")
+	hp := openProject(t, newPool(t, testOptions()), "p1", d)
+	s := connect(t, hp, sessionOpts{})
+	pid := s.call(t, ctx, "fake__pid", nil)
+	d.Server.Tools.Deny = []string{"ec*"}
+	if err := hp.Update(ctx, []Decl{d}); err != nil {
+		t.Fatal(err)
+	}
+	names := toolNames(t, ctx, s)
+	if slices.Contains(names, "fake__echo") || !slices.Contains(names, "fake__pid") {
+		t.Errorf("deny list not applied: %v", names)
+	}
+	if again := s.call(t, ctx, "fake__pid", nil); again != pid {
+		t.Errorf("process changed from %s to %s on a filter change", pid, again)
+	}
+	no := false
+	d.Server.Enabled = &no
+	if err := hp.Update(ctx, []Decl{d}); err != nil {
+		t.Fatal(err)
+	}
+	if st := statusOf(t, hp, "fake"); st.State != StateDisabled {
+		t.Errorf("disabled status %+v", st)
+	}
+	if slices.Contains(toolNames(t, ctx, s), "fake__pid") {
+		t.Error("a disabled server's tools are listed")
+	}
+}

@@ -1,0 +1,166 @@
+package hosted
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// newClient builds the one MCP client of an upstream: every generation
+// connects with it, so roots persist across restarts.
+func (u *upstream) newClient() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "berth", Version: u.opts.Version}, &mcp.ClientOptions{
+		Logger:                        slog.New(quiet{u.log.Handler()}),
+		CreateMessageWithToolsHandler: u.sample,
+		ElicitationHandler:            u.elicit,
+		ToolListChangedHandler:        func(context.Context, *mcp.ToolListChangedRequest) { poke(u.pokec) },
+		PromptListChangedHandler:      func(context.Context, *mcp.PromptListChangedRequest) { poke(u.pokec) },
+		ResourceListChangedHandler:    func(context.Context, *mcp.ResourceListChangedRequest) { poke(u.pokec) },
+		ProgressNotificationHandler:   u.progress,
+		LoggingMessageHandler:         u.logMessage,
+	})
+}
+
+// connect starts the server (or dials its url), runs the MCP handshake and
+// lists what it offers, all within StartTimeout.
+func (u *upstream) connect() (*generation, *lists, error) {
+	u.update(func() {
+		if u.state != StateRestarting {
+			u.state = StateStarting
+		}
+	})
+	ctx, cancel := context.WithTimeout(u.ctx, u.opts.StartTimeout)
+	defer cancel()
+	g := &generation{ended: make(chan struct{})}
+	var t mcp.Transport
+	if u.def.URL != "" {
+		t = &mcp.StreamableClientTransport{Endpoint: u.def.URL}
+	} else {
+		emit := func(text string) {
+			u.stderr.add(Line{Time: time.Now(), Server: u.label, Text: text})
+			u.log.Info("hosted server stderr", "server", u.label, "line", text)
+		}
+		p, err := startProc(u.def.Command, u.def.Args, u.cwd, u.def.Env, emit)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start %s: %w (check servers.%s.command and cwd)", u.def.Command, err, u.label)
+		}
+		g.p = p
+		t = &tapTransport{Transport: &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, calls: &u.calls}
+	}
+	fail := func(err error) (*generation, *lists, error) {
+		g.close(u.opts.StopGrace)
+		if g.p != nil {
+			err = fmt.Errorf("%w (%s)", err, g.p.exitText())
+		}
+		if last := u.stderr.last(); last != "" {
+			err = fmt.Errorf("%w; last stderr: %q", err, last)
+		}
+		return nil, nil, err
+	}
+	cs, err := u.client.Connect(ctx, t, nil)
+	if err != nil {
+		return fail(fmt.Errorf("MCP handshake: %w", err))
+	}
+	g.cs = cs
+	go g.watch()
+	ls, err := list(ctx, cs)
+	if err != nil {
+		return fail(fmt.Errorf("list its tools: %w", err))
+	}
+	return g, ls, nil
+}
+
+// watch closes g.ended when the process exits or the connection ends.
+func (g *generation) watch() {
+	conn := make(chan struct{})
+	go func() { g.cs.Wait(); close(conn) }()
+	var exited <-chan struct{}
+	if g.p != nil {
+		exited = g.p.exited
+	}
+	select {
+	case <-conn:
+	case <-exited:
+	}
+	close(g.ended)
+}
+
+// list reads everything the server offers, following pagination.
+func list(ctx context.Context, cs *mcp.ClientSession) (*lists, error) {
+	caps := cs.InitializeResult().Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{}
+	}
+	ls := &lists{}
+	if caps.Tools != nil {
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return nil, fmt.Errorf("tools/list: %w", err)
+			}
+			ls.tools = append(ls.tools, rawSchemas(t))
+		}
+	}
+	if caps.Prompts != nil {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				return nil, fmt.Errorf("prompts/list: %w", err)
+			}
+			ls.prompts = append(ls.prompts, p)
+		}
+	}
+	if caps.Resources != nil {
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				return nil, fmt.Errorf("resources/list: %w", err)
+			}
+			ls.resources = append(ls.resources, r)
+		}
+		for t, err := range cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				return nil, fmt.Errorf("resources/templates/list: %w", err)
+			}
+			ls.templates = append(ls.templates, t)
+		}
+	}
+	return ls, nil
+}
+
+// rawSchemas keeps a tool's schemas as the JSON the server sent, so they
+// are served intact and marshaled once.
+func rawSchemas(t *mcp.Tool) *mcp.Tool {
+	for _, s := range []*any{&t.InputSchema, &t.OutputSchema} {
+		if *s == nil {
+			continue
+		}
+		if raw, err := json.Marshal(*s); err == nil {
+			*s = json.RawMessage(raw)
+		}
+	}
+	return t
+}
+
+// logMessage logs what the server sends as notifications/message.
+func (u *upstream) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
+	level := slog.LevelInfo
+	switch strings.ToLower(string(req.Params.Level)) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warning":
+		level = slog.LevelWarn
+	case "error", "critical", "alert", "emergency":
+		level = slog.LevelError
+	}
+	u.log.Log(context.Background(), level, "hosted server log", "server", u.label, "logger", req.Params.Logger, "data", req.Params.Data)
+}
+
+// quiet keeps only the SDK's warnings and errors (as the engine's servers do).
+type quiet struct{ slog.Handler }
+
+func (q quiet) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && q.Handler.Enabled(ctx, l)
+}

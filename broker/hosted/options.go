@@ -1,0 +1,49 @@
+package hosted
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options tunes a [Pool]. Zero fields take the defaults written beside them.
+type Options struct {
+	Log          *slog.Logger  // the broker's logger; stderr lines and state changes go here
+	Version      string        // Berth's version, sent to upstreams as the client version
+	CallTimeout  time.Duration // a call's limit when its server sets no call_timeout (60s)
+	StartTimeout time.Duration // start, initialize and first listing of a server (30s)
+	StopGrace    time.Duration // wait after closing stdin before SIGTERM, and again before SIGKILL (2s)
+	BackoffMin   time.Duration // delay before the first restart; doubles per crash (250ms)
+	BackoffMax   time.Duration // longest delay between restarts (30s)
+	MaxCrashes   int           // crashes within CrashWindow that mark a server failed (5)
+	CrashWindow  time.Duration // (1m)
+	StderrLines  int           // stderr lines kept per server (200)
+	ListWait     time.Duration // how long a list waits for lazy servers to start (15s)
+}
+
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.CallTimeout, time.Minute)
+	def(&o.StartTimeout, 30*time.Second)
+	def(&o.StopGrace, 2*time.Second)
+	def(&o.BackoffMin, 250*time.Millisecond)
+	def(&o.BackoffMax, 30*time.Second)
+	def(&o.CrashWindow, time.Minute)
+	def(&o.ListWait, 15*time.Second)
+	if o.MaxCrashes <= 0 {
+		o.MaxCrashes = 5
+	}
+	if o.StderrLines <= 0 {
+		o.StderrLines = 200
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	return o
+}

@@ -1,0 +1,194 @@
+package hosted
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/berth-dev/berth/project/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Pool runs the hosted servers of every project: the broker has one. A
+// share: project server runs once per project and definition; a share:
+// user server once for every project that declares the same definition,
+// reference counted, and stopped when the last project lets go of it.
+type Pool struct {
+	opts Options
+	mu   sync.Mutex // guards ups and closed; never held while a server starts or stops
+	ups  map[string]*shared
+	// closed refuses new leases once Close began.
+	closed bool
+}
+
+// shared is one upstream and the projects holding it.
+type shared struct {
+	key  string
+	up   *upstream
+	refs int // guarded by Pool.mu
+
+	rootsMu sync.Mutex     // serializes changes of the roots the server is told
+	roots   map[string]int // root URI -> holders
+}
+
+// lease is one project's hold on an upstream.
+type lease struct {
+	pool *Pool
+	s    *shared
+	root string // URI
+	once sync.Once
+}
+
+// NewPool returns an empty pool; [Pool.Close] stops what it runs.
+func NewPool(opts Options) *Pool {
+	return &Pool{opts: opts.withDefaults(), ups: map[string]*shared{}}
+}
+
+// errClosed refuses work once the pool is closing.
+var errClosed = errors.New("hosted servers are shutting down")
+
+// poolKey names the process a declaration runs in.
+func poolKey(projectID, name string, s config.Server) string {
+	if s.Share == config.ShareUser {
+		return "user\x00" + s.Digest()
+	}
+	return "project\x00" + projectID + "\x00" + name + "\x00" + s.Digest()
+}
+
+// serverDir is the working directory of a server: cwd, relative to the
+// project root for share: project; the home directory for a share: user
+// server that names none.
+func serverDir(root string, s config.Server) string {
+	switch {
+	case s.Cwd != "" && filepath.IsAbs(s.Cwd):
+		return s.Cwd
+	case s.Cwd != "":
+		return filepath.Join(root, s.Cwd)
+	case s.Share == config.ShareUser:
+		if home, err := os.UserHomeDir(); err == nil {
+			return home
+		}
+		return string(filepath.Separator)
+	}
+	return root
+}
+
+// acquire holds the upstream for a declaration, creating it if needed.
+func (p *Pool) acquire(spec ProjectSpec, name string, s config.Server) (*lease, error) {
+	key := poolKey(spec.ID, name, s)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errClosed
+	}
+	sh := p.ups[key]
+	if sh == nil {
+		log := p.opts.Log
+		if s.Share != config.ShareUser && spec.Log != nil {
+			log = spec.Log // its stderr belongs to this project's log ring
+		}
+		sh = &shared{key: key, roots: map[string]int{}}
+		sh.up = newUpstream(name, s, serverDir(spec.Root, s), &p.opts, log)
+		p.ups[key] = sh
+	}
+	sh.refs++
+	p.mu.Unlock()
+	root := (&url.URL{Scheme: "file", Path: filepath.ToSlash(spec.Root)}).String()
+	sh.addRoot(root, spec.Name)
+	return &lease{pool: p, s: sh, root: root}, nil
+}
+
+// addRoot tells the server about a project root it now serves (roots/list
+// answers with every project holding it).
+func (sh *shared) addRoot(uri, name string) {
+	sh.rootsMu.Lock()
+	defer sh.rootsMu.Unlock()
+	sh.roots[uri]++
+	if sh.roots[uri] == 1 {
+		sh.up.client.AddRoots(&mcp.Root{URI: uri, Name: name})
+	}
+}
+
+func (sh *shared) removeRoot(uri string) {
+	sh.rootsMu.Lock()
+	defer sh.rootsMu.Unlock()
+	sh.roots[uri]--
+	if sh.roots[uri] <= 0 {
+		delete(sh.roots, uri)
+		sh.up.client.RemoveRoots(uri)
+	}
+}
+
+// release lets go of the lease; the last holder stops the server and
+// waits for its process to be gone.
+func (l *lease) release(ctx context.Context) error {
+	var stop *upstream
+	l.once.Do(func() {
+		l.s.removeRoot(l.root)
+		p := l.pool
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		sh := l.s
+		sh.refs--
+		if sh.refs == 0 {
+			if p.ups[sh.key] == sh {
+				delete(p.ups, sh.key)
+			}
+			stop = sh.up
+		}
+	})
+	if stop == nil {
+		return nil
+	}
+	return stop.stop(ctx)
+}
+
+// Close stops every server and waits for their processes (or ctx).
+func (p *Pool) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	all := make([]*upstream, 0, len(p.ups))
+	for k, sh := range p.ups {
+		all = append(all, sh.up)
+		delete(p.ups, k)
+	}
+	p.mu.Unlock()
+	errs := make(chan error, len(all))
+	for _, u := range all {
+		go func() { errs <- u.stop(ctx) }()
+	}
+	var err error
+	for range all {
+		err = errors.Join(err, <-errs)
+	}
+	return err
+}
+
+// Process is one running (or supervised) server process of the pool, for
+// metrics and `berth servers` across projects.
+type Process struct {
+	Server   string `json:"server"` // the name of the first project declaration
+	Share    string `json:"share"`
+	Projects int    `json:"projects"` // leases held on it
+	Status
+}
+
+// Processes lists every upstream the pool supervises.
+func (p *Pool) Processes() []Process {
+	p.mu.Lock()
+	list := make([]*shared, 0, len(p.ups))
+	refs := make([]int, 0, len(p.ups))
+	for _, sh := range p.ups {
+		list = append(list, sh)
+		refs = append(refs, sh.refs)
+	}
+	p.mu.Unlock()
+	out := make([]Process, len(list))
+	for i, sh := range list {
+		out[i] = Process{Server: sh.up.label, Share: sh.up.def.Share, Projects: refs[i], Status: sh.up.status()}
+	}
+	return out
+}

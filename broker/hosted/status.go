@@ -1,0 +1,60 @@
+package hosted
+
+import (
+	"strings"
+
+	"github.com/shirou/gopsutil/v4/process"
+)
+
+// status is the upstream's part of a Status.
+func (u *upstream) status() Status {
+	u.mu.Lock()
+	st := Status{
+		Name: u.label, State: u.state, Share: u.def.Share, Command: commandLine(u.def.Command, u.def.Args, u.def.URL),
+		Restarts: u.restarts, StartedAt: u.startedAt, LastError: u.lastErr, Digest: u.def.Digest(),
+	}
+	if u.state == StateRunning && u.gen != nil && u.gen.p != nil {
+		st.PID = u.gen.p.pid
+	}
+	u.mu.Unlock()
+	if st.PID != 0 {
+		st.RSS = treeRSS(st.PID)
+	}
+	return st
+}
+
+// treeRSS is the resident memory of pid and its direct children (npx and
+// shell wrappers run the real server as a child); 0 when unreadable.
+func treeRSS(pid int) uint64 {
+	p, err := process.NewProcess(int32(pid))
+	if err != nil {
+		return 0
+	}
+	procs := []*process.Process{p}
+	if kids, err := p.Children(); err == nil {
+		procs = append(procs, kids...)
+	}
+	var total uint64
+	for _, q := range procs {
+		if mi, err := q.MemoryInfo(); err == nil {
+			total += mi.RSS
+		}
+	}
+	return total
+}
+
+// commandLine shows a definition for people: the url, or the command and
+// its arguments (quoted when they hold spaces).
+func commandLine(command string, args []string, url string) string {
+	if url != "" {
+		return url
+	}
+	parts := []string{command}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\"'") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}

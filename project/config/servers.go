@@ -1,0 +1,224 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Values of Server.Share.
+const (
+	ShareProject = "project" // one process per project (the default)
+	ShareUser    = "user"    // one process for every project that declares the same server
+)
+
+// Values of Server.Start.
+const (
+	StartLazy  = "lazy"  // started by the first session that lists or calls its tools (the default)
+	StartEager = "eager" // started when the project is mounted
+)
+
+// MaxServerName is the longest server name: it prefixes every tool name,
+// and MCP tool names stop at 128 characters.
+const MaxServerName = 32
+
+// Server declares one MCP server that Berth runs (command) or connects to
+// (url) for a project, and serves as <name>__<tool>. Load fills the
+// defaults: Enabled true, Share "project", Start "lazy".
+type Server struct {
+	Command     string            `mapstructure:"command" yaml:"command" json:"command,omitempty"`
+	Args        []string          `mapstructure:"args" yaml:"args" json:"args,omitempty"`
+	Env         map[string]string `mapstructure:"env" yaml:"env" json:"env,omitempty"`
+	Cwd         string            `mapstructure:"cwd" yaml:"cwd" json:"cwd,omitempty"` // relative to the project root; "" = the root
+	URL         string            `mapstructure:"url" yaml:"url" json:"url,omitempty"` // a streamable HTTP endpoint instead of a command
+	Enabled     *bool             `mapstructure:"enabled" yaml:"enabled" json:"enabled,omitempty"`
+	Share       string            `mapstructure:"share" yaml:"share" json:"share,omitempty"`
+	Start       string            `mapstructure:"start" yaml:"start" json:"start,omitempty"`
+	Tools       ToolFilter        `mapstructure:"tools" yaml:"tools" json:"tools,omitzero"`
+	CallTimeout time.Duration     `mapstructure:"call_timeout" yaml:"-" json:"call_timeout,omitempty"` // 0 = the broker's default
+}
+
+// ToolFilter trims the tools a server offers: a tool is served when it
+// matches an Allow pattern (or Allow is empty) and no Deny pattern.
+// Patterns are path.Match globs ("read_*").
+type ToolFilter struct {
+	Allow []string `mapstructure:"allow" yaml:"allow" json:"allow,omitempty"`
+	Deny  []string `mapstructure:"deny" yaml:"deny" json:"deny,omitempty"`
+}
+
+// Allows reports whether the tool name passes the filter.
+func (f ToolFilter) Allows(name string) bool {
+	match := func(patterns []string) bool {
+		return slices.ContainsFunc(patterns, func(p string) bool { ok, _ := path.Match(p, name); return ok })
+	}
+	return (len(f.Allow) == 0 || match(f.Allow)) && !match(f.Deny)
+}
+
+// IsEnabled reports whether the server should run (Enabled unset means yes).
+func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// Digest is a stable SHA-256 of what the definition runs: command, args,
+// env, cwd, url and share, as canonical JSON. Approval records it; editing
+// any of those fields changes it, while enabled, start, tools and
+// call_timeout do not.
+func (s Server) Digest() string {
+	runs := struct {
+		V       int               `json:"v"`
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"` // encoding/json sorts map keys
+		Cwd     string            `json:"cwd"`
+		URL     string            `json:"url"`
+		Share   string            `json:"share"`
+	}{1, s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Share}
+	if runs.Args == nil {
+		runs.Args = []string{}
+	}
+	if runs.Env == nil {
+		runs.Env = map[string]string{}
+	}
+	if runs.Share == "" {
+		runs.Share = ShareProject
+	}
+	raw, err := json.Marshal(runs)
+	if err != nil { // strings only: cannot happen
+		panic(err)
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+var serverName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]|_[a-z0-9-])*$`)
+
+// ValidServerName returns an error naming the fix when name cannot prefix
+// tool names: lowercase letters, digits, '-' and single '_', starting with a
+// letter or digit, at most MaxServerName characters.
+func ValidServerName(name string) error {
+	if len(name) > MaxServerName || !serverName.MatchString(name) {
+		return fmt.Errorf("%q is not a valid tool prefix (use at most %d lowercase letters, digits, '-' and single '_', starting with a letter or digit, e.g. \"memory\")", name, MaxServerName)
+	}
+	return nil
+}
+
+// ValidateServers checks every definition and fills its defaults. Errors
+// name the server, the field and the fix.
+func ValidateServers(servers map[string]Server) error {
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		s := servers[name]
+		if err := s.validate(name); err != nil {
+			return err
+		}
+		servers[name] = s
+	}
+	return nil
+}
+
+func (s *Server) validate(name string) error {
+	key := "servers." + name
+	if err := ValidServerName(name); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	switch {
+	case s.Command != "" && s.URL != "":
+		return fmt.Errorf("%s: both command and url are set (a server is a command Berth runs or a url it connects to: keep one)", key)
+	case s.Command == "" && s.URL == "":
+		return fmt.Errorf("%s: set command (the program to run, e.g. npx) or url (a streamable HTTP endpoint)", key)
+	case s.URL != "":
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s.url %q is not an http(s) URL (e.g. http://127.0.0.1:3001/mcp)", key, s.URL)
+		}
+		if len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
+			return fmt.Errorf("%s: args, env and cwd apply to a command, not to a url server (remove them)", key)
+		}
+	}
+	for k := range s.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("%s.env: %q is not an environment variable name", key, k)
+		}
+	}
+	switch s.Share {
+	case "":
+		s.Share = ShareProject
+	case ShareProject, ShareUser:
+	default:
+		return fmt.Errorf("%s.share %q: use project (one process per project, the default) or user (one process for every project)", key, s.Share)
+	}
+	switch s.Start {
+	case "":
+		s.Start = StartLazy
+	case StartLazy, StartEager:
+	default:
+		return fmt.Errorf("%s.start %q: use lazy (start on first use, the default) or eager (start with the project)", key, s.Start)
+	}
+	if s.Share == ShareUser && s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
+		return fmt.Errorf("%s.cwd %q: a share: user server serves every project, so its cwd must be absolute (or empty: the home directory)", key, s.Cwd)
+	}
+	if s.CallTimeout < 0 {
+		return fmt.Errorf("%s.call_timeout %s must not be negative (0 = the broker's default)", key, s.CallTimeout)
+	}
+	for field, patterns := range map[string][]string{"allow": s.Tools.Allow, "deny": s.Tools.Deny} {
+		for _, p := range patterns {
+			if _, err := path.Match(p, ""); err != nil {
+				return fmt.Errorf("%s.tools.%s: pattern %q: %v (use * and ? globs, e.g. read_*)", key, field, p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// rawServer is Server as written in the file: names and env keys keep
+// their case here (viper lowercases every key), durations are strings.
+type rawServer struct {
+	Server      `yaml:",inline"`
+	CallTimeout string `yaml:"call_timeout"`
+}
+
+// ReadServers decodes the servers section of file (YAML or JSON) keeping
+// the case of server names and env keys, which viper's decoding loses. Pass
+// the result to ValidateServers. The broker's config file declares servers
+// the same way.
+func ReadServers(file string) (map[string]Server, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Servers map[string]rawServer `yaml:"servers"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("servers: %w", err)
+	}
+	if len(doc.Servers) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]Server, len(doc.Servers))
+	for name, raw := range doc.Servers {
+		s := raw.Server
+		if raw.CallTimeout != "" {
+			d, err := time.ParseDuration(raw.CallTimeout)
+			if err != nil {
+				return nil, fmt.Errorf("servers.%s.call_timeout %q is not a duration (e.g. 30s or 2m)", name, raw.CallTimeout)
+			}
+			s.CallTimeout = d
+		}
+		out[name] = s
+	}
+	return out, nil
+}
