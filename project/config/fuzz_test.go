@@ -19,6 +19,8 @@ func FuzzLoad(f *testing.F) {
 		`{"mcp": {"http_port": 4242, "max_sessions": 3}}`,
 		"\xff\xfe\x00",
 		"a: &a [*a]\n",
+		"rag:\n  allow_outside: [../shared, ~/notes, /srv/docs]\n",
+		"rag:\n  allow_outside: ['']\n",
 		"",
 	} {
 		f.Add([]byte(seed), false)
@@ -50,6 +52,11 @@ func FuzzLoad(f *testing.F) {
 		for _, g := range cfg.MCP.EnabledToolGroups {
 			if g != GroupRAG && g != GroupWorkflow && g != GroupPOS {
 				t.Fatalf("accepted group %q", g)
+			}
+		}
+		for _, d := range cfg.RAG.AllowOutside {
+			if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+				t.Fatalf("rag.allow_outside entry %q is not a clean absolute path", d)
 			}
 		}
 		for _, p := range []string{cfg.RAG.StandardsPath, cfg.RAG.UsagePath, cfg.RAG.WorkflowsPath} {
