@@ -119,3 +119,46 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+// TestReadStaysInTheAdmittingFolder: a path that resolved inside the root
+// but whose folder became a link to elsewhere (swapped in after Resolve)
+// is not read.
+func TestReadStaysInTheAdmittingFolder(t *testing.T) {
+	base := t.TempDir()
+	root, shared, private := filepath.Join(base, "root"), filepath.Join(base, "shared"), filepath.Join(base, "private")
+	for _, f := range []string{root + "/docs/a.md", shared + "/s.md", private + "/docs/a.md"} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("content of "+f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := New(root, []string{shared})
+	real, err := p.Resolve(root + "/docs/a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := p.ReadFile(real); err != nil || string(b) != "content of "+root+"/docs/a.md" {
+		t.Fatalf("ReadFile = %q, %v", b, err)
+	}
+	if fi, err := p.Stat(shared + "/s.md"); err != nil || fi.Size() != int64(len("content of "+shared+"/s.md")) {
+		t.Fatalf("Stat in an allowed folder: %v, %v", fi, err)
+	}
+	// The folder is swapped for a link to the private one.
+	if err := os.RemoveAll(root + "/docs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(private+"/docs", root+"/docs"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := p.ReadFile(real); err == nil {
+		t.Fatalf("read %q through a link swapped in after Resolve", b)
+	}
+	if _, err := p.Stat(real); err == nil {
+		t.Fatal("stat through a link swapped in after Resolve")
+	}
+	if _, err := p.ReadFile(private + "/docs/a.md"); !errors.As(err, new(*OutsideError)) {
+		t.Fatalf("ReadFile of a path outside every folder: %v", err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"unicode/utf8"
 )
@@ -27,7 +26,8 @@ type fileUpdate struct {
 // size cap and files that are not UTF-8 are recorded as skipped (so that
 // they are not read again until they change) and logged, and so are files
 // whose links lead outside the project (see readOutside). The file read is
-// the link's resolved target, the one the policy checked.
+// the link's resolved target, the one the policy checked, read through the
+// folder that admitted it.
 func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 	u := fileUpdate{rel: rel}
 	if !ix.opts.indexable(rel) {
@@ -40,7 +40,8 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 		return ix.readOutside(u, abs, old, outside)
 	}
 	ix.outside.drop(rel)
-	fi, err := os.Stat(real)
+	src := source{links: ix.opts.Links, abs: abs, real: real}
+	fi, err := src.stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			ix.log.Warn("search: cannot stat file; dropping it from the index", "path", rel, "err", err)
@@ -62,7 +63,7 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 		}
 		return u
 	}
-	data, err := os.ReadFile(real)
+	data, err := src.read()
 	ix.filesRead.Add(1)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -20,19 +20,41 @@ const maxWarnings = 50
 
 // resolve applies the link policy to a path the index would read: it
 // returns the real path to read, or the error naming where its links lead
-// when that is outside the project. A path that cannot be resolved
-// (missing, a dangling link) comes back as is: reading it fails the usual
+// when that is outside the project. real is "" when abs cannot be
+// resolved (missing, a dangling link): reading abs then fails the usual
 // way.
-func (ix *Index) resolve(abs string) (string, *links.OutsideError) {
+func (ix *Index) resolve(abs string) (real string, outside *links.OutsideError) {
 	real, err := ix.opts.Links.Resolve(abs)
 	var oe *links.OutsideError
 	if errors.As(err, &oe) {
 		return "", oe
 	}
 	if err != nil {
-		return abs, nil
+		return "", nil
 	}
 	return real, nil
+}
+
+// source reads files the policy admitted (real) through it, so that a
+// link swapped into the path after resolve cannot lead elsewhere; a path
+// that did not resolve is read as is, to fail the usual way.
+type source struct {
+	links     *links.Policy
+	abs, real string
+}
+
+func (s source) stat() (fs.FileInfo, error) {
+	if s.real == "" {
+		return os.Stat(s.abs)
+	}
+	return s.links.Stat(s.real)
+}
+
+func (s source) read() ([]byte, error) {
+	if s.real == "" {
+		return os.ReadFile(s.abs)
+	}
+	return s.links.ReadFile(s.real)
 }
 
 // reportOutside lists rel in the status as not indexed for leading to
