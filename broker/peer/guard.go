@@ -77,7 +77,7 @@ func (g *Guard) ConnContext(ctx context.Context, c net.Conn) context.Context {
 }
 
 // Install sets srv's ConnContext (calling the one it had first) and wraps
-// its handler. Call it before srv serves.
+// its handler. Call it once srv.Handler is set and before srv serves.
 func (g *Guard) Install(srv *http.Server) {
 	prev := srv.ConnContext
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {

@@ -1,9 +1,11 @@
 package peer
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -88,4 +90,54 @@ func BenchmarkGuard(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkGuardHandler isolates the guard's own cost from the network:
+// the handler alone, the guarded handler on a connection already looked
+// up (every request after the first), and the guarded handler on a new
+// connection (ConnContext and a real netlink lookup of a held loopback
+// connection).
+func BenchmarkGuardHandler(b *testing.B) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer server.Close()
+	g := NewGuard(Options{})
+	guarded := g.Wrap(hello)
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	serve := func(b *testing.B, h http.Handler, r *http.Request) {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+	b.Run("request/baseline", func(b *testing.B) {
+		for b.Loop() {
+			serve(b, hello, req)
+		}
+	})
+	b.Run("request/guard", func(b *testing.B) {
+		r := req.WithContext(g.ConnContext(context.Background(), server))
+		serve(b, guarded, r)
+		for b.Loop() {
+			serve(b, guarded, r)
+		}
+	})
+	b.Run("connection/guard", func(b *testing.B) {
+		for b.Loop() {
+			serve(b, guarded, req.WithContext(g.ConnContext(context.Background(), server)))
+		}
+	})
 }
