@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/project/config"
 	"github.com/spf13/viper"
 )
 
@@ -22,6 +23,9 @@ type Config struct {
 	SessionTimeout time.Duration // idle MCP HTTP sessions are closed after this; 0 = never
 	Auth           string        // "none" or "token"
 	ReapInterval   time.Duration // how often dead shim holders are looked for
+	// AllowOutside (rag.allow_outside) lists directories outside every
+	// project that indexing may follow symlinks into; absolute and clean.
+	AllowOutside []string
 }
 
 // Defaults for the configuration keys.
@@ -58,6 +62,11 @@ func ConfigFrom(v *viper.Viper, home string) (Config, error) {
 		Auth:           strings.ToLower(strings.TrimSpace(v.GetString("auth"))),
 		ReapInterval:   v.GetDuration("reap_interval"),
 	}
+	allow, err := config.AbsDirs("rag.allow_outside", "", v.GetStringSlice("rag.allow_outside"))
+	if err != nil {
+		return c, err
+	}
+	c.AllowOutside = allow
 	return c, c.Validate()
 }
 

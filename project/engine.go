@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/links"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/project/search"
 	"github.com/berth-dev/berth/project/watch"
@@ -36,6 +38,10 @@ type Options struct {
 	Server ServerInfo
 	// Logs, when set, is the broker's log ring: get_recent_logs answers from it.
 	Logs *logring.Ring
+	// AllowOutside are directories outside the project (absolute) that
+	// indexing may follow symlinks into, besides the project's own
+	// rag.allow_outside: the broker's rag.allow_outside.
+	AllowOutside []string
 }
 
 // Engine is an opened project. It is safe for concurrent use.
@@ -93,7 +99,14 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 // search index and the workflow engine, and connects them to the watcher.
 func (e *Engine) openParts(ctx context.Context, opts Options) error {
 	sources := []string{e.cfg.RAG.StandardsPath, e.cfg.RAG.UsagePath, e.cfg.RAG.WorkflowsPath}
-	w, err := watch.New(e.root, sources, e.log)
+	for _, warning := range e.cfg.Warnings {
+		e.log.Warn("project config: " + warning)
+	}
+	policy := links.New(e.root, append(slices.Clone(opts.AllowOutside), e.cfg.RAG.AllowOutside...))
+	if dirs := policy.Allowed(); len(dirs) > 0 {
+		e.log.Info("indexing follows symlinks into folders outside the project (rag.allow_outside)", "folders", dirs)
+	}
+	w, err := watch.New(e.root, sources, e.log, watch.FollowLinks(policy))
 	if err != nil {
 		e.log.Warn("file watching is off for this project: the index will not follow edits until the next mount", "err", err)
 	} else {
@@ -102,7 +115,7 @@ func (e *Engine) openParts(ctx context.Context, opts Options) error {
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.cancel = cancel
 	if e.cfg.HasGroup(config.GroupRAG) {
-		ix, err := search.Open(ctx, search.Options{Root: e.root, Sources: sources, DB: opts.DB, ProjectID: e.id, Logger: e.log})
+		ix, err := search.Open(ctx, search.Options{Root: e.root, Sources: sources, DB: opts.DB, ProjectID: e.id, Logger: e.log, Links: policy})
 		if err != nil {
 			return fmt.Errorf("open search index: %w", err)
 		}

@@ -40,11 +40,17 @@ type MCP struct {
 	MaxToolCalls      int      `mapstructure:"max_tool_calls"`
 }
 
-// RAG holds the rag.* keys: source folders relative to the project root.
+// RAG holds the rag.* keys: source folders relative to the project root,
+// and the folders outside it that symlinks in them may lead to.
 type RAG struct {
 	StandardsPath string `mapstructure:"standards_path"`
 	UsagePath     string `mapstructure:"usage_path"`
 	WorkflowsPath string `mapstructure:"workflows_path"`
+	// AllowOutside lists directories outside the project that indexing may
+	// follow symlinks into; absolute after Load (relative entries are taken
+	// from the root, "~" is the home directory). Load empties it when the
+	// config file is not the user's own (see Config.Warnings).
+	AllowOutside []string `mapstructure:"allow_outside"`
 }
 
 // Config is one project's configuration with defaults applied.
@@ -55,6 +61,8 @@ type Config struct {
 	Servers map[string]Server `mapstructure:"servers"`
 	// File is the file the settings came from, or "" when defaults alone apply.
 	File string `mapstructure:"-"`
+	// Warnings name settings Load ignored, with the fix.
+	Warnings []string `mapstructure:"-"`
 }
 
 // Default returns the settings of a project with no config file.
@@ -108,6 +116,9 @@ func Load(root string) (Config, error) {
 	cfg.Servers = servers
 	cfg.File = file
 	if err := cfg.validate(); err != nil {
+		return cfg, fmt.Errorf("project config %s: %w", file, err)
+	}
+	if err := cfg.loadAllowOutside(root); err != nil {
 		return cfg, fmt.Errorf("project config %s: %w", file, err)
 	}
 	return cfg, nil

@@ -23,6 +23,8 @@ func FuzzLoad(f *testing.F) {
 		"servers:\n  memory: {command: npx, args: [-y, m], env: {K: v}, share: user, call_timeout: 5s}\n",
 		"servers:\n  a__b: {url: 'http://127.0.0.1:1/mcp', tools: {deny: ['[']}}\n",
 		`{"servers": {"m": {"url": "http://h/mcp", "command": "x", "start": "eager"}}}`,
+		"rag:\n  allow_outside: [../shared, ~/notes, /srv/docs]\n",
+		"rag:\n  allow_outside: ['']\n",
 		"",
 	} {
 		f.Add([]byte(seed), false)
@@ -54,6 +56,11 @@ func FuzzLoad(f *testing.F) {
 		for _, g := range cfg.MCP.EnabledToolGroups {
 			if g != GroupRAG && g != GroupWorkflow && g != GroupPOS {
 				t.Fatalf("accepted group %q", g)
+			}
+		}
+		for _, d := range cfg.RAG.AllowOutside {
+			if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+				t.Fatalf("rag.allow_outside entry %q is not a clean absolute path", d)
 			}
 		}
 		for _, p := range []string{cfg.RAG.StandardsPath, cfg.RAG.UsagePath, cfg.RAG.WorkflowsPath} {

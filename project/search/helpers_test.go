@@ -40,7 +40,13 @@ func writeFiles(t testing.TB, root string, files map[string]string) {
 // openReady opens an index over root and waits for its first catch-up.
 func openReady(t testing.TB, db *store.DB, id, root string) *Index {
 	t.Helper()
-	ix, err := Open(context.Background(), Options{Root: root, Sources: defaultSources, DB: db, ProjectID: id})
+	return openWith(t, Options{Root: root, Sources: defaultSources, DB: db, ProjectID: id})
+}
+
+// openWith opens an index with opts and waits for its first catch-up.
+func openWith(t testing.TB, opts Options) *Index {
+	t.Helper()
+	ix, err := Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

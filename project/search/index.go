@@ -46,6 +46,7 @@ type Index struct {
 	rebuild  string
 
 	filesRead atomic.Int64
+	outside   outsideReport // paths whose links lead outside the project
 	ready     chan struct{} // closed when the first catch-up has finished
 	readyErr  error         // set before ready is closed
 	cancel    context.CancelFunc

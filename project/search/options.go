@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/berth-dev/berth/project/links"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -29,6 +30,11 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxFileSize skips larger files (logged); 0 means DefaultMaxFileSize.
 	MaxFileSize int64
+	// Links decides which symlinks are followed (the source folders' own
+	// included); nil follows only those leading inside Root. A file whose
+	// links lead elsewhere is skipped, logged and listed in
+	// [Status.Warnings].
+	Links *links.Policy
 
 	// beforeBatch, when set (by tests), runs before each batch of a
 	// catch-up.
@@ -53,6 +59,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.Links == nil {
+		o.Links = links.New(o.Root, nil)
 	}
 	var srcs []string
 	seen := map[string]bool{}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"unicode/utf8"
 )
@@ -25,7 +24,10 @@ type fileUpdate struct {
 // none). With force false a file whose size and mtime equal old's is not
 // read; with force true it is read and its hash compared. Files over the
 // size cap and files that are not UTF-8 are recorded as skipped (so that
-// they are not read again until they change) and logged.
+// they are not read again until they change) and logged, and so are files
+// whose links lead outside the project (see readOutside). The file read is
+// the link's resolved target, the one the policy checked, read through the
+// folder that admitted it.
 func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 	u := fileUpdate{rel: rel}
 	if !ix.opts.indexable(rel) {
@@ -33,7 +35,13 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 		return u
 	}
 	abs := filepath.Join(ix.opts.Root, filepath.FromSlash(rel))
-	fi, err := os.Stat(abs)
+	real, outside := ix.resolve(abs)
+	if outside != nil {
+		return ix.readOutside(u, abs, old, outside)
+	}
+	ix.outside.drop(rel)
+	src := source{links: ix.opts.Links, abs: abs, real: real}
+	fi, err := src.stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			ix.log.Warn("search: cannot stat file; dropping it from the index", "path", rel, "err", err)
@@ -55,7 +63,7 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 		}
 		return u
 	}
-	data, err := os.ReadFile(abs)
+	data, err := src.read()
 	ix.filesRead.Add(1)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

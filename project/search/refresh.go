@@ -27,7 +27,7 @@ func (ix *Index) refresh(ctx context.Context) error {
 	w := &ix.w
 	var changed []string
 	for rel, df := range disk {
-		if old := w.files[rel]; old == nil || old.size != df.size || old.mtime != df.mtime {
+		if df.changed(w.files[rel]) {
 			changed = append(changed, rel)
 		}
 	}

@@ -12,11 +12,14 @@ import (
 type diskFile struct {
 	size  int64
 	mtime int64
+	skip  string // skipOutside for a link the policy does not follow (size and mtime are the link's)
 }
 
 // scan walks the sources and returns every indexable file with its size and
 // modification time. Missing source folders are empty, not errors; folders
-// that cannot be read are logged and skipped.
+// that cannot be read are logged and skipped. Symlinks are followed only
+// where [Options.Links] allows: a source folder reached through links that
+// lead elsewhere is skipped whole, a file is listed as skipped.
 func (ix *Index) scan(ctx context.Context) (map[string]diskFile, error) {
 	out := make(map[string]diskFile)
 	for _, src := range ix.opts.Sources {
@@ -32,8 +35,16 @@ func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFil
 	// A trailing separator makes the walk follow a symlinked source folder.
 	top := filepath.Join(ix.opts.Root, filepath.FromSlash(dir)) + string(filepath.Separator)
 	if fi, err := os.Stat(top); err != nil || !fi.IsDir() {
+		ix.outside.drop(dir)
 		return nil
 	}
+	// Below the top, the walk follows no folder link: a file's real path
+	// is inside the top's, unless the file itself is a link.
+	if _, outside := ix.resolve(top); outside != nil {
+		ix.reportOutside(dir, outside)
+		return nil
+	}
+	ix.outside.drop(dir)
 	return filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
@@ -63,6 +74,16 @@ func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFil
 		}
 		if !ix.opts.indexable(rel) {
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if _, outside := ix.resolve(p); outside != nil {
+				ix.reportOutside(rel, outside)
+				if li, err := d.Info(); err == nil {
+					out[rel] = diskFile{size: li.Size(), mtime: li.ModTime().UnixNano(), skip: skipOutside}
+				}
+				return nil
+			}
+			ix.outside.drop(rel)
 		}
 		fi, err := os.Stat(p) // follows a symlinked file
 		if err != nil {

@@ -32,6 +32,9 @@ type Status struct {
 	RebuildReason string `json:"rebuild_reason,omitempty"`
 	// LastError is the last indexing or persistence error, if any.
 	LastError string `json:"last_error,omitempty"`
+	// Warnings name files (and source folders) not indexed because their
+	// symlinks lead outside the project, with the fix.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Status returns the index's current status.
@@ -50,6 +53,7 @@ func (ix *Index) Status() Status {
 		FilesRead:     ix.filesRead.Load(),
 		RebuildReason: ix.rebuild,
 		LastError:     ix.lastErr,
+		Warnings:      ix.outside.list(),
 	}
 }
 

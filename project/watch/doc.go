@@ -17,4 +17,12 @@
 //
 // A watched folder that does not exist yet is noticed when it is created:
 // its nearest existing parent (inside the root) is watched meanwhile.
+//
+// Symlinks are followed only where a links.Policy admits their target
+// ([FollowLinks]; by default, inside the root): a watched folder that is a
+// link is watched through it, else only its parent is, to notice the link
+// changing; a file link's target folder is watched too, and an event on the
+// target is reported as a change of the link. Links to folders below a
+// watched folder are not entered. A folder reachable under two watched
+// names is reported under one of them (inotify watches a folder once).
 package watch

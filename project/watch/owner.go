@@ -24,12 +24,13 @@ type owner struct {
 	first   time.Time // when the oldest pending change arrived
 	timer   *time.Timer
 	started bool // set after the initial watches: new folders' files are then reported
+	linked  linkWatch
 }
 
 func newOwner(w *Watcher) *owner {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &owner{w: w, watched: map[string]bool{}, pending: map[string]struct{}{}, timer: t}
+	return &owner{w: w, watched: map[string]bool{}, pending: map[string]struct{}{}, timer: t, linked: newLinkWatch()}
 }
 
 func (o *owner) run() {
@@ -64,6 +65,7 @@ func (o *owner) handle(ev fsnotify.Event) {
 	if ev.Op == fsnotify.Chmod || ev.Op == 0 {
 		return // attribute changes do not change content
 	}
+	o.linkTargetChanged(ev.Name)
 	rel, ok := o.rel(ev.Name)
 	if !ok {
 		return
@@ -84,12 +86,21 @@ func (o *owner) handle(ev fsnotify.Event) {
 		return
 	}
 	if ev.Has(fsnotify.Create) {
-		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+		fi, err := os.Lstat(ev.Name)
+		switch {
+		case err != nil:
+		case rel == tgt && fi.Mode()&fs.ModeSymlink != 0:
+			o.forget(ev.Name) // a watched folder's link replaced in place
+			o.ensure()
+		case fi.IsDir():
 			o.watchTree(ev.Name, tgt)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			o.follow(ev.Name, rel)
 		}
 	}
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 		o.forget(ev.Name)
+		o.unfollow(rel)
 		if rel == tgt {
 			o.ensure()
 		}
@@ -138,7 +149,9 @@ func (o *owner) flush() {
 func (o *owner) ensure() {
 	for _, t := range o.w.targets {
 		abs := o.abs(t)
-		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		// A folder whose links lead where the policy does not allow is not
+		// watched; its parent is, to see the link change.
+		if fi, err := os.Stat(abs); err == nil && fi.IsDir() && o.admitTop(abs) {
 			if !o.watched[abs] {
 				o.watchTree(abs, t)
 				if o.started {
@@ -169,7 +182,10 @@ func (o *owner) ensure() {
 // inside target tgt. Once started, the files found are reported as changed:
 // they may have been written before the watch was in place.
 func (o *owner) watchTree(dir, tgt string) {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	// The trailing separator makes the walk enter dir when it is a link
+	// (an admitted source folder); links below it are not entered.
+	_ = filepath.WalkDir(dir+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
+		p = filepath.Clean(p)
 		if err != nil {
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
@@ -184,6 +200,9 @@ func (o *owner) watchTree(dir, tgt string) {
 			return nil
 		}
 		if !d.IsDir() {
+			if d.Type()&fs.ModeSymlink != 0 {
+				o.follow(p, rel)
+			}
 			if o.started {
 				o.mark(rel)
 			}
@@ -211,6 +230,7 @@ func (o *owner) forget(abs string) {
 			delete(o.watched, p)
 		}
 	}
+	o.linked.forgetTops(abs)
 }
 
 func (o *owner) abs(rel string) string {

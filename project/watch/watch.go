@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berth-dev/berth/project/links"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -31,6 +32,7 @@ type backend interface {
 type Watcher struct {
 	root    string
 	targets []string // watched folders, clean and slash-separated, relative to root
+	links   *links.Policy
 	log     *slog.Logger
 	fs      backend
 	events  <-chan fsnotify.Event
@@ -45,14 +47,24 @@ type Watcher struct {
 	once sync.Once
 }
 
+// Option configures [New].
+type Option func(*Watcher)
+
+// FollowLinks sets which symlinks the watcher follows: a watched folder
+// that is a link (or lies behind one) is watched only when p admits its
+// target, and a file link whose target p admits has the target's folder
+// watched too, so that an edit of the target is reported as a change of
+// the link. Without it only links leading inside the root are followed.
+func FollowLinks(p *links.Policy) Option { return func(w *Watcher) { w.links = p } }
+
 // New starts watching dirs (relative to root) recursively. Folders that do
 // not exist yet are watched for from their nearest existing parent.
-func New(root string, dirs []string, logger *slog.Logger) (*Watcher, error) {
+func New(root string, dirs []string, logger *slog.Logger, opts ...Option) (*Watcher, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w (raise fs.inotify.max_user_instances?)", err)
 	}
-	w, err := newWatcher(root, dirs, logger, fw, fw.Events, fw.Errors)
+	w, err := newWatcher(root, dirs, logger, fw, fw.Events, fw.Errors, opts...)
 	if err != nil {
 		fw.Close()
 		return nil, err
@@ -60,7 +72,7 @@ func New(root string, dirs []string, logger *slog.Logger) (*Watcher, error) {
 	return w, nil
 }
 
-func newWatcher(root string, dirs []string, logger *slog.Logger, fs backend, events <-chan fsnotify.Event, errs <-chan error) (*Watcher, error) {
+func newWatcher(root string, dirs []string, logger *slog.Logger, fs backend, events <-chan fsnotify.Event, errs <-chan error, opts ...Option) (*Watcher, error) {
 	if !filepath.IsAbs(root) {
 		return nil, fmt.Errorf("watch: root %q is not absolute", root)
 	}
@@ -75,6 +87,12 @@ func newWatcher(root string, dirs []string, logger *slog.Logger, fs backend, eve
 		errs:   errs,
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(w)
+	}
+	if w.links == nil {
+		w.links = links.New(w.root, nil)
 	}
 	for _, d := range dirs {
 		c := path.Clean(filepath.ToSlash(d))

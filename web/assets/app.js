@@ -92,6 +92,9 @@ function indexCell(ix) {
     parts.push(h("span", { class: "muted small" }, ix.progress.done + " / " + ix.progress.total + " files"));
   }
   if (ix.last_error) parts.push(h("div", { class: "small", style: "color:var(--err)" }, ix.last_error));
+  const warnings = ix.warnings || [];
+  warnings.slice(0, 3).forEach((w) => parts.push(h("div", { class: "small warning", title: w }, "⚠ " + w)));
+  if (warnings.length > 3) parts.push(h("div", { class: "small muted" }, "and " + (warnings.length - 3) + " more"));
   return parts;
 }
 

@@ -1,0 +1,145 @@
+package peer
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/berth-dev/berth/api"
+)
+
+// Guard admits HTTP requests only on connections whose other end belongs
+// to the account running this process, or that carry the bearer token. It
+// looks a connection's owner up once, at its first request, and keeps the
+// answer in the connection's context; further requests on an open
+// connection (a session's stream, keep-alive calls) pay a context lookup.
+// A WebSocket or SSE stream is an HTTP request first, so it is covered.
+//
+// Install it on an http.Server with [Guard.Install], or set
+// [Guard.ConnContext] as the server's ConnContext and wrap its handler with
+// [Guard.Wrap].
+type Guard struct {
+	owner  uint32
+	token  []byte // "Bearer <token>"; nil = no token admits anyone
+	name   string
+	log    *slog.Logger
+	lookup func(net.Conn) (uint32, error)
+
+	missing sync.Once // logs a server without ConnContext once
+}
+
+// Options configure [NewGuard].
+type Options struct {
+	// Token, when set, admits a request with "Authorization: Bearer <Token>"
+	// on any connection: the second key, for peers whose account cannot be
+	// told (macOS, a container reaching the host) or differs.
+	Token string
+	// Name names the listener in log lines ("control", a project id).
+	Name string
+	// Logger receives one line per refused connection; nil discards.
+	Logger *slog.Logger
+}
+
+// NewGuard returns a guard that admits the account running this process.
+func NewGuard(o Options) *Guard {
+	g := &Guard{owner: uint32(os.Getuid()), name: o.Name, log: o.Logger, lookup: ConnOwner}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if o.Token != "" {
+		g.token = []byte("Bearer " + o.Token)
+	}
+	return g
+}
+
+// conn is one connection's verdict, computed at its first request.
+type conn struct {
+	c      net.Conn
+	once   sync.Once
+	uid    uint32
+	err    error
+	logged atomic.Bool // a refusal has been logged
+}
+
+type connKey struct{}
+
+// ConnContext is for http.Server.ConnContext: it tags ctx with the
+// connection, whose owner is looked up at its first request (not here: the
+// server's accept loop calls this and must not wait for the kernel).
+func (g *Guard) ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, &conn{c: c})
+}
+
+// Install sets srv's ConnContext (calling the one it had first) and wraps
+// its handler. Call it once srv.Handler is set and before srv serves.
+func (g *Guard) Install(srv *http.Server) {
+	prev := srv.ConnContext
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if prev != nil {
+			ctx = prev(ctx, c)
+		}
+		return g.ConnContext(ctx, c)
+	}
+	h := srv.Handler
+	if h == nil {
+		h = http.DefaultServeMux
+	}
+	srv.Handler = g.Wrap(h)
+}
+
+// Wrap admits requests from the owner's connections and requests with the
+// token; every other request gets 403 with a JSON error, and the
+// connection is closed after the answer.
+func (g *Guard) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pc, _ := r.Context().Value(connKey{}).(*conn)
+		var uid uint32
+		var err error
+		if pc == nil {
+			err = errNoConnContext
+			g.missing.Do(func() {
+				g.log.Error("peer guard: the server has no ConnContext; every request needs the token", "listener", g.name)
+			})
+		} else {
+			pc.once.Do(func() { pc.uid, pc.err = g.lookup(pc.c) })
+			uid, err = pc.uid, pc.err
+		}
+		if err == nil && uid == g.owner {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if g.token != nil && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), g.token) == 1 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		g.refuse(w, r, pc, uid, err)
+	})
+}
+
+var errNoConnContext = errors.New("peer guard: no connection in the request context (set the server's ConnContext)")
+
+// refuse answers 403 and logs the connection once: the peer's uid or why
+// it is unknown, and its address; nothing it sent.
+func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, pc *conn, uid uint32, err error) {
+	first := pc == nil || !pc.logged.Swap(true)
+	var msg string
+	if err == nil {
+		msg = "this Berth broker serves only the account that runs it; connect as that account"
+		if first {
+			g.log.Warn("refused a connection from another account", "listener", g.name, "peer_uid", uid, "remote", r.RemoteAddr)
+		}
+	} else {
+		msg = "cannot tell which account this connection comes from: send the bearer token (auth: token)"
+		if first {
+			g.log.Warn("refused a connection whose account is unknown and that sent no valid token", "listener", g.name, "remote", r.RemoteAddr, "err", err)
+		}
+	}
+	w.Header().Set("Connection", "close")
+	api.WriteError(w, api.Errorf(http.StatusForbidden, "%s", msg))
+}

@@ -1,0 +1,32 @@
+//go:build unix
+
+package config
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// ownedByMe checks that path belongs to this process's user and that no
+// other account may write it. Group write is fine for the user's own
+// primary group (the private group most Linux distributions give each
+// user, with umask 002).
+func ownedByMe(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to you (uid %d)", path, st.Uid, os.Getuid())
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o002 != 0 || (perm&0o020 != 0 && int(st.Gid) != os.Getgid()) {
+		return fmt.Errorf("%s is writable by other accounts (mode %v)", path, perm)
+	}
+	return nil
+}
