@@ -35,6 +35,8 @@ type Query struct {
 type plan struct {
 	terms    []string   // distinct index terms, sorted
 	required []bool     // per term: every result must contain it (phrase words)
+	weights  []float32  // per term: its weight in the score; nil means 1 each
+	joined   []string   // adjacent query words written as one identifier ("fill struct" -> "fillstruct")
 	need     int        // number of required terms
 	phrases  [][]string // term streams that must occur contiguously
 	n        int
@@ -79,6 +81,7 @@ func compile(q Query) (*plan, error) {
 			}
 		})
 		if !quoted {
+			p.joined = append(p.joined, joinedPairs(an, part)...)
 			continue
 		}
 		var stream []string
@@ -105,6 +108,30 @@ func compile(q Query) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// joinedPairs returns each pair of adjacent words of text, lowercased and
+// written together: the compound term an identifier such as fillStruct or
+// directory_filters is indexed under.
+func joinedPairs(an *analyzer, text string) []string {
+	var out []string
+	prev := ""
+	tokenize(text, func(start, end int) {
+		w := an.lowerString(text[start:end])
+		if prev != "" && len(prev)+len(w) <= maxTermLen {
+			out = append(out, prev+w)
+		}
+		prev = w
+	})
+	return out
+}
+
+// weight is the score weight of term i.
+func (p *plan) weight(i int) float32 {
+	if p.weights == nil {
+		return 1
+	}
+	return p.weights[i]
 }
 
 // filepath2slash normalizes separators without touching the meaning of the

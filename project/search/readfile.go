@@ -89,6 +89,7 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 func buildChunks(rel, content string) []*chunk {
 	doc := chunkMarkdown(content)
 	out := make([]*chunk, 0, len(doc.Sections))
+	title := doc.Meta["title"]
 	for _, s := range doc.Sections {
 		out = append(out, &chunk{
 			file:      rel,
@@ -97,6 +98,8 @@ func buildChunks(rel, content string) []*chunk {
 			end:       s.EndLine,
 			text:      s.Text,
 			bodyStart: s.BodyStart,
+			title:     title,
+			phase:     -1,
 		})
 	}
 	return out

@@ -21,6 +21,7 @@ import (
 var (
 	relVariants = flag.Bool("rel.variants", false, "also run the ranking variants tried while tuning")
 	relMisses   = flag.Bool("rel.misses", false, "list the queries Berth misses in its top 3")
+	relPart     = flag.String("rel.part", "", "run only the sets of this part (tune, aside, heldout)")
 )
 
 // relScore accumulates the metrics of one engine on one part.
@@ -103,7 +104,11 @@ func evaluate(tb testing.TB, sets []*relSet, limit int, mixed bool, name string,
 				break
 			}
 			var got []string
-			for _, k := range e.rank(tb, q.text, 10) {
+			ranked := e.rank
+			if pr, ok := e.(prefixRanker); ok && pr.filtered() {
+				ranked = func(tb testing.TB, q string, n int) []string { return pr.rankIn(tb, q, n, "docs/"+s.name) }
+			}
+			for _, k := range ranked(tb, q.text, 10) {
 				if rest, ok := strings.CutPrefix(k, "docs/"+s.name+"/"); ok {
 					got = append(got, rest)
 				} else {
@@ -148,6 +153,9 @@ func relEngines() []struct {
 	}{
 		{"berth", false, func(tb testing.TB, p *relProject) relEngine { return newRelBerth(tb, p.root, p.sources, nil) }},
 		{"berth, all sets in one project", true, func(tb testing.TB, p *relProject) relEngine { return newRelBerth(tb, p.root, p.sources, nil) }},
+		{"berth, all sets in one project, each set's queries limited to it (path_prefix)", true, func(tb testing.TB, p *relProject) relEngine {
+			return filteredBerth{newRelBerth(tb, p.root, p.sources, nil)}
+		}},
 		{"plain BM25", false, func(tb testing.TB, p *relProject) relEngine { return newRelBM25(p.docs) }},
 		{"bleve (defaults)", false, func(tb testing.TB, p *relProject) relEngine { return newRelBleve(tb, p.docs) }},
 	}
@@ -197,6 +205,9 @@ func relTable(sets []*relSet, runs []relRun) string {
 
 func BenchmarkRelevance(b *testing.B) {
 	sets := loadSuite(b)
+	if *relPart != "" {
+		sets = slices.DeleteFunc(sets, func(s *relSet) bool { return s.part != *relPart })
+	}
 	for _, s := range sets {
 		s.checkJudgements(b)
 	}
@@ -206,21 +217,21 @@ func BenchmarkRelevance(b *testing.B) {
 			var misses func(s *relSet, q relQuery, got []string)
 			if *relMisses && e.name == "berth" {
 				misses = func(s *relSet, q relQuery, got []string) {
-					if s.part == "tune" {
-						b.Logf("miss %s: %q\n    want %v\n    got  %v", s.name, q.text, q.rel, got[:min(3, len(got))])
+					if s.part != "aside" {
+						fmt.Printf("miss %s: %q\n    want %q\n    got  %q\n", s.name, q.text, q.rel, got[:min(3, len(got))])
 					}
 				}
 			}
 			runs = append(runs, evaluate(b, sets, 0, e.mixed, e.name, func(p *relProject) relEngine { return e.mk(b, p) }, misses))
 		}
 		if *relVariants {
-			for _, v := range rankVariants() {
+			for _, v := range rankVariants(b) {
 				runs = append(runs, evaluate(b, sets, 0, false, "variant: "+v.name, func(p *relProject) relEngine {
 					return newRelBerth(b, p.root, p.sources, v.rk)
 				}, nil))
 			}
 		}
-		b.Logf("\n%s", relTable(sets, runs))
+		fmt.Printf("\n%s\n\n", relTable(sets, runs))
 		for _, r := range runs {
 			for p, s := range r.parts {
 				if r.engine == "berth" {

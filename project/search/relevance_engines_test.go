@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/berth-dev/berth/store"
+	"github.com/blevesearch/bleve/v2"
 )
 
 // relEngine ranks the sections of one project for the relevance suite.
@@ -46,7 +46,23 @@ func newRelBerth(tb testing.TB, root string, sources []string, rk *ranking) *rel
 }
 
 func (e *relBerth) rank(tb testing.TB, q string, n int) []string {
-	res, err := e.ix.Search(context.Background(), Query{Text: q, N: n})
+	return e.rankIn(tb, q, n, "")
+}
+
+// prefixRanker is an engine that can limit a search to a folder.
+type prefixRanker interface {
+	rankIn(tb testing.TB, q string, n int, prefix string) []string
+	filtered() bool
+}
+
+// filteredBerth searches each set's queries within the set's folder only.
+type filteredBerth struct{ *relBerth }
+
+func (filteredBerth) filtered() bool { return true }
+func (*relBerth) filtered() bool     { return false }
+
+func (e *relBerth) rankIn(tb testing.TB, q string, n int, prefix string) []string {
+	res, err := e.ix.Search(context.Background(), Query{Text: q, N: n, PathPrefix: prefix})
 	if err != nil {
 		tb.Fatalf("%q: %v", q, err)
 	}

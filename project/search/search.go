@@ -42,8 +42,8 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// Search ranks the sections matching q with BM25 (k1 1.2, b 0.75, heading
-// words weighted up). Ties are broken by file path, then line, so results
+// Search ranks the sections matching q with BM25F over each section's
+// heading field (its heading path and file title) and body (see rank.go). Ties are broken by file path, then line, so results
 // are deterministic. A search made while the first catch-up after Open is
 // still running waits for it, as long as ctx allows.
 func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
@@ -72,58 +72,18 @@ type candidate struct {
 
 // run scores p against snapshot s.
 func (ix *Index) run(s *snapshot, p *plan) *Result {
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
-	if len(sc.scores) < len(s.chunks) {
-		sc.scores = make([]float32, len(s.chunks))
-		sc.req = make([]uint8, len(s.chunks))
-	}
-	sc.touched = sc.touched[:0]
-	n := float64(s.live)
-	for i, term := range p.terms {
-		tid, ok := ix.dict.lookup(term)
-		if !ok {
-			continue
-		}
-		pl := s.postingsOf(tid)
-		if pl == nil {
-			continue
-		}
-		df := float64(len(pl.ids))
-		idf := float32(math.Log(1 + (n-df+0.5)/(df+0.5)))
-		req := p.required[i]
-		for j, id := range pl.ids {
-			tf := float32(pl.tfs[j])
-			if sc.scores[id] == 0 {
-				sc.touched = append(sc.touched, id)
-			}
-			sc.scores[id] += idf * tf * (bm25K1 + 1) / (tf + s.norms[id])
-			if req {
-				sc.req[id]++
-			}
-		}
-	}
-
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
-	var cands []candidate
-	for _, id := range sc.touched {
-		score, req := sc.scores[id], sc.req[id]
-		sc.scores[id], sc.req[id] = 0, 0
-		if int(req) < p.need {
-			continue
+	p = ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, p)))
+	cands := ix.candidates(s, p, an)
+	total := len(cands)
+	if rk := ix.rk; rk.prfWeight > 0 && len(cands) > 0 {
+		if extra := ix.feedbackTerms(s, p, topN(s, cands, rk.prfDocs)); len(extra) > 0 {
+			cands = ix.candidates(s, p.plus(extra, rk.prfWeight), an)
 		}
-		c := s.chunks[id]
-		if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
-			continue
-		}
-		if !phrasesMatch(an, c, p.phrases) {
-			continue
-		}
-		cands = append(cands, candidate{id: id, score: score})
 	}
 	best := topN(s, cands, p.n)
-	res := &Result{Results: make([]Hit, 0, len(best)), Total: len(cands)}
+	res := &Result{Results: make([]Hit, 0, len(best)), Total: total}
 	wanted := make(map[string]bool, len(p.terms))
 	for _, t := range p.terms {
 		wanted[t] = true
@@ -180,4 +140,34 @@ func topN(s *snapshot, cands []candidate, n int) []candidate {
 	}
 	slices.SortFunc(cands, better)
 	return cands[:min(n, len(cands))]
+}
+
+// candidates scores p against s and returns the sections that pass its
+// filters (required terms, path prefix, phrases).
+func (ix *Index) candidates(s *snapshot, p *plan, an *analyzer) []candidate {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	if len(sc.scores) < len(s.chunks) {
+		sc.scores = make([]float32, len(s.chunks))
+		sc.req = make([]uint8, len(s.chunks))
+	}
+	sc.touched = sc.touched[:0]
+	ix.score(s, p, sc)
+	var cands []candidate
+	for _, id := range sc.touched {
+		score, req := sc.scores[id], sc.req[id]
+		sc.scores[id], sc.req[id] = 0, 0
+		if int(req) < p.need {
+			continue
+		}
+		c := s.chunks[id]
+		if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
+			continue
+		}
+		if !phrasesMatch(an, c, p.phrases) {
+			continue
+		}
+		cands = append(cands, candidate{id: id, score: score})
+	}
+	return cands
 }

@@ -15,7 +15,7 @@ const ToolName = "search_standards"
 
 const toolDescription = `Search this project's standards, usage guides and workflows (markdown under .praxis-os) and return the best matching sections.
 
-Ranking is BM25 over section headings and text; words are matched by stem ("closing" finds "close"), and code identifiers also match by their parts (snake_case, camelCase, dotted.names). Put a phrase in double quotes to require it word for word.
+Ranking is BM25F over each section's heading path (with its file's title) and its text; words are matched by stem ("closing" finds "close"), code identifiers also match by their parts (snake_case, camelCase, dotted.names), and adjacent words also match the identifier they spell ("fill struct" finds fillStruct). Put a phrase in double quotes to require it word for word.
 
 Returns {results: [{file, section, lines: [start, end], relevance_score, content}], total, query_time_ms}: file is relative to the project root, section is the heading path ("Title > Section > Sub"), relevance_score is higher-is-better (compare scores within one answer only), content is the section text (a window around the matches when the section is long), and total counts all matching sections.`
 
