@@ -29,6 +29,12 @@ type Query struct {
 	// PathPrefix keeps only files whose path relative to the root starts
 	// with it (for example ".praxis-os/standards/testing").
 	PathPrefix string
+	// Phase, when not nil, keeps only files of that workflow phase (front
+	// matter "phase", or a workflow's phases/<N>/ folder).
+	Phase *int
+	// Tags keeps only files whose front matter lists every one of them
+	// (compared without case).
+	Tags []string
 }
 
 // plan is a query analyzed against the index's analyzer.
@@ -41,6 +47,8 @@ type plan struct {
 	phrases  [][]string // term streams that must occur contiguously
 	n        int
 	prefix   string
+	phase    int      // -1: any
+	tags     []string // lowercased
 }
 
 var queryAnalyzers = sync.Pool{New: func() any { return newAnalyzer() }}
@@ -54,7 +62,7 @@ func compile(q Query) (*plan, error) {
 	if len(text) > maxQueryBytes {
 		return nil, fmt.Errorf("query is %d bytes long; keep it under %d", len(text), maxQueryBytes)
 	}
-	p := &plan{n: q.N}
+	p := &plan{n: q.N, phase: -1}
 	if p.n == 0 {
 		p.n = DefaultResults
 	}
@@ -67,6 +75,19 @@ func compile(q Query) (*plan, error) {
 			return nil, fmt.Errorf("path_prefix %q must be a path relative to the project root", q.PathPrefix)
 		}
 		p.prefix = pre
+	}
+	if q.Phase != nil {
+		if *q.Phase < 0 {
+			return nil, fmt.Errorf("filter_phase must be a phase number, 0 or more (got %d)", *q.Phase)
+		}
+		p.phase = *q.Phase
+	}
+	for _, t := range q.Tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if t == "" {
+			return nil, errors.New("filter_tags holds an empty tag: give tag names, or leave filter_tags out")
+		}
+		p.tags = append(p.tags, t)
 	}
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)

@@ -90,6 +90,7 @@ func buildChunks(rel, content string) []*chunk {
 	doc := chunkMarkdown(content)
 	out := make([]*chunk, 0, len(doc.Sections))
 	title := doc.Meta["title"]
+	lb := fileLabels(rel, doc.RawMeta)
 	for _, s := range doc.Sections {
 		out = append(out, &chunk{
 			file:      rel,
@@ -99,7 +100,8 @@ func buildChunks(rel, content string) []*chunk {
 			text:      s.Text,
 			bodyStart: s.BodyStart,
 			title:     title,
-			phase:     -1,
+			tags:      lb.tags,
+			phase:     lb.phase,
 		})
 	}
 	return out

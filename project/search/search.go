@@ -18,7 +18,15 @@ type Result struct {
 	// the best N.
 	Total       int     `json:"total"`
 	QueryTimeMS float64 `json:"query_time_ms"`
+	// RetrievalMethod names how results were ranked: "bm25f" (praxis-os
+	// answers "vector" or "grep_fallback" here).
+	RetrievalMethod string `json:"retrieval_method"`
+	// TotalTokens sums the results' Tokens.
+	TotalTokens int `json:"total_tokens"`
 }
+
+// RetrievalMethod is the value of [Result.RetrievalMethod].
+const RetrievalMethod = "bm25f"
 
 // Hit is one matching section.
 type Hit struct {
@@ -31,6 +39,12 @@ type Hit struct {
 	// Content is the section's text, trimmed to a window around the
 	// matches when it is long.
 	Content string `json:"content"`
+	// Tokens estimates the tokens Content costs a language model
+	// (see estimateTokens).
+	Tokens int `json:"tokens"`
+	// Tags and Phase are the file's labels, when it has them.
+	Tags  []string `json:"tags,omitempty"`
+	Phase *int     `json:"phase,omitempty"`
 }
 
 // scratch holds per-search arrays indexed by chunk id; reused via a pool.
@@ -83,20 +97,28 @@ func (ix *Index) run(s *snapshot, p *plan) *Result {
 		}
 	}
 	best := topN(s, cands, p.n)
-	res := &Result{Results: make([]Hit, 0, len(best)), Total: total}
+	res := &Result{Results: make([]Hit, 0, len(best)), Total: total, RetrievalMethod: RetrievalMethod}
 	wanted := make(map[string]bool, len(p.terms))
 	for _, t := range p.terms {
 		wanted[t] = true
 	}
 	for _, cd := range best {
 		c := s.chunks[cd.id]
-		res.Results = append(res.Results, Hit{
+		h := Hit{
 			File:           c.file,
 			Section:        c.section(),
 			Lines:          [2]int{c.start, c.end},
 			RelevanceScore: math.Round(float64(cd.score)*1e4) / 1e4,
 			Content:        trimContent(an, c.text, wanted),
-		})
+			Tags:           c.tags,
+		}
+		if c.phase >= 0 {
+			ph := c.phase
+			h.Phase = &ph
+		}
+		h.Tokens = estimateTokens(h.Content)
+		res.TotalTokens += h.Tokens
+		res.Results = append(res.Results, h)
 	}
 	return res
 }
@@ -162,6 +184,9 @@ func (ix *Index) candidates(s *snapshot, p *plan, an *analyzer) []candidate {
 		}
 		c := s.chunks[id]
 		if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
+			continue
+		}
+		if (p.phase >= 0 && c.phase != p.phase) || !c.hasTags(p.tags) {
 			continue
 		}
 		if !phrasesMatch(an, c, p.phrases) {
