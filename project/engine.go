@@ -53,6 +53,7 @@ type Engine struct {
 	index    *search.Index    // nil when the rag group is off
 	workflow *workflow.Engine // nil when neither workflow nor pos is on
 	watcher  *watch.Watcher   // nil if the folders cannot be watched (logged)
+	catalog  *catalog         // the standards as resources, the workflows as prompts
 	cancel   context.CancelFunc
 	loops    sync.WaitGroup // the goroutines applying watcher batches
 
@@ -125,6 +126,7 @@ func (e *Engine) openParts(ctx context.Context, opts Options) error {
 			go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, changes) }()
 		}
 	}
+	e.catalog = newCatalog(e.root, e.index, e.workflow, e.log)
 	return nil
 }
 
@@ -141,6 +143,7 @@ func (e *Engine) reloadWorkflows(ctx context.Context, changes <-chan []string) {
 			for _, rel := range batch {
 				if e.workflow.Relevant(filepath.Join(e.root, rel)) {
 					e.workflow.Reload()
+					e.catalog.workflowsChanged()
 					break
 				}
 			}
@@ -169,11 +172,13 @@ func (e *Engine) Config() config.Config { return e.cfg }
 // NewServer builds an MCP server with every enabled tool. transport names
 // how its sessions arrive ("stdio", "http", "sse", "websocket").
 func (e *Engine) NewServer(transport string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Tools for the project %q at %s.", e.name, e.root),
 		Logger:       slog.New(quiet{e.log.Handler()}),
 		SchemaCache:  schemaCache,
-	})
+	}
+	e.catalog.configure(opts)
+	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
 	s.AddReceivingMiddleware(fastToolList)
 	var names []string
 	names = append(names, addServerInfo(s, e, transport))
@@ -189,6 +194,7 @@ func (e *Engine) NewServer(transport string) *mcp.Server {
 	if e.logs != nil {
 		names = append(names, addRecentLogs(s, e))
 	}
+	e.catalog.serve(s)
 	e.mu.Lock()
 	e.tools = names
 	if max := e.cfg.MCP.MaxToolsWarning; max > 0 && len(names) > max && !e.warned {
@@ -272,6 +278,7 @@ func (e *Engine) Close() error {
 		e.cancel()
 	}
 	e.loops.Wait()
+	e.catalog.close()
 	if e.index != nil {
 		errs = append(errs, e.index.Close())
 	}

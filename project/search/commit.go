@@ -106,6 +106,7 @@ func (ix *Index) commit(ups []fileUpdate) error {
 		}
 	}
 	w.free = append(w.free, freed...)
+	ix.noteFilesChanged()
 	return err
 }
 

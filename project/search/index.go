@@ -43,8 +43,10 @@ type Index struct {
 	state    string
 	progress Progress
 	changed  chan struct{} // closed and replaced whenever state or progress change
-	lastErr  string
-	rebuild  string
+	// filesChanged is closed and replaced after every commit.
+	filesChanged chan struct{}
+	lastErr      string
+	rebuild      string
 
 	filesRead atomic.Int64
 	ready     chan struct{} // closed when the first catch-up has finished
@@ -76,15 +78,16 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{
-		opts:    opts,
-		log:     opts.Logger.With("project", opts.ProjectID),
-		area:    opts.DB.Area(opts.ProjectID, "index"),
-		dict:    newTermDict(),
-		rk:      rankingOf(opts),
-		state:   StateLoading,
-		changed: make(chan struct{}),
-		ready:   make(chan struct{}),
-		done:    make(chan struct{}),
+		opts:         opts,
+		log:          opts.Logger.With("project", opts.ProjectID),
+		area:         opts.DB.Area(opts.ProjectID, "index"),
+		dict:         newTermDict(),
+		rk:           rankingOf(opts),
+		state:        StateLoading,
+		filesChanged: make(chan struct{}),
+		changed:      make(chan struct{}),
+		ready:        make(chan struct{}),
+		done:         make(chan struct{}),
 	}
 	ix.w.an = newAnalyzer()
 	ix.w.counts = make(map[string]fieldCounts)

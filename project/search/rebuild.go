@@ -98,6 +98,7 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 	err := ix.persistFull(ns, files, nil)
 	ix.snap.Store(ns)
 	w.files = files
+	ix.noteFilesChanged()
 	return err
 }
 
