@@ -32,18 +32,7 @@ func connectWatching(t *testing.T, e *Engine) (*mcp.ClientSession, *notes) {
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { n.promptsChanged <- struct{}{} },
 	}
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := e.NewServer("test").Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectWith(t, e, opts)
 	return cs, n
 }
 
