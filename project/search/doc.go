@@ -40,7 +40,7 @@
 //	              skip reason, chunk ids
 //	  chunks/     <chunk id, uint32 BE> -> file, heading path, lines, body
 //	              offset, body and heading field lengths, front matter title,
-//	              tags, workflow phase, section text
+//	              tags, workflow phase, token estimate, section text
 //	  postings/   <term> -> count, then (chunk id delta, body tf, heading
 //	              count) uvarint triples
 //

@@ -98,6 +98,7 @@ func buildChunks(rel, content string) []*chunk {
 			start:     s.StartLine,
 			end:       s.EndLine,
 			text:      s.Text,
+			tokens:    uint32(estimateTokens(s.Text)),
 			bodyStart: s.BodyStart,
 			title:     title,
 			tags:      lb.tags,

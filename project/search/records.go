@@ -10,7 +10,7 @@ import (
 // stored index of another format is rebuilt.
 //
 // Format 2 added the heading field to postings (BM25F), the field lengths,
-// front matter title, tags and workflow phase to chunks.
+// front matter title, tags, workflow phase and token estimate to chunks.
 const indexFormat = 2
 
 // Bucket and key names inside the index area (see doc.go for the tree).
@@ -92,6 +92,7 @@ func encodeChunk(c *chunk) []byte {
 		e.str(t)
 	}
 	e.varint(int64(c.phase))
+	e.uvarint(uint64(c.tokens))
 	e.str(c.text)
 	return e.seal()
 }
@@ -118,6 +119,7 @@ func decodeChunk(v []byte) (*chunk, error) {
 		}
 	}
 	c.phase = int(d.varint())
+	c.tokens = uint32(d.uvarint())
 	c.text = d.str()
 	if err := d.done(); err != nil {
 		return nil, err

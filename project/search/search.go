@@ -116,7 +116,10 @@ func (ix *Index) run(s *snapshot, p *plan) *Result {
 			ph := c.phase
 			h.Phase = &ph
 		}
-		h.Tokens = estimateTokens(h.Content)
+		h.Tokens = int(c.tokens)
+		if len(h.Content) != len(c.text) { // trimmed to a window
+			h.Tokens = estimateTokens(h.Content)
+		}
 		res.TotalTokens += h.Tokens
 		res.Results = append(res.Results, h)
 	}

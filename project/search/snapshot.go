@@ -16,6 +16,7 @@ type chunk struct {
 	title     string   // the file's front matter title, if any
 	tags      []string // the file's front matter tags
 	phase     int      // workflow phase number, -1 when none
+	tokens    uint32   // estimated model tokens of text (estimateTokens)
 	bodyLen   uint32   // terms in the body: its BM25F field length
 	headLen   uint32   // weighted terms in the heading field
 }
