@@ -120,13 +120,13 @@ func (e *Engine) openParts(ctx context.Context, opts Options) error {
 			return fmt.Errorf("open workflow engine: %w", err)
 		}
 		e.workflow = wf
-		if e.watcher != nil {
-			changes := e.watcher.Subscribe()
-			e.loops.Add(1)
-			go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, changes) }()
-		}
 	}
-	e.catalog = newCatalog(e.root, e.index, e.workflow, e.log)
+	e.catalog = newCatalog(e.root, e.index, e.workflow, e.log) // before the reload loop, which calls it
+	if e.workflow != nil && e.watcher != nil {
+		changes := e.watcher.Subscribe()
+		e.loops.Add(1)
+		go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, changes) }()
+	}
 	return nil
 }
 

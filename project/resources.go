@@ -42,6 +42,12 @@ func (c *catalog) resource(uri string, f search.File) *mcp.Resource {
 // until ctx ends.
 func (c *catalog) followIndex(ctx context.Context) {
 	defer close(c.done)
+	// Files waits for the index's writer: start after the first catch-up,
+	// so that closing the engine during a long first build does not wait
+	// for it here.
+	if c.index.WaitReady(ctx); ctx.Err() != nil {
+		return
+	}
 	for {
 		changed := c.index.FilesChanged()
 		c.syncFiles(ctx)
