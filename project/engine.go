@@ -59,6 +59,7 @@ type Engine struct {
 	index    *search.Index    // nil when the rag group is off
 	workflow *workflow.Engine // nil when neither workflow nor pos is on
 	watcher  *watch.Watcher   // nil if the folders cannot be watched (logged)
+	catalog  *catalog         // the standards as resources, the workflows as prompts
 	cancel   context.CancelFunc
 	loops    sync.WaitGroup // the goroutines applying watcher batches
 
@@ -136,11 +137,12 @@ func (e *Engine) openParts(ctx context.Context, opts Options) error {
 			return fmt.Errorf("open workflow engine: %w", err)
 		}
 		e.workflow = wf
-		if e.watcher != nil {
-			changes := e.watcher.Subscribe()
-			e.loops.Add(1)
-			go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, changes) }()
-		}
+	}
+	e.catalog = newCatalog(e.root, e.index, e.workflow, e.log) // before the reload loop, which calls it
+	if e.workflow != nil && e.watcher != nil {
+		changes := e.watcher.Subscribe()
+		e.loops.Add(1)
+		go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, changes) }()
 	}
 	return nil
 }
@@ -158,6 +160,7 @@ func (e *Engine) reloadWorkflows(ctx context.Context, changes <-chan []string) {
 			for _, rel := range batch {
 				if e.workflow.Relevant(filepath.Join(e.root, rel)) {
 					e.workflow.Reload()
+					e.catalog.workflowsChanged()
 					break
 				}
 			}
@@ -186,11 +189,13 @@ func (e *Engine) Config() config.Config { return e.cfg }
 // NewServer builds an MCP server with every enabled tool. transport names
 // how its sessions arrive ("stdio", "http", "sse", "websocket").
 func (e *Engine) NewServer(transport string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Tools for the project %q at %s.", e.name, e.root),
 		Logger:       slog.New(quiet{e.log.Handler()}),
 		SchemaCache:  schemaCache,
-	})
+	}
+	e.catalog.configure(opts)
+	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
 	s.AddReceivingMiddleware(fastToolList)
 	var names []string
 	names = append(names, addServerInfo(s, e, transport))
@@ -206,6 +211,7 @@ func (e *Engine) NewServer(transport string) *mcp.Server {
 	if e.logs != nil {
 		names = append(names, addRecentLogs(s, e))
 	}
+	e.catalog.serve(s)
 	e.mu.Lock()
 	e.tools = names
 	if max := e.cfg.MCP.MaxToolsWarning; max > 0 && len(names) > max && !e.warned {
@@ -289,6 +295,7 @@ func (e *Engine) Close() error {
 		e.cancel()
 	}
 	e.loops.Wait()
+	e.catalog.close()
 	if e.index != nil {
 		errs = append(errs, e.index.Close())
 	}

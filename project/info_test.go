@@ -48,6 +48,12 @@ func openEngine(t *testing.T, root string) *Engine {
 // with the test.
 func connectInMemory(t *testing.T, e *Engine) *mcp.ClientSession {
 	t.Helper()
+	return connectWith(t, e, nil)
+}
+
+// connectWith is connectInMemory with the client's options.
+func connectWith(t *testing.T, e *Engine, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := e.NewServer("test").Connect(ctx, st, nil)
@@ -55,7 +61,7 @@ func connectInMemory(t *testing.T, e *Engine) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@
 //	    index/                  owned by project/search (derived; dropped and rebuilt when corrupt or of another format)
 //	      meta/                 format -> uint32 BE; next_chunk -> uvarint; updated_at -> RFC 3339
 //	      files/                <rel path> -> size, mtime, SHA-256 prefix, skip reason, chunk ids
-//	      chunks/               <chunk id, 4 bytes BE> -> file, heading path, lines, body offset, length, text
-//	      postings/             <term> -> count, then (chunk id delta, weighted tf) uvarint pairs
+//	      chunks/               <chunk id, 4 bytes BE> -> file, heading path, lines, body offset, field lengths, title, tags, phase, text
+//	      postings/             <term> -> count, then (chunk id delta, body tf, heading count) uvarint triples
 //	                            (every value in files/, chunks/ and postings/ ends with a CRC-32C, big endian)
 //	    workflow/               owned by project/workflow (never dropped: user progress)
 //	      sessions/             <session id> -> JSON session (fields in project/workflow's package doc)

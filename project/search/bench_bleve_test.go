@@ -116,7 +116,7 @@ func (e *bleveEngine) search(tb testing.TB, q string) int {
 		body.SetField("body")
 		head := bleve.NewMatchQuery(part)
 		head.SetField("heading")
-		head.SetBoost(ownHeadingWeight)
+		head.SetBoost(float64(defaultRanking.own))
 		should = append(should, body, head)
 	}
 	var qq query.Query = bleve.NewDisjunctionQuery(should...)

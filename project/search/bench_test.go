@@ -307,43 +307,47 @@ func (e *naiveEngine) search(tb testing.TB, q string) int {
 		tb.Fatal(err)
 	}
 	an := newAnalyzer()
-	counts := map[string]uint32{}
+	rk := &defaultRanking
+	counts := map[string]fieldCounts{}
 	type hit struct {
-		c  *chunk
-		tf []uint32
+		c      *chunk
+		tf, ht []uint32
 	}
 	var hits []hit
 	df := make([]int, len(p.terms))
-	var total uint64
+	var totalBody, totalHead uint64
 	for _, c := range e.chunks {
-		tcs, length := an.chunkTerms(c, counts)
-		total += uint64(length)
-		c.length = length
-		var tf []uint32
+		tcs, bodyLen, headLen := an.chunkTerms(c, rk, counts)
+		totalBody += uint64(bodyLen)
+		totalHead += uint64(headLen)
+		c.bodyLen, c.headLen = bodyLen, headLen
+		var tf, ht []uint32
 		for _, tc := range tcs {
 			if i, ok := slices.BinarySearch(p.terms, tc.term); ok {
 				if tf == nil {
-					tf = make([]uint32, len(p.terms))
+					tf, ht = make([]uint32, len(p.terms)), make([]uint32, len(p.terms))
 				}
-				tf[i] = uint32(tc.tf)
+				tf[i], ht[i] = uint32(tc.body), uint32(tc.head)
 				df[i]++
 			}
 		}
 		if tf != nil && phrasesMatch(an, c, p.phrases) {
-			hits = append(hits, hit{c, tf})
+			hits = append(hits, hit{c, tf, ht})
 		}
 	}
-	avg := float64(total) / float64(max(1, len(e.chunks)))
-	n := float64(len(e.chunks))
+	nc := float64(max(1, len(e.chunks)))
+	avgBody, avgHead := max(1, float64(totalBody)/nc), max(1, float64(totalHead)/nc)
+	k1, bb, bh := float64(rk.k1), float64(rk.bodyB), float64(rk.headB)
 	scores := make([]float64, len(hits))
 	for j, h := range hits {
-		for i, tf := range h.tf {
-			if tf == 0 {
+		for i := range h.tf {
+			if h.tf[i]+h.ht[i] == 0 {
 				continue
 			}
-			idf := math.Log(1 + (n-float64(df[i])+0.5)/(float64(df[i])+0.5))
-			f := float64(tf)
-			scores[j] += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(h.c.length)/avg))
+			idf := math.Log(1 + (nc-float64(df[i])+0.5)/(float64(df[i])+0.5))
+			t := float64(h.tf[i])/(1-bb+bb*float64(h.c.bodyLen)/avgBody) +
+				float64(rk.headWeight)*float64(h.ht[i])/(1-bh+bh*float64(h.c.headLen)/avgHead)
+			scores[j] += idf * t * (k1 + 1) / (t + k1)
 		}
 	}
 	order := make([]int, len(hits))

@@ -32,6 +32,7 @@ func (s section) headingPath() string { return strings.Join(s.Heading, " > ") }
 // document is a chunked markdown file.
 type document struct {
 	Meta     map[string]string // front matter keys (top-level "key: value" lines)
+	RawMeta  string            // the front matter's YAML, between its delimiters
 	Sections []section
 }
 
@@ -46,7 +47,7 @@ func chunkMarkdown(content string) document {
 	lines := splitLines(content)
 	var doc document
 	first := 0
-	doc.Meta, first = frontMatter(content, lines)
+	doc.Meta, doc.RawMeta, first = frontMatter(content, lines)
 
 	var titles [maxHeadingLevel]string
 	cur := pending{start: first}

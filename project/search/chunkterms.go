@@ -1,43 +1,74 @@
 package search
 
-// Field weights: a term in a chunk's own heading counts as this many body
-// occurrences; a term in an enclosing heading counts once. BM25 then runs
-// over the weighted counts (and the weighted length), so a heading match
-// ranks a section above one that only mentions the word in passing.
-const (
-	ownHeadingWeight      = 3
-	ancestorHeadingWeight = 1
-	maxTF                 = 1<<16 - 1
+import (
+	"path"
+	"strings"
 )
 
-// termCount is one term of a chunk and its weighted frequency.
+// maxTF caps a body term frequency; maxHeadTF the weighted count of a term
+// in the heading field.
+const (
+	maxTF     = 1<<16 - 1
+	maxHeadTF = 1<<8 - 1
+)
+
+// termCount is one term of a chunk: its frequency in the body and its
+// weighted count in the heading field (own heading, enclosing headings,
+// the file's title; see [ranking]).
 type termCount struct {
 	term string
-	tf   uint16
+	body uint16
+	head uint8
 }
 
-// chunkTerms returns the distinct terms of c, in no particular order, with weighted
-// frequencies, and c's weighted length. counts is scratch space.
-func (a *analyzer) chunkTerms(c *chunk, counts map[string]uint32) ([]termCount, uint32) {
+// fieldCounts is the per-term scratch of chunkTerms.
+type fieldCounts struct{ body, head uint32 }
+
+// chunkTerms returns the distinct terms of c, in no particular order, with
+// their field counts, and the lengths of c's body and heading fields.
+// counts is scratch space.
+func (a *analyzer) chunkTerms(c *chunk, rk *ranking, counts map[string]fieldCounts) (out []termCount, bodyLen, headLen uint32) {
 	clear(counts)
-	var length uint32
-	add := func(weight uint32) func(string) {
+	head := func(weight uint8) func(string) {
 		return func(t string) {
-			counts[t] += weight
-			length += weight
+			fc := counts[t]
+			fc.head += uint32(weight)
+			counts[t] = fc
+			headLen += uint32(weight)
 		}
 	}
 	for i, h := range c.heading {
-		w := uint32(ancestorHeadingWeight)
+		w := rk.anc
 		if i == len(c.heading)-1 {
-			w = ownHeadingWeight
+			w = rk.own
 		}
-		a.terms(h, add(w))
+		if w > 0 {
+			a.terms(h, head(w))
+		}
 	}
-	a.terms(c.text[c.bodyStart:], add(1))
-	out := make([]termCount, 0, len(counts))
-	for t, n := range counts {
-		out = append(out, termCount{term: t, tf: uint16(min(n, maxTF))})
+	if rk.title > 0 {
+		a.terms(c.fileTitle(), head(rk.title))
 	}
-	return out, length
+	a.terms(c.text[c.bodyStart:], func(t string) {
+		fc := counts[t]
+		fc.body++
+		counts[t] = fc
+		bodyLen++
+	})
+	out = make([]termCount, 0, len(counts))
+	for t, fc := range counts {
+		out = append(out, termCount{term: t, body: uint16(min(fc.body, maxTF)), head: uint8(min(fc.head, maxHeadTF))})
+	}
+	return out, bodyLen, headLen
+}
+
+// fileTitle is the title of c's file: its front matter title, else its file
+// name without the extension, with '-' and '_' read as spaces.
+func (c *chunk) fileTitle() string {
+	if c.title != "" {
+		return c.title
+	}
+	base := path.Base(c.file)
+	base = strings.TrimSuffix(base, path.Ext(base))
+	return strings.NewReplacer("-", " ", "_", " ").Replace(base)
 }

@@ -13,12 +13,13 @@ func (ix *Index) commit(ups []fileUpdate) error {
 	w := &ix.w
 	old := ix.snap.Load()
 	ns := &snapshot{
-		chunks:   slices.Clone(old.chunks),
-		live:     old.live,
-		totalLen: old.totalLen,
-		files:    old.files,
-		skipped:  old.skipped,
-		terms:    old.terms,
+		chunks:    slices.Clone(old.chunks),
+		live:      old.live,
+		totalBody: old.totalBody,
+		totalHead: old.totalHead,
+		files:     old.files,
+		skipped:   old.skipped,
+		terms:     old.terms,
 	}
 	removed := make(map[uint32][]uint32)
 	added := make(map[uint32][]posting)
@@ -35,14 +36,13 @@ func (ix *Index) commit(ups []fileUpdate) error {
 		if u.reindex && oldE != nil {
 			for _, id := range oldE.chunks {
 				c := ns.chunks[id]
-				tcs, _ := w.an.chunkTerms(c, w.counts)
+				tcs, _, _ := w.an.chunkTerms(c, ix.rk, w.counts)
 				for _, tc := range tcs {
 					tid := ix.dict.intern(tc.term)
 					removed[tid] = append(removed[tid], id)
 				}
 				ns.chunks[id] = nil
-				ns.live--
-				ns.totalLen -= uint64(c.length)
+				ns.removeChunk(c)
 				d.delChunks = append(d.delChunks, id)
 				freed = append(freed, id)
 			}
@@ -52,17 +52,16 @@ func (ix *Index) commit(ups []fileUpdate) error {
 			for i, c := range u.chunks {
 				id := w.alloc()
 				ids[i] = id
-				tcs, length := w.an.chunkTerms(c, w.counts)
-				c.length = length
+				tcs, bodyLen, headLen := w.an.chunkTerms(c, ix.rk, w.counts)
+				c.bodyLen, c.headLen = bodyLen, headLen
 				if int(id) >= len(ns.chunks) {
 					ns.chunks = append(ns.chunks, make([]*chunk, int(id)+1-len(ns.chunks))...)
 				}
 				ns.chunks[id] = c
-				ns.live++
-				ns.totalLen += uint64(length)
+				ns.addChunk(c)
 				for _, tc := range tcs {
 					tid := ix.dict.intern(tc.term)
-					added[tid] = append(added[tid], posting{id: id, tf: tc.tf})
+					added[tid] = append(added[tid], posting{id: id, tf: tc.body, ht: tc.head})
 				}
 				d.putChunks = append(d.putChunks, id)
 			}
@@ -94,7 +93,7 @@ func (ix *Index) commit(ups []fileUpdate) error {
 		}
 		d.terms = append(d.terms, tid)
 	}
-	ns.computeNorms()
+	ns.computeNorms(ix.rk)
 	ns.updated = time.Now().UTC()
 
 	err := ix.persist(ns, &d)
@@ -107,6 +106,7 @@ func (ix *Index) commit(ups []fileUpdate) error {
 		}
 	}
 	w.free = append(w.free, freed...)
+	ix.noteFilesChanged()
 	return err
 }
 

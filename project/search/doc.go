@@ -10,10 +10,13 @@
 // on paragraph boundaries with the heading repeated); each section is
 // analyzed into terms (tokenize.go, analyze.go: Unicode words, lowercase,
 // stop words, Snowball English stems, identifiers also as their parts);
-// terms go into an inverted index whose postings hold (chunk id, weighted
-// term frequency), a heading word counting more than a body word
-// (chunkterms.go). Searches score with Okapi BM25 (k1 1.2, b 0.75) over
-// compact in-memory postings (search.go).
+// terms go into an inverted index whose postings hold, per chunk, the
+// term's frequency in the body and its weighted count in the heading field
+// (own heading, enclosing headings, the file's title; chunkterms.go).
+// Searches score with BM25F over the two fields (score.go, rank.go); a
+// query's adjacent words are also looked up joined, as the identifier they
+// may name ("fill struct" finds fillStruct; expansion.go). The choices were
+// measured on the relevance suite (testdata/relevance, docs/benchmarks.md).
 //
 // # Concurrency
 //
@@ -36,8 +39,10 @@
 //	  files/      <path relative to the root> -> size, mtime, SHA-256 prefix,
 //	              skip reason, chunk ids
 //	  chunks/     <chunk id, uint32 BE> -> file, heading path, lines, body
-//	              offset, weighted length, section text
-//	  postings/   <term> -> count, then (chunk id delta, weighted tf) uvarint pairs
+//	              offset, body and heading field lengths, front matter title,
+//	              tags, workflow phase, token estimate, section text
+//	  postings/   <term> -> count, then (chunk id delta, body tf, heading
+//	              count) uvarint triples
 //
 // Each value ends with a CRC-32C (big endian) of the bytes before it.
 // Freed chunk ids are reused; a file's entry lists its chunk ids, so a

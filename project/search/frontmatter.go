@@ -4,11 +4,12 @@ import "strings"
 
 // frontMatter parses YAML front matter: a first line "---", then lines up to
 // a closing "---" or "...". It returns the top-level "key: value" pairs
-// (quotes removed) and the index of the first line after it. Without a
-// closing line there is no front matter and the "---" is text.
-func frontMatter(content string, lines []line) (map[string]string, int) {
+// (quotes removed), the raw YAML between the delimiters and the index of
+// the first line after it. Without a closing line there is no front matter
+// and the "---" is text.
+func frontMatter(content string, lines []line) (map[string]string, string, int) {
 	if len(lines) == 0 || strings.TrimRight(content[lines[0].start:lines[0].end], " \t\r") != "---" {
-		return nil, 0
+		return nil, "", 0
 	}
 	for i := 1; i < len(lines) && i <= maxFrontMatterLines; i++ {
 		t := strings.TrimRight(content[lines[i].start:lines[i].end], " \t\r")
@@ -19,9 +20,13 @@ func frontMatter(content string, lines []line) (map[string]string, int) {
 		for _, l := range lines[1:i] {
 			parseMetaLine(content[l.start:l.end], meta)
 		}
-		return meta, i + 1
+		raw := ""
+		if i > 1 {
+			raw = content[lines[1].start:lines[i-1].end]
+		}
+		return meta, raw, i + 1
 	}
-	return nil, 0
+	return nil, "", 0
 }
 
 func parseMetaLine(text string, meta map[string]string) {

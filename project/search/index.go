@@ -26,6 +26,7 @@ type Index struct {
 	log  *slog.Logger
 	area *store.Area
 	dict *termDict
+	rk   *ranking
 
 	// snap is the state searches read. Only the holder of writeMu stores it.
 	snap atomic.Pointer[snapshot]
@@ -42,8 +43,10 @@ type Index struct {
 	state    string
 	progress Progress
 	changed  chan struct{} // closed and replaced whenever state or progress change
-	lastErr  string
-	rebuild  string
+	// filesChanged is closed and replaced after every commit.
+	filesChanged chan struct{}
+	lastErr      string
+	rebuild      string
 
 	filesRead atomic.Int64
 	outside   outsideReport // paths whose links lead outside the project
@@ -59,7 +62,7 @@ type writer struct {
 	free   []uint32 // free chunk ids
 	next   uint32   // lowest chunk id never used
 	an     *analyzer
-	counts map[string]uint32
+	counts map[string]fieldCounts
 	// dirty is set when a store write failed: the stored copy no longer
 	// matches memory, so the next write rewrites it whole.
 	dirty bool
@@ -76,17 +79,19 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{
-		opts:    opts,
-		log:     opts.Logger.With("project", opts.ProjectID),
-		area:    opts.DB.Area(opts.ProjectID, "index"),
-		dict:    newTermDict(),
-		state:   StateLoading,
-		changed: make(chan struct{}),
-		ready:   make(chan struct{}),
-		done:    make(chan struct{}),
+		opts:         opts,
+		log:          opts.Logger.With("project", opts.ProjectID),
+		area:         opts.DB.Area(opts.ProjectID, "index"),
+		dict:         newTermDict(),
+		rk:           rankingOf(opts),
+		state:        StateLoading,
+		filesChanged: make(chan struct{}),
+		changed:      make(chan struct{}),
+		ready:        make(chan struct{}),
+		done:         make(chan struct{}),
 	}
 	ix.w.an = newAnalyzer()
-	ix.w.counts = make(map[string]uint32)
+	ix.w.counts = make(map[string]fieldCounts)
 	if err := ix.loadOrReset(); err != nil {
 		return nil, err
 	}

@@ -222,10 +222,10 @@ var corruptions = map[string]func(b *store.Bucket) error{
 		return b.Bucket(bucketChunks).Put([]byte("xyz"), []byte("garbage"))
 	},
 	"postings name a missing chunk": func(b *store.Bucket) error {
-		return b.Bucket(bucketPostings).Put([]byte("closing"), encodePostings(&postingList{ids: []uint32{999}, tfs: []uint16{1}}))
+		return b.Bucket(bucketPostings).Put([]byte("closing"), encodePostings(&postingList{ids: []uint32{999}, tfs: []uint16{1}, hts: []uint8{0}}))
 	},
 	"old format": func(b *store.Bucket) error {
-		return b.Bucket(bucketMeta).Put(keyFormat, []byte{0, 0, 0, 0})
+		return b.Bucket(bucketMeta).Put(keyFormat, []byte{0, 0, 0, indexFormat - 1}) // the format before this one
 	},
 	"interrupted full write": func(b *store.Bucket) error {
 		return b.DeleteBucket(bucketMeta)

@@ -49,7 +49,7 @@ func (ix *Index) loadOrReset() error {
 			ix.w.free = append(ix.w.free, id)
 		}
 	}
-	l.snap.computeNorms()
+	l.snap.computeNorms(ix.rk)
 	ix.snap.Store(l.snap)
 	return nil
 }
@@ -120,8 +120,7 @@ func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
 			return fmt.Errorf("chunk %d: %w", id, err)
 		}
 		s.chunks[id] = c
-		s.live++
-		s.totalLen += uint64(c.length)
+		s.addChunk(c)
 		return nil
 	})
 }

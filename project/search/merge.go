@@ -2,10 +2,11 @@ package search
 
 import "slices"
 
-// posting is one (chunk id, weighted term frequency) pair.
+// posting is one chunk id with a term's counts in it.
 type posting struct {
 	id uint32
-	tf uint16
+	tf uint16 // in the body
+	ht uint8  // weighted, in the heading field
 }
 
 // mergePostings returns a new list: old without the ids in removed, plus
@@ -19,11 +20,12 @@ func mergePostings(old *postingList, removed []uint32, added []posting) *posting
 	if n == 0 {
 		return nil
 	}
-	out := &postingList{ids: make([]uint32, 0, n), tfs: make([]uint16, 0, n)}
+	out := &postingList{ids: make([]uint32, 0, n), tfs: make([]uint16, 0, n), hts: make([]uint8, 0, n)}
 	var oldIDs []uint32
 	var oldTFs []uint16
+	var oldHTs []uint8
 	if old != nil {
-		oldIDs, oldTFs = old.ids, old.tfs
+		oldIDs, oldTFs, oldHTs = old.ids, old.tfs, old.hts
 	}
 	i, j, r := 0, 0, 0
 	for i < len(oldIDs) || j < len(added) {
@@ -35,6 +37,7 @@ func mergePostings(old *postingList, removed []uint32, added []posting) *posting
 			if r >= len(removed) || removed[r] != id {
 				out.ids = append(out.ids, id)
 				out.tfs = append(out.tfs, oldTFs[i])
+				out.hts = append(out.hts, oldHTs[i])
 			}
 			i++
 			continue
@@ -44,6 +47,7 @@ func mergePostings(old *postingList, removed []uint32, added []posting) *posting
 		}
 		out.ids = append(out.ids, added[j].id)
 		out.tfs = append(out.tfs, added[j].tf)
+		out.hts = append(out.hts, added[j].ht)
 		j++
 	}
 	if len(out.ids) == 0 {

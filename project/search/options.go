@@ -39,6 +39,9 @@ type Options struct {
 	// beforeBatch, when set (by tests), runs before each batch of a
 	// catch-up.
 	beforeBatch func()
+	// ranking, when set (by the relevance benchmark), replaces
+	// defaultRanking.
+	ranking *ranking
 }
 
 // normalize checks opts and returns a copy with defaults applied and the

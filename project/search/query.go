@@ -29,16 +29,26 @@ type Query struct {
 	// PathPrefix keeps only files whose path relative to the root starts
 	// with it (for example ".praxis-os/standards/testing").
 	PathPrefix string
+	// Phase, when not nil, keeps only files of that workflow phase (front
+	// matter "phase", or a workflow's phases/<N>/ folder).
+	Phase *int
+	// Tags keeps only files whose front matter lists every one of them
+	// (compared without case).
+	Tags []string
 }
 
 // plan is a query analyzed against the index's analyzer.
 type plan struct {
 	terms    []string   // distinct index terms, sorted
 	required []bool     // per term: every result must contain it (phrase words)
+	weights  []float32  // per term: its weight in the score; nil means 1 each
+	joined   []string   // adjacent query words written as one identifier ("fill struct" -> "fillstruct")
 	need     int        // number of required terms
 	phrases  [][]string // term streams that must occur contiguously
 	n        int
 	prefix   string
+	phase    int      // -1: any
+	tags     []string // lowercased
 }
 
 var queryAnalyzers = sync.Pool{New: func() any { return newAnalyzer() }}
@@ -52,7 +62,7 @@ func compile(q Query) (*plan, error) {
 	if len(text) > maxQueryBytes {
 		return nil, fmt.Errorf("query is %d bytes long; keep it under %d", len(text), maxQueryBytes)
 	}
-	p := &plan{n: q.N}
+	p := &plan{n: q.N, phase: -1}
 	if p.n == 0 {
 		p.n = DefaultResults
 	}
@@ -65,6 +75,19 @@ func compile(q Query) (*plan, error) {
 			return nil, fmt.Errorf("path_prefix %q must be a path relative to the project root", q.PathPrefix)
 		}
 		p.prefix = pre
+	}
+	if q.Phase != nil {
+		if *q.Phase < 0 {
+			return nil, fmt.Errorf("filter_phase must be a phase number, 0 or more (got %d)", *q.Phase)
+		}
+		p.phase = *q.Phase
+	}
+	for _, t := range q.Tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if t == "" {
+			return nil, errors.New("filter_tags holds an empty tag: give tag names, or leave filter_tags out")
+		}
+		p.tags = append(p.tags, t)
 	}
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
@@ -79,6 +102,7 @@ func compile(q Query) (*plan, error) {
 			}
 		})
 		if !quoted {
+			p.joined = append(p.joined, joinedPairs(an, part)...)
 			continue
 		}
 		var stream []string
@@ -105,6 +129,30 @@ func compile(q Query) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// joinedPairs returns each pair of adjacent words of text, lowercased and
+// written together: the compound term an identifier such as fillStruct or
+// directory_filters is indexed under.
+func joinedPairs(an *analyzer, text string) []string {
+	var out []string
+	prev := ""
+	tokenize(text, func(start, end int) {
+		w := an.lowerString(text[start:end])
+		if prev != "" && len(prev)+len(w) <= maxTermLen {
+			out = append(out, prev+w)
+		}
+		prev = w
+	})
+	return out
+}
+
+// weight is the score weight of term i.
+func (p *plan) weight(i int) float32 {
+	if p.weights == nil {
+		return 1
+	}
+	return p.weights[i]
 }
 
 // filepath2slash normalizes separators without touching the meaning of the

@@ -97,6 +97,8 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 func buildChunks(rel, content string) []*chunk {
 	doc := chunkMarkdown(content)
 	out := make([]*chunk, 0, len(doc.Sections))
+	title := doc.Meta["title"]
+	lb := fileLabels(rel, doc.RawMeta)
 	for _, s := range doc.Sections {
 		out = append(out, &chunk{
 			file:      rel,
@@ -104,7 +106,11 @@ func buildChunks(rel, content string) []*chunk {
 			start:     s.StartLine,
 			end:       s.EndLine,
 			text:      s.Text,
+			tokens:    uint32(estimateTokens(s.Text)),
 			bodyStart: s.BodyStart,
+			title:     title,
+			tags:      lb.tags,
+			phase:     lb.phase,
 		})
 	}
 	return out

@@ -32,7 +32,7 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 	files := make(map[string]*fileEntry, len(paths))
 	var chunks []*chunk
 	var lists []postingBuilder
-	var totalLen uint64
+	ns := &snapshot{}
 	nfiles, nskipped := 0, 0
 	workers := max(1, runtime.GOMAXPROCS(0))
 	ans := make([]*analyzer, workers)
@@ -63,14 +63,15 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 				id := uint32(len(chunks))
 				ids[k] = id
 				chunks = append(chunks, c)
-				totalLen += uint64(c.length)
+				ns.addChunk(c)
 				for _, tc := range a.terms[k] {
 					tid := ix.dict.intern(tc.term)
 					if int(tid) >= len(lists) {
 						lists = append(lists, make([]postingBuilder, int(tid)+1-len(lists))...)
 					}
 					lists[tid].ids = append(lists[tid].ids, id)
-					lists[tid].tfs = append(lists[tid].tfs, tc.tf)
+					lists[tid].tfs = append(lists[tid].tfs, tc.body)
+					lists[tid].hts = append(lists[tid].hts, tc.head)
 				}
 			}
 			e.chunks = ids
@@ -79,17 +80,17 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 		ix.setProgress(i+len(part), len(paths))
 	}
 
-	ns := &snapshot{chunks: chunks, live: len(chunks), totalLen: totalLen, files: nfiles, skipped: nskipped}
+	ns.chunks, ns.files, ns.skipped = chunks, nfiles, nskipped
 	ns.postings = make([]*postingList, ix.dict.size())
 	for tid := range lists {
 		if n := len(lists[tid].ids); n > 0 {
 			// Exact-size copies: the builders' append slack would double the memory.
-			ns.postings[tid] = &postingList{ids: slices.Clone(lists[tid].ids), tfs: slices.Clone(lists[tid].tfs)}
+			ns.postings[tid] = &postingList{ids: slices.Clone(lists[tid].ids), tfs: slices.Clone(lists[tid].tfs), hts: slices.Clone(lists[tid].hts)}
 			lists[tid] = postingBuilder{}
 			ns.terms++
 		}
 	}
-	ns.computeNorms()
+	ns.computeNorms(ix.rk)
 	ns.updated = time.Now().UTC()
 
 	w.next = uint32(len(chunks))
@@ -97,6 +98,7 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 	err := ix.persistFull(ns, files, nil)
 	ix.snap.Store(ns)
 	w.files = files
+	ix.noteFilesChanged()
 	return err
 }
 
@@ -104,6 +106,7 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 type postingBuilder struct {
 	ids []uint32
 	tfs []uint16
+	hts []uint8
 }
 
 // analyzeBatch reads (when changed) and analyzes the files of one batch in
@@ -115,7 +118,7 @@ func (ix *Index) analyzeBatch(paths []string, old *snapshot, ans []*analyzer, ou
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			counts := make(map[string]uint32)
+			counts := make(map[string]fieldCounts)
 			for i := range next {
 				out[i] = ix.analyzeFile(paths[i], old, an, counts)
 			}
@@ -129,7 +132,7 @@ func (ix *Index) analyzeBatch(paths []string, old *snapshot, ans []*analyzer, ou
 }
 
 // analyzeFile brings one file up to date for a bulk build.
-func (ix *Index) analyzeFile(rel string, old *snapshot, an *analyzer, counts map[string]uint32) analyzed {
+func (ix *Index) analyzeFile(rel string, old *snapshot, an *analyzer, counts map[string]fieldCounts) analyzed {
 	prev := ix.w.files[rel]
 	u := ix.readUpdate(rel, prev, false)
 	a := analyzed{update: u}
@@ -146,9 +149,9 @@ func (ix *Index) analyzeFile(rel string, old *snapshot, an *analyzer, counts map
 	}
 	a.terms = make([][]termCount, len(a.chunks))
 	for k, c := range a.chunks {
-		tcs, length := an.chunkTerms(c, counts)
+		tcs, bodyLen, headLen := an.chunkTerms(c, ix.rk, counts)
 		if u.reindex {
-			c.length = length
+			c.bodyLen, c.headLen = bodyLen, headLen
 		}
 		a.terms[k] = tcs
 	}

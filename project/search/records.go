@@ -8,7 +8,10 @@ import (
 // indexFormat is the version of the stored index: the record encodings
 // below and the analyzer's output. Change it whenever either changes; a
 // stored index of another format is rebuilt.
-const indexFormat = 1
+//
+// Format 2 added the heading field to postings (BM25F), the field lengths,
+// front matter title, tags, workflow phase and token estimate to chunks.
+const indexFormat = 2
 
 // Bucket and key names inside the index area (see doc.go for the tree).
 const (
@@ -81,7 +84,15 @@ func encodeChunk(c *chunk) []byte {
 	e.uvarint(uint64(c.start))
 	e.uvarint(uint64(c.end))
 	e.uvarint(uint64(c.bodyStart))
-	e.uvarint(uint64(c.length))
+	e.uvarint(uint64(c.bodyLen))
+	e.uvarint(uint64(c.headLen))
+	e.str(c.title)
+	e.uvarint(uint64(len(c.tags)))
+	for _, t := range c.tags {
+		e.str(t)
+	}
+	e.varint(int64(c.phase))
+	e.uvarint(uint64(c.tokens))
 	e.str(c.text)
 	return e.seal()
 }
@@ -98,7 +109,17 @@ func decodeChunk(v []byte) (*chunk, error) {
 	c.start = int(d.uvarint())
 	c.end = int(d.uvarint())
 	c.bodyStart = int(d.uvarint())
-	c.length = uint32(d.uvarint())
+	c.bodyLen = uint32(d.uvarint())
+	c.headLen = uint32(d.uvarint())
+	c.title = d.str()
+	if n := d.count(1); n > 0 {
+		c.tags = make([]string, n)
+		for i := range c.tags {
+			c.tags[i] = d.str()
+		}
+	}
+	c.phase = int(d.varint())
+	c.tokens = uint32(d.uvarint())
 	c.text = d.str()
 	if err := d.done(); err != nil {
 		return nil, err
@@ -109,15 +130,17 @@ func decodeChunk(v []byte) (*chunk, error) {
 	return c, nil
 }
 
-// encodePostings stores a posting list as a count, then (id delta, tf) pairs.
+// encodePostings stores a posting list as a count, then (id delta, body
+// tf, heading count) triples.
 func encodePostings(p *postingList) []byte {
 	var e enc
-	e.b = make([]byte, 0, 3*len(p.ids)+8)
+	e.b = make([]byte, 0, 4*len(p.ids)+8)
 	e.uvarint(uint64(len(p.ids)))
 	prev := uint32(0)
 	for i, id := range p.ids {
 		e.uvarint(uint64(id - prev))
 		e.uvarint(uint64(p.tfs[i]))
+		e.uvarint(uint64(p.hts[i]))
 		prev = id
 	}
 	return e.seal()
@@ -125,8 +148,8 @@ func encodePostings(p *postingList) []byte {
 
 func decodePostings(v []byte) (*postingList, error) {
 	d := open(v)
-	n := d.count(2)
-	p := &postingList{ids: make([]uint32, n), tfs: make([]uint16, n)}
+	n := d.count(3)
+	p := &postingList{ids: make([]uint32, n), tfs: make([]uint16, n), hts: make([]uint8, n)}
 	var id uint64
 	for i := 0; i < n && d.err == nil; i++ {
 		delta := d.uvarint()
@@ -134,11 +157,11 @@ func decodePostings(v []byte) (*postingList, error) {
 			d.fail("posting order")
 		}
 		id += delta
-		tf := d.uvarint()
-		if id > 1<<32-1 || tf == 0 || tf > maxTF {
+		tf, ht := d.uvarint(), d.uvarint()
+		if id > 1<<32-1 || tf+ht == 0 || tf > maxTF || ht > maxHeadTF {
 			d.fail("posting")
 		}
-		p.ids[i], p.tfs[i] = uint32(id), uint16(tf)
+		p.ids[i], p.tfs[i], p.hts[i] = uint32(id), uint16(tf), uint8(ht)
 	}
 	return p, d.done()
 }

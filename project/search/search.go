@@ -18,7 +18,15 @@ type Result struct {
 	// the best N.
 	Total       int     `json:"total"`
 	QueryTimeMS float64 `json:"query_time_ms"`
+	// RetrievalMethod names how results were ranked: "bm25f" (praxis-os
+	// answers "vector" or "grep_fallback" here).
+	RetrievalMethod string `json:"retrieval_method"`
+	// TotalTokens sums the results' Tokens.
+	TotalTokens int `json:"total_tokens"`
 }
+
+// RetrievalMethod is the value of [Result.RetrievalMethod].
+const RetrievalMethod = "bm25f"
 
 // Hit is one matching section.
 type Hit struct {
@@ -31,6 +39,12 @@ type Hit struct {
 	// Content is the section's text, trimmed to a window around the
 	// matches when it is long.
 	Content string `json:"content"`
+	// Tokens estimates the tokens Content costs a language model
+	// (see estimateTokens).
+	Tokens int `json:"tokens"`
+	// Tags and Phase are the file's labels, when it has them.
+	Tags  []string `json:"tags,omitempty"`
+	Phase *int     `json:"phase,omitempty"`
 }
 
 // scratch holds per-search arrays indexed by chunk id; reused via a pool.
@@ -42,8 +56,8 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// Search ranks the sections matching q with BM25 (k1 1.2, b 0.75, heading
-// words weighted up). Ties are broken by file path, then line, so results
+// Search ranks the sections matching q with BM25F over each section's
+// heading field (its heading path and file title) and body (see rank.go). Ties are broken by file path, then line, so results
 // are deterministic. A search made while the first catch-up after Open is
 // still running waits for it, as long as ctx allows.
 func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
@@ -72,71 +86,42 @@ type candidate struct {
 
 // run scores p against snapshot s.
 func (ix *Index) run(s *snapshot, p *plan) *Result {
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
-	if len(sc.scores) < len(s.chunks) {
-		sc.scores = make([]float32, len(s.chunks))
-		sc.req = make([]uint8, len(s.chunks))
-	}
-	sc.touched = sc.touched[:0]
-	n := float64(s.live)
-	for i, term := range p.terms {
-		tid, ok := ix.dict.lookup(term)
-		if !ok {
-			continue
-		}
-		pl := s.postingsOf(tid)
-		if pl == nil {
-			continue
-		}
-		df := float64(len(pl.ids))
-		idf := float32(math.Log(1 + (n-df+0.5)/(df+0.5)))
-		req := p.required[i]
-		for j, id := range pl.ids {
-			tf := float32(pl.tfs[j])
-			if sc.scores[id] == 0 {
-				sc.touched = append(sc.touched, id)
-			}
-			sc.scores[id] += idf * tf * (bm25K1 + 1) / (tf + s.norms[id])
-			if req {
-				sc.req[id]++
-			}
-		}
-	}
-
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
-	var cands []candidate
-	for _, id := range sc.touched {
-		score, req := sc.scores[id], sc.req[id]
-		sc.scores[id], sc.req[id] = 0, 0
-		if int(req) < p.need {
-			continue
+	p = ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, p)))
+	cands := ix.candidates(s, p, an)
+	total := len(cands)
+	if rk := ix.rk; rk.prfWeight > 0 && len(cands) > 0 {
+		if extra := ix.feedbackTerms(s, p, topN(s, cands, rk.prfDocs)); len(extra) > 0 {
+			cands = ix.candidates(s, p.plus(extra, rk.prfWeight), an)
 		}
-		c := s.chunks[id]
-		if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
-			continue
-		}
-		if !phrasesMatch(an, c, p.phrases) {
-			continue
-		}
-		cands = append(cands, candidate{id: id, score: score})
 	}
 	best := topN(s, cands, p.n)
-	res := &Result{Results: make([]Hit, 0, len(best)), Total: len(cands)}
+	res := &Result{Results: make([]Hit, 0, len(best)), Total: total, RetrievalMethod: RetrievalMethod}
 	wanted := make(map[string]bool, len(p.terms))
 	for _, t := range p.terms {
 		wanted[t] = true
 	}
 	for _, cd := range best {
 		c := s.chunks[cd.id]
-		res.Results = append(res.Results, Hit{
+		h := Hit{
 			File:           c.file,
 			Section:        c.section(),
 			Lines:          [2]int{c.start, c.end},
 			RelevanceScore: math.Round(float64(cd.score)*1e4) / 1e4,
 			Content:        trimContent(an, c.text, wanted),
-		})
+			Tags:           c.tags,
+		}
+		if c.phase >= 0 {
+			ph := c.phase
+			h.Phase = &ph
+		}
+		h.Tokens = int(c.tokens)
+		if len(h.Content) != len(c.text) { // trimmed to a window
+			h.Tokens = estimateTokens(h.Content)
+		}
+		res.TotalTokens += h.Tokens
+		res.Results = append(res.Results, h)
 	}
 	return res
 }
@@ -180,4 +165,37 @@ func topN(s *snapshot, cands []candidate, n int) []candidate {
 	}
 	slices.SortFunc(cands, better)
 	return cands[:min(n, len(cands))]
+}
+
+// candidates scores p against s and returns the sections that pass its
+// filters (required terms, path prefix, phrases).
+func (ix *Index) candidates(s *snapshot, p *plan, an *analyzer) []candidate {
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	if len(sc.scores) < len(s.chunks) {
+		sc.scores = make([]float32, len(s.chunks))
+		sc.req = make([]uint8, len(s.chunks))
+	}
+	sc.touched = sc.touched[:0]
+	ix.score(s, p, sc)
+	var cands []candidate
+	for _, id := range sc.touched {
+		score, req := sc.scores[id], sc.req[id]
+		sc.scores[id], sc.req[id] = 0, 0
+		if int(req) < p.need {
+			continue
+		}
+		c := s.chunks[id]
+		if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
+			continue
+		}
+		if (p.phase >= 0 && c.phase != p.phase) || !c.hasTags(p.tags) {
+			continue
+		}
+		if !phrasesMatch(an, c, p.phrases) {
+			continue
+		}
+		cands = append(cands, candidate{id: id, score: score})
+	}
+	return cands
 }

@@ -5,12 +5,6 @@ import (
 	"time"
 )
 
-// BM25 parameters.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
 // chunk is one indexed section in memory. Chunks are immutable once built.
 type chunk struct {
 	file      string   // path relative to the root, slash-separated
@@ -19,16 +13,23 @@ type chunk struct {
 	end       int      // last line, inclusive
 	text      string   // section text, starting with its heading line
 	bodyStart int      // offset in text where the body begins
-	length    uint32   // weighted term count: the BM25 document length
+	title     string   // the file's front matter title, if any
+	tags      []string // the file's front matter tags
+	phase     int      // workflow phase number, -1 when none
+	tokens    uint32   // estimated model tokens of text (estimateTokens)
+	bodyLen   uint32   // terms in the body: its BM25F field length
+	headLen   uint32   // weighted terms in the heading field
 }
 
 func (c *chunk) section() string { return strings.Join(c.heading, " > ") }
 
 // postingList holds the chunks that contain one term, by ascending chunk id,
-// with the term's weighted frequency in each. It is immutable once built.
+// with the term's frequency in each one's body (tfs) and its weighted count
+// in each one's heading field (hts). It is immutable once built.
 type postingList struct {
 	ids []uint32
 	tfs []uint16
+	hts []uint8
 }
 
 func (p *postingList) len() int {
@@ -43,15 +44,19 @@ func (p *postingList) len() int {
 // search never sees a half-applied change. Slices are never modified after
 // the swap (the writer copies what it changes).
 type snapshot struct {
-	chunks   []*chunk       // by chunk id; nil for a free id
-	norms    []float32      // by chunk id: k1*(1-b+b*len/avglen)
-	postings []*postingList // by term id; nil when the term occurs nowhere
-	live     int            // chunks that are not nil
-	totalLen uint64         // sum of live chunk lengths
-	files    int            // indexed files
-	skipped  int            // files seen but not indexed
-	terms    int            // terms with postings
-	updated  time.Time      // when this state was committed
+	chunks []*chunk // by chunk id; nil for a free id
+	// bodyNorm and headNorm are, by chunk id, 1/(1-b+b*len/avglen) of
+	// each field: BM25F's length normalization, inverted.
+	bodyNorm  []float32
+	headNorm  []float32
+	postings  []*postingList // by term id; nil when the term occurs nowhere
+	live      int            // chunks that are not nil
+	totalBody uint64         // sum of live chunks' body lengths
+	totalHead uint64         // sum of live chunks' heading field lengths
+	files     int            // indexed files
+	skipped   int            // files seen but not indexed
+	terms     int            // terms with postings
+	updated   time.Time      // when this state was committed
 }
 
 // postingsOf returns the postings of a term id (nil when the id is newer
@@ -63,19 +68,32 @@ func (s *snapshot) postingsOf(id uint32) *postingList {
 	return s.postings[id]
 }
 
-// computeNorms fills s.norms from the chunk lengths.
-func (s *snapshot) computeNorms() {
-	s.norms = make([]float32, len(s.chunks))
+// addChunk and removeChunk keep the live count and field totals.
+func (s *snapshot) addChunk(c *chunk) {
+	s.live++
+	s.totalBody += uint64(c.bodyLen)
+	s.totalHead += uint64(c.headLen)
+}
+
+func (s *snapshot) removeChunk(c *chunk) {
+	s.live--
+	s.totalBody -= uint64(c.bodyLen)
+	s.totalHead -= uint64(c.headLen)
+}
+
+// computeNorms fills the length normalizations from the chunk lengths.
+func (s *snapshot) computeNorms(rk *ranking) {
+	s.bodyNorm = make([]float32, len(s.chunks))
+	s.headNorm = make([]float32, len(s.chunks))
 	if s.live == 0 {
 		return
 	}
-	avg := float64(s.totalLen) / float64(s.live)
-	if avg == 0 {
-		avg = 1
-	}
+	avgBody := max(1, float64(s.totalBody)/float64(s.live))
+	avgHead := max(1, float64(s.totalHead)/float64(s.live))
 	for id, c := range s.chunks {
 		if c != nil {
-			s.norms[id] = float32(bm25K1 * (1 - bm25B + bm25B*float64(c.length)/avg))
+			s.bodyNorm[id] = float32(1 / (1 - float64(rk.bodyB) + float64(rk.bodyB)*float64(c.bodyLen)/avgBody))
+			s.headNorm[id] = float32(1 / (1 - float64(rk.headB) + float64(rk.headB)*float64(c.headLen)/avgHead))
 		}
 	}
 }

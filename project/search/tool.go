@@ -15,15 +15,19 @@ const ToolName = "search_standards"
 
 const toolDescription = `Search this project's standards, usage guides and workflows (markdown under .praxis-os) and return the best matching sections.
 
-Ranking is BM25 over section headings and text; words are matched by stem ("closing" finds "close"), and code identifiers also match by their parts (snake_case, camelCase, dotted.names). Put a phrase in double quotes to require it word for word.
+Ranking is BM25F over each section's heading path (with its file's title) and its text; words are matched by stem ("closing" finds "close"), code identifiers also match by their parts (snake_case, camelCase, dotted.names), and adjacent words also match the identifier they spell ("fill struct" finds fillStruct). Put a phrase in double quotes to require it word for word.
 
-Returns {results: [{file, section, lines: [start, end], relevance_score, content}], total, query_time_ms}: file is relative to the project root, section is the heading path ("Title > Section > Sub"), relevance_score is higher-is-better (compare scores within one answer only), content is the section text (a window around the matches when the section is long), and total counts all matching sections.`
+filter_phase and filter_tags narrow the search to files labelled so (front matter "phase" and "tags", or a workflow's phases/N/ folder), as praxis-os agents send them.
+
+Returns {results: [{file, section, lines: [start, end], relevance_score, content, tokens, tags, phase}], total, total_tokens, retrieval_method, query_time_ms}: file is relative to the project root, section is the heading path ("Title > Section > Sub"), relevance_score is higher-is-better (compare scores within one answer only), content is the section text (a window around the matches when the section is long), tokens estimates what content costs in model tokens (total_tokens sums them), retrieval_method is "bm25f", and total counts all matching sections.`
 
 // searchArgs are the tool's arguments.
 type searchArgs struct {
-	Query      string `json:"query"`
-	NResults   int    `json:"n_results"`
-	PathPrefix string `json:"path_prefix,omitempty"`
+	Query       string   `json:"query"`
+	NResults    int      `json:"n_results"`
+	PathPrefix  string   `json:"path_prefix,omitempty"`
+	FilterPhase *int     `json:"filter_phase,omitempty"`
+	FilterTags  []string `json:"filter_tags,omitempty"`
 }
 
 // inputSchema is built once: every server shares the pointer, so that the
@@ -48,6 +52,16 @@ var inputSchema = sync.OnceValue(func() *jsonschema.Schema {
 				Type:        "string",
 				Description: `Only search files whose path (relative to the project root) starts with this, e.g. ".praxis-os/standards/testing".`,
 			},
+			"filter_phase": {
+				Types:       []string{"integer", "null"},
+				Minimum:     jsonschema.Ptr(0.0),
+				Description: `Only search files of this workflow phase: a "phase: N" front matter key, or a workflow's phases/N/ folder.`,
+			},
+			"filter_tags": {
+				Types:       []string{"array", "null"},
+				Items:       &jsonschema.Schema{Type: "string"},
+				Description: `Only search files whose front matter "tags" lists every one of these (compared without case).`,
+			},
 		},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}
@@ -66,7 +80,7 @@ func AddTools(s *mcp.Server, ix *Index) {
 		InputSchema: inputSchema(),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, args searchArgs) (*mcp.CallToolResult, *Result, error) {
-		q := Query{Text: args.Query, N: args.NResults, PathPrefix: args.PathPrefix}
+		q := Query{Text: args.Query, N: args.NResults, PathPrefix: args.PathPrefix, Phase: args.FilterPhase, Tags: args.FilterTags}
 		if _, err := compile(q); err != nil {
 			return nil, nil, err
 		}

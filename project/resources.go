@@ -1,0 +1,154 @@
+package project
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/berth-dev/berth/project/search"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxResourceBytes bounds what a resource read returns: the index skips
+// larger files, so an indexed file is smaller unless it grew since.
+const maxResourceBytes = 4 << 20
+
+// fileURI is the resource URI of a file: file:// and its absolute path.
+func fileURI(abs string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+}
+
+// resource describes an indexed file as an MCP resource.
+func (c *catalog) resource(uri string, f search.File) *mcp.Resource {
+	title := f.Title
+	if title == "" {
+		title = strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
+	}
+	return &mcp.Resource{
+		URI:         uri,
+		Name:        f.Path,
+		Title:       title,
+		Description: "Project standard (markdown) at " + f.Path,
+		MIMEType:    "text/markdown",
+		Size:        f.Size,
+	}
+}
+
+// followIndex publishes the indexed files and follows every change to them
+// until ctx ends.
+func (c *catalog) followIndex(ctx context.Context) {
+	defer close(c.done)
+	// Files waits for the index's writer: start after the first catch-up,
+	// so that closing the engine during a long first build does not wait
+	// for it here.
+	if c.index.WaitReady(ctx); ctx.Err() != nil {
+		return
+	}
+	for {
+		changed := c.index.FilesChanged()
+		c.syncFiles(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// syncFiles brings the published resources in line with the index: new
+// files are added and gone ones removed on every server (each sends
+// notifications/resources/list_changed), and a file whose content changed
+// is announced to its subscribers (notifications/resources/updated).
+func (c *catalog) syncFiles(ctx context.Context) {
+	now := map[string]search.File{}
+	for _, f := range c.index.Files() {
+		now[fileURI(filepath.Join(c.root, filepath.FromSlash(f.Path)))] = f
+	}
+	c.mu.Lock()
+	var gone, updated []string
+	added := map[string]search.File{}
+	for uri, old := range c.files {
+		f, ok := now[uri]
+		switch {
+		case !ok:
+			gone = append(gone, uri)
+		case f.Hash != old.Hash:
+			updated = append(updated, uri)
+		}
+	}
+	for uri, f := range now {
+		if old, ok := c.files[uri]; !ok || old.Hash != f.Hash || old.Title != f.Title || old.Size != f.Size {
+			added[uri] = f
+		}
+	}
+	c.files = now
+	servers := append([]*mcp.Server(nil), c.servers...)
+	c.mu.Unlock()
+
+	// Outside the lock: a server a concurrent serve added already has the
+	// new state, and adding a resource again only replaces it.
+	for _, s := range servers {
+		for uri, f := range added {
+			s.AddResource(c.resource(uri, f), c.read)
+		}
+		if len(gone) > 0 {
+			s.RemoveResources(gone...)
+		}
+		for _, uri := range updated {
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+				c.log.Debug("resource updated notification failed", "uri", uri, "err", err)
+			}
+		}
+	}
+}
+
+// lookup returns the indexed file a URI names.
+func (c *catalog) lookup(uri string) (search.File, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.files[uri]
+	return f, ok
+}
+
+// read answers resources/read with the file's current content.
+func (c *catalog) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	f, ok := c.lookup(uri)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	data, err := readCapped(filepath.Join(c.root, filepath.FromSlash(f.Path)), maxResourceBytes)
+	if os.IsNotExist(err) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Path, err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+		{URI: uri, MIMEType: "text/markdown", Text: string(data)},
+	}}, nil
+}
+
+// subscribe accepts a subscription to a published resource.
+func (c *catalog) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	if _, ok := c.lookup(req.Params.URI); !ok {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	return nil
+}
+
+// readCapped reads a file, refusing one larger than limit.
+func readCapped(name string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("file is %d bytes, more than the %d a resource read returns", fi.Size(), limit)
+	}
+	return os.ReadFile(name)
+}

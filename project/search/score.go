@@ -1,0 +1,39 @@
+package search
+
+import "math"
+
+// score adds the BM25F score of every section holding a term of p to
+// sc.scores, lists the sections it touched in sc.touched, and counts in
+// sc.req the required terms each holds.
+//
+// BM25F (Robertson, Zaragoza and Taylor, 2004): a term's frequencies in the
+// fields are length-normalized per field, weighted and summed into one
+// pseudo-frequency t, which saturates once: idf * t * (k1+1) / (t + k1).
+func (ix *Index) score(s *snapshot, p *plan, sc *scratch) {
+	rk := ix.rk
+	k1 := rk.k1
+	n := float64(s.live)
+	for i, term := range p.terms {
+		tid, ok := ix.dict.lookup(term)
+		if !ok {
+			continue
+		}
+		pl := s.postingsOf(tid)
+		if pl == nil {
+			continue
+		}
+		df := float64(len(pl.ids))
+		w := float32(math.Log(1+(n-df+0.5)/(df+0.5))) * (k1 + 1) * p.weight(i)
+		req := p.required[i]
+		for j, id := range pl.ids {
+			t := float32(pl.tfs[j])*s.bodyNorm[id] + rk.headWeight*float32(pl.hts[j])*s.headNorm[id]
+			if sc.scores[id] == 0 {
+				sc.touched = append(sc.touched, id)
+			}
+			sc.scores[id] += w * t / (t + k1)
+			if req {
+				sc.req[id]++
+			}
+		}
+	}
+}
