@@ -40,7 +40,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 	fs.String("auth", "none", "none, or token: project endpoints require the bearer token in $BERTH_HOME/token")
 	fs.String("log-level", "info", "debug, info, warn or error")
 	autostarted := fs.Bool("autostarted", false, "started by berth-shim: apply idle_timeout")
-	pprofAddr := fs.String("pprof", "", "serve Go runtime profiles on this loopback address (debugging, `berth bench`)")
+	pprofAddr := fs.String("pprof", "", "serve Go runtime profiles on this loopback address (debugging, berth-bench)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}

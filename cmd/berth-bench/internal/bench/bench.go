@@ -1,7 +1,7 @@
-// Package bench is `berth bench`: end-to-end benchmarks of real Berth
+// Package bench is berth-bench: end-to-end benchmarks of real Berth
 // processes against their peers, measured side by side in one run.
 //
-//	berth bench [load|e2e|all] [flags]
+//	go run ./cmd/berth-bench [load|e2e|all] [flags]
 //
 // e2e: warm attach and cold start of berth-shim, the forwarding hop of a
 // small tool call (peer: mcp-remote, installed with npm into the user cache
@@ -55,16 +55,7 @@ type Options struct {
 	Stdout, Stderr io.Writer
 }
 
-// Run parses the command line of `berth bench` and runs it.
-func Run(ctx context.Context, args []string) error {
-	o, err := ParseArgs(args)
-	if err != nil {
-		return err
-	}
-	return RunOptions(ctx, o)
-}
-
-// ParseArgs reads `berth bench` arguments; the defaults are the documented run.
+// ParseArgs reads berth-bench's arguments; the defaults are the documented run.
 func ParseArgs(args []string) (Options, error) {
 	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -86,9 +77,9 @@ func ParseArgs(args []string) (Options, error) {
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long the load runs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return o, fmt.Errorf("usage: berth bench [load|e2e|all] [flags]\n%s", fs.FlagUsages())
+			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|all] [flags]\n%s", fs.FlagUsages())
 		}
-		return o, fmt.Errorf("%w (see berth bench --help)", err)
+		return o, fmt.Errorf("%w (see go run ./cmd/berth-bench --help)", err)
 	}
 	switch fs.NArg() {
 	case 0:
@@ -195,7 +186,7 @@ func RunOptions(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("write the raw output: %w", err)
 	}
-	fmt.Fprintf(o.Stdout, "berth bench %s, %s\n%s\n\n", o.Mode, r.rs.run, machine)
+	fmt.Fprintf(o.Stdout, "berth-bench %s, %s\n%s\n\n", o.Mode, r.rs.run, machine)
 	writeTable(o.Stdout, r.rs, o.Mode)
 	fmt.Fprintf(o.Stdout, "\nraw: %s\n", strings.Join(paths, ", "))
 	return nil
@@ -233,7 +224,7 @@ type binaries struct {
 const staticSubject = "berth-nocgo"
 
 // binaries: --bin, else a fresh build from the source tree (plus the shim
-// built without cgo), else this executable and the berth-shim beside it.
+// built without cgo), else the berth and berth-shim beside this executable.
 func (r *runner) binaries(ctx context.Context) (binaries, error) {
 	dir, static := r.o.Bin, ""
 	if dir == "" && r.src != "" {

@@ -227,7 +227,7 @@ func writeRaw(dir string, rs *results, started time.Time, machine string) ([]str
 		jl.Write(b)
 		jl.WriteByte('\n')
 	}
-	fmt.Fprintf(&txt, "# berth bench, %s\n# %s\n", rs.run, machine)
+	fmt.Fprintf(&txt, "# berth-bench, %s\n# %s\n", rs.run, machine)
 	for _, r := range rs.list {
 		if r.Skipped == "" {
 			fmt.Fprintf(&txt, "Benchmark%s/%s/%s 1 %g %s\n", title(r.Bench), r.Subject, r.Metric, r.Value, strings.ReplaceAll(r.Unit, " ", "-"))
