@@ -7,8 +7,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,28 +97,6 @@ func Home(tb testing.TB) string {
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
-}
-
-// PortRange returns a range of n loopback ports that were all free a moment ago.
-func PortRange(tb testing.TB, n int) (start, end int) {
-	tb.Helper()
-	for attempt := 0; attempt < 50; attempt++ {
-		start = 20000 + rand.IntN(30000)
-		free := true
-		for p := start; p < start+n; p++ {
-			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-			if err != nil {
-				free = false
-				break
-			}
-			ln.Close()
-		}
-		if free {
-			return start, start + n - 1
-		}
-	}
-	tb.Fatal("no free port range found")
-	return 0, 0
 }
 
 // Broker is a running `berth serve`.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shirou/gopsutil/v4/process"
+	"github.com/berth-dev/berth/broker/brokertest"
 )
 
 // TestBenchSmoke runs every benchmark at tiny sizes against real processes
@@ -43,7 +43,7 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	kept = strings.TrimSpace(kept)
 	t.Cleanup(func() { os.RemoveAll(kept) })
-	if left := processesUnder(t, kept); len(left) > 0 {
+	if left := brokertest.Processes(t, func(_, home string) bool { return strings.HasPrefix(home, kept+string(filepath.Separator)) }); len(left) > 0 {
 		t.Errorf("processes left running with a home in %s: %v", kept, left)
 	}
 
@@ -110,28 +110,6 @@ func TestBenchSmoke(t *testing.T) {
 	if lines == 0 {
 		t.Error("latest.txt has no figures")
 	}
-}
-
-// processesUnder lists the pids whose BERTH_HOME lies under dir.
-func processesUnder(t *testing.T, dir string) []int32 {
-	t.Helper()
-	procs, err := process.Processes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int32
-	for _, p := range procs {
-		env, err := p.Environ()
-		if err != nil {
-			continue // gone, or not ours to read
-		}
-		for _, kv := range env {
-			if home, ok := strings.CutPrefix(kv, "BERTH_HOME="); ok && strings.HasPrefix(home, dir+string(filepath.Separator)) {
-				out = append(out, p.Pid)
-			}
-		}
-	}
-	return out
 }
 
 func TestParseArgs(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ const tsClientDir = "testdata/tsclient"
 // install fails.
 func needTSClient(t *testing.T) string {
 	t.Helper()
-	const fix = "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/testdata/tsclient`"
+	const fix = "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/systest/testdata/tsclient`"
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if os.Getenv("BERTH_CI") == "" {
@@ -98,7 +98,7 @@ func TestTypeScriptSDKReachesEveryTransport(t *testing.T) {
 // TestSubAgentGuideShowsTheTestedClients keeps the guide's TypeScript and
 // Go snippets identical to the programs the tests run.
 func TestSubAgentGuideShowsTheTestedClients(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sub-agents.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sub-agents.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestSubAgentGuideCurlSessionWorks(t *testing.T) {
 			t.Fatalf("%s is not installed (.ci/run installs it)", tool)
 		}
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sub-agents.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sub-agents.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,15 +222,14 @@ func TestSubAgentGuideCurlSessionWorks(t *testing.T) {
 	}
 	// DELETE ended the session: none is left (bounded wait).
 	sessions := -1
-	for i := 0; i < 100 && sessions != 0; i++ {
+	brokertest.Poll(5*time.Second, func() bool {
 		p, err := b.Client.Project(ctx, api.ProjectID(root))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sessions = p.Sessions; sessions != 0 {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+		sessions = p.Sessions
+		return sessions == 0
+	})
 	if sessions != 0 {
 		t.Errorf("%d sessions left after the guide's DELETE", sessions)
 	}

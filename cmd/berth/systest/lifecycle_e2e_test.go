@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
-	"github.com/shirou/gopsutil/v4/process"
 )
 
 // newVersion is the version of the "upgraded" binaries the tests build.
@@ -41,6 +39,10 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// exitForced is the documented exit code of `berth serve` stopped by a
+// second signal, without a clean shutdown.
+const exitForced = 3
 
 func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
 	home := autostartHome(t)
@@ -66,7 +68,7 @@ func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
 	if newPID == oldPID {
 		t.Fatalf("the old broker (pid %d) still serves the new shim; shim said:\n%s", oldPID, stderr.String())
 	}
-	if processExists(oldPID) {
+	if brokertest.Alive(oldPID) {
 		t.Errorf("old broker %d still runs", oldPID)
 	}
 	h, err := api.NewUnixClient(api.SocketPath(home)).Health(ctx)
@@ -145,7 +147,7 @@ func TestBerthStopEndsTheBrokerCleanly(t *testing.T) {
 	if _, err := os.Stat(api.SocketPath(b.Home)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket survives berth stop: %v", err)
 	}
-	assertPortFree(t, resp.Port)
+	brokertest.AssertPortFree(t, resp.Port)
 	out, code = berthCmd(t, b.Home, "stop")
 	if code != 0 || !strings.Contains(out, "no broker is running in "+b.Home) {
 		t.Fatalf("berth stop with no broker: %d %s", code, out)
@@ -188,7 +190,7 @@ func TestSignalsStopCleanlyAndASecondOneForces(t *testing.T) {
 	if err := b.Stop(t); err != nil {
 		t.Fatalf("exit after SIGTERM with a stuck client: %v\n%s", err, b.Stderr())
 	}
-	assertPortFree(t, resp.Port)
+	brokertest.AssertPortFree(t, resp.Port)
 
 	// The same situation, and a second SIGINT while the stop waits: exit at
 	// once. If the first stop ends before the second signal lands (the stuck
@@ -202,7 +204,7 @@ func TestSignalsStopCleanlyAndASecondOneForces(t *testing.T) {
 		if err := b2.Cmd.Process.Signal(syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "broker logs that it is stopping", func() bool { return strings.Contains(b2.Stderr(), "broker stopping") })
+		brokertest.Eventually(t, "broker logs that it is stopping", func() bool { return strings.Contains(b2.Stderr(), "broker stopping") })
 		if err := b2.Cmd.Process.Signal(syscall.SIGINT); err != nil {
 			if try < 3 && b2.Stop(t) == nil {
 				continue // it had already stopped cleanly
@@ -236,16 +238,6 @@ func halfRequest(t *testing.T, port int) net.Conn {
 	return c
 }
 
-func assertPortFree(t *testing.T, port int) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		t.Errorf("port %d still held: %v", port, err)
-		return
-	}
-	ln.Close()
-}
-
 func TestTenShimsAtOnceStartExactlyOneBroker(t *testing.T) {
 	home := autostartHome(t)
 	ctx := testCtx(t, 120*time.Second)
@@ -255,7 +247,7 @@ func TestTenShimsAtOnceStartExactlyOneBroker(t *testing.T) {
 	pids := make([]int, n)
 	t.Cleanup(func() {
 		for _, pid := range pids {
-			killPID(pid)
+			brokertest.KillPID(pid)
 		}
 	})
 	start := make(chan struct{})
@@ -286,8 +278,8 @@ func TestTenShimsAtOnceStartExactlyOneBroker(t *testing.T) {
 	}
 	// The losers' brokers exit at once; in the process table one broker remains.
 	var brokers []int32
-	eventually(t, "exactly one broker process for the home", func() bool {
-		brokers = brokerProcesses(t, home)
+	brokertest.Eventually(t, "exactly one broker process for the home", func() bool {
+		brokers = brokertest.BrokerProcesses(t, home)
 		return len(brokers) == 1
 	})
 	if int(brokers[0]) != pids[0] {
@@ -297,32 +289,6 @@ func TestTenShimsAtOnceStartExactlyOneBroker(t *testing.T) {
 	if err != nil || h.Projects != len(roots) {
 		t.Fatalf("health %+v %v, want %d projects", h, err, len(roots))
 	}
-}
-
-// brokerProcesses lists the live `berth` processes whose BERTH_HOME is home.
-func brokerProcesses(t *testing.T, home string) []int32 {
-	t.Helper()
-	procs, err := process.Processes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int32
-	for _, p := range procs {
-		if exe, err := p.Exe(); err != nil || filepath.Base(exe) != "berth" {
-			continue
-		}
-		if st, err := p.Status(); err == nil && len(st) > 0 && st[0] == process.Zombie {
-			continue
-		}
-		env, err := p.Environ()
-		if err != nil {
-			continue
-		}
-		if slices.Contains(env, api.HomeEnv+"="+home) {
-			out = append(out, p.Pid)
-		}
-	}
-	return out
 }
 
 func TestShimPrintsTheBrokersOwnStartupError(t *testing.T) {
@@ -335,7 +301,7 @@ func TestShimPrintsTheBrokersOwnStartupError(t *testing.T) {
 		t.Fatalf("shim with a broker that cannot start: %v\n%s", err, out)
 	}
 	// The failed broker reported before exiting; it is gone soon after.
-	eventually(t, "no broker left running", func() bool { return len(brokerProcesses(t, home)) == 0 })
+	brokertest.Eventually(t, "no broker left running", func() bool { return len(brokertest.BrokerProcesses(t, home)) == 0 })
 }
 
 func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
@@ -349,7 +315,7 @@ func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
 	pid = getServerInfo(t, ctx, s).Server.PID
 	// Well past grace (300 ms) + idle (1 s) with the shim attached: still there.
 	time.Sleep(2500 * time.Millisecond)
-	if !processExists(pid) {
+	if !brokertest.Alive(pid) {
 		t.Fatal("the broker exited while a shim was attached")
 	}
 	getServerInfo(t, ctx, s)
@@ -361,11 +327,11 @@ func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
 	}
 	s.Close()
 	time.Sleep(2500 * time.Millisecond)
-	if !processExists(pid) {
+	if !brokertest.Alive(pid) {
 		t.Fatal("the broker exited with a control connection open")
 	}
 	ctl.Close()
-	if !processGone(pid, 15*time.Second) {
+	if !brokertest.WaitGone(pid, 15*time.Second) {
 		t.Fatal("the broker did not exit once idle")
 	}
 	if _, err := os.Stat(api.SocketPath(home)); !errors.Is(err, os.ErrNotExist) {

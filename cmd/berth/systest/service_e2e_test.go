@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"encoding/json"
@@ -343,7 +343,7 @@ func TestServiceUnitBrokerIsFoundByShim(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := svcCmd.Process.Pid
-	t.Cleanup(func() { killPID(pid) })
+	t.Cleanup(func() { brokertest.KillPID(pid) })
 	ctx := testCtx(t, 60*time.Second)
 	c := api.NewUnixClient(api.SocketPath(defaultHomeUnder(home)))
 	if notify != nil {
@@ -352,12 +352,10 @@ func TestServiceUnitBrokerIsFoundByShim(t *testing.T) {
 		}
 	}
 	var h api.Health
-	for i := 0; i < 200; i++ { // at most ~10 s; on Linux READY=1 came first
-		if h, err = c.Health(ctx); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	brokertest.Poll(10*time.Second, func() bool { // on Linux READY=1 came first
+		h, err = c.Health(ctx)
+		return err == nil
+	})
 	if err != nil || h.PID != pid || h.IdleTimeout != "" {
 		t.Fatalf("service broker health = %+v, %v; want pid %d and no idle timeout", h, err, pid)
 	}
@@ -396,7 +394,7 @@ func TestServiceUnitBrokerIsFoundByShim(t *testing.T) {
 			t.Fatalf("sd_notify message at shutdown %q, want STOPPING=1", got)
 		}
 	}
-	if err := waitExit(svcCmd, 20*time.Second); err != nil {
+	if err := brokertest.WaitExit(svcCmd, 20*time.Second); err != nil {
 		t.Fatalf("service broker after SIGTERM: %v", err)
 	}
 	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {

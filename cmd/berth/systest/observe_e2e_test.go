@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"bufio"
@@ -192,7 +192,7 @@ func TestMetricsCountToolCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	b2 := brokertest.StartBroker(t, brokertest.Options{Home: b.Home})
-	eventually(t, "pinned projects remounted", func() bool {
+	brokertest.Eventually(t, "pinned projects remounted", func() bool {
 		v, _ := metricValue(scrape(t, ctx, b2), "berth_restart_recoveries_total", nil)
 		return v == 2
 	})
@@ -267,7 +267,7 @@ func recentLogs(t *testing.T, ctx context.Context, s *mcp.ClientSession, args ma
 		t.Fatalf("get_recent_logs %v: %v", args, err)
 	}
 	if res.IsError {
-		return nil, toolErrorText(res)
+		return nil, resultText(res)
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	var out struct {
@@ -425,11 +425,11 @@ func TestCallWithoutArgumentsDoesNotCrashTheBroker(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s without arguments: %v\n%s", tool, err, b.Stderr())
 		}
-		if tool == "search_standards" && (!res.IsError || !strings.Contains(toolErrorText(res), "query")) {
-			t.Errorf("search_standards without arguments: %s", toolErrorText(res))
+		if tool == "search_standards" && (!res.IsError || !strings.Contains(resultText(res), "query")) {
+			t.Errorf("search_standards without arguments: %s", resultText(res))
 		}
 		if tool != "search_standards" && res.IsError {
-			t.Errorf("%s without arguments: %s", tool, toolErrorText(res))
+			t.Errorf("%s without arguments: %s", tool, resultText(res))
 		}
 	}
 	if _, err := b.Client.Health(ctx); err != nil {

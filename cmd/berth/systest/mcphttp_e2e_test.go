@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"bufio"
@@ -221,11 +221,10 @@ func TestIdleSessionsTimeOutOnEveryNetworkTransport(t *testing.T) {
 		}
 	}
 	status := 0
-	for i := 0; i < 150 && status != http.StatusNotFound; i++ {
-		if status, _ = callServerInfo(t, ctx, resp.URL, sid); status != http.StatusNotFound {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	brokertest.Poll(15*time.Second, func() bool {
+		status, _ = callServerInfo(t, ctx, resp.URL, sid)
+		return status == http.StatusNotFound
+	})
 	if status != http.StatusNotFound {
 		t.Errorf("idle streamable session answers %d, want 404 once timed out", status)
 	}

@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"fmt"
@@ -125,14 +125,11 @@ func TestMaxSessionsIsEnforced(t *testing.T) {
 	// A closed session frees its place; the broker notices within a bounded wait.
 	opened[0].Close()
 	var again *mcp.ClientSession
-	for i := 0; i < 100 && again == nil; i++ {
+	if !brokertest.Poll(5*time.Second, func() bool {
 		c := mcp.NewClient(&mcp.Implementation{Name: "again", Version: "1"}, nil)
 		again, _ = c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: full.URL, MaxRetries: -1}, nil)
-		if again == nil {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if again == nil {
+		return again != nil
+	}) {
 		t.Fatal("no session opens after one of ten closed")
 	}
 	again.Close()

@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"errors"
@@ -113,11 +113,11 @@ func TestKill9BrokerThenRestartCleansStateFiles(t *testing.T) {
 	}
 
 	b2 := brokertest.StartBroker(t, brokertest.Options{Home: home})
-	eventually(t, "stale state file of A removed", func() bool {
+	brokertest.Eventually(t, "stale state file of A removed", func() bool {
 		_, err := os.Stat(api.StatePath(rootA))
 		return errors.Is(err, os.ErrNotExist)
 	})
-	eventually(t, "the removal logged", func() bool { return strings.Contains(b2.Stderr(), "removed stale state file") })
+	brokertest.Eventually(t, "the removal logged", func() bool { return strings.Contains(b2.Stderr(), "removed stale state file") })
 	if sf, err := api.ReadStateFile(rootB); err != nil || sf.PID != os.Getpid() {
 		t.Fatalf("a state file naming a live process was touched: %+v %v", sf, err)
 	}
@@ -150,15 +150,15 @@ func TestVanishedOrMovedProjectIsUnmounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, att := range []api.AttachResponse{attRemoved, attMoved} {
-		eventually(t, att.Name+" unmounted", func() bool {
+		brokertest.Eventually(t, att.Name+" unmounted", func() bool {
 			_, err := b.Client.Project(ctx, att.ID)
 			return api.IsNotFound(err)
 		})
 	}
 	t.Logf("both unmounted %s after the directories went", time.Since(began).Round(time.Millisecond))
-	assertPortFree(t, attRemoved.Port)
-	assertPortFree(t, attMoved.Port)
-	eventually(t, "the unmount logged", func() bool { return strings.Contains(b.Stderr(), "project directory vanished") })
+	brokertest.AssertPortFree(t, attRemoved.Port)
+	brokertest.AssertPortFree(t, attMoved.Port)
+	brokertest.Eventually(t, "the unmount logged", func() bool { return strings.Contains(b.Stderr(), "project directory vanished") })
 	// The other project still answers, on the same session.
 	if info := getServerInfo(t, ctx, other); info.Project.Root != stays {
 		t.Fatalf("other project: %+v", info)
@@ -186,7 +186,7 @@ func TestShimExitsWhenItsParentDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t, 30*time.Second)
-	eventually(t, "shim attached", func() bool {
+	brokertest.Eventually(t, "shim attached", func() bool {
 		p, err := b.Client.Project(ctx, api.ProjectID(root))
 		return err == nil && p.Holders == 1
 	})
@@ -199,13 +199,13 @@ func TestShimExitsWhenItsParentDies(t *testing.T) {
 		t.Fatalf("children of the shell: %v %v", children, err)
 	}
 	shimPID := int(children[0].Pid)
-	t.Cleanup(func() { killPID(shimPID) })
+	t.Cleanup(func() { brokertest.KillPID(shimPID) })
 	if err := ide.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	ide.Wait()
-	eventually(t, "orphaned shim exits", func() bool { return !processExists(shimPID) })
-	eventually(t, "its hold released", func() bool {
+	brokertest.Eventually(t, "orphaned shim exits", func() bool { return !brokertest.Alive(shimPID) })
+	brokertest.Eventually(t, "its hold released", func() bool {
 		p, err := b.Client.Project(ctx, api.ProjectID(root))
 		return api.IsNotFound(err) || (err == nil && p.Holders == 0)
 	})

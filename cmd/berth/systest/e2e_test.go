@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"bufio"
@@ -106,7 +106,7 @@ func TestThreeProjectsGetOwnPortsAndStateFiles(t *testing.T) {
 		t.Errorf("socket survives shutdown: %v", err)
 	}
 	for p := range ports {
-		assertPortFree(t, p)
+		brokertest.AssertPortFree(t, p)
 	}
 }
 
@@ -201,7 +201,7 @@ func TestShimAutostartsExactlyOneBroker(t *testing.T) {
 	// Two IDE windows open at once with no broker running.
 	var wg sync.WaitGroup
 	pids := make([]int, 2)
-	t.Cleanup(func() { killPID(pids[0]); killPID(pids[1]) })
+	t.Cleanup(func() { brokertest.KillPID(pids[0]); brokertest.KillPID(pids[1]) })
 	for i, root := range []string{root1, root2} {
 		wg.Add(1)
 		go func() {
@@ -250,7 +250,7 @@ func TestAutostartedBrokerExitsWhenIdle(t *testing.T) {
 		t.Fatalf("shim exit: %v", cmd.ProcessState)
 	}
 	// grace (300ms) + idle (500ms): the broker goes; bounded wait.
-	if !processGone(pid, 15*time.Second) {
+	if !brokertest.WaitGone(pid, 15*time.Second) {
 		t.Fatal("auto-started broker still running long after its idle timeout")
 	}
 	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
@@ -280,7 +280,7 @@ func TestShimExitsZeroOnStdinEOF(t *testing.T) {
 	fmt.Fprintln(stdin, `this is not json`)
 	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_server_info","arguments":{}}}`)
 	stdin.Close()
-	if err := waitExit(cmd, 2*time.Second); err != nil {
+	if err := brokertest.WaitExit(cmd, 2*time.Second); err != nil {
 		t.Fatalf("shim after stdin EOF: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
@@ -326,20 +326,17 @@ func TestKilledShimIsReleasedAndMountExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close() // the transport reaps the killed shim
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := b.Client.Project(ctx, api.ProjectID(root)); api.IsNotFound(err) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	brokertest.Poll(15*time.Second, func() bool {
+		_, err := b.Client.Project(ctx, api.ProjectID(root))
+		return api.IsNotFound(err)
+	})
 	if _, err := b.Client.Project(ctx, api.ProjectID(root)); !api.IsNotFound(err) {
 		t.Fatalf("mount of a killed shim still there: %v", err)
 	}
 	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("state file survives unmount: %v", err)
 	}
-	assertPortFree(t, *sf.Port)
+	brokertest.AssertPortFree(t, *sf.Port)
 }
 
 func TestPortAllocation(t *testing.T) {
@@ -500,10 +497,7 @@ func TestShimReconnectsAfterBrokerDies(t *testing.T) {
 	// its other threads still hold its sockets, and a call written into
 	// that window is lost with the broker (an honest -32603). Its parent,
 	// the shim, reaps it once every thread has exited.
-	for i := 0; i < 200 && !reaped(first); i++ { // bounded: 10 s
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !reaped(first) {
+	if !brokertest.Poll(10*time.Second, func() bool { return brokertest.Reaped(first) }) {
 		t.Fatalf("broker %d survived SIGKILL", first)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -549,69 +543,6 @@ func TestShimDoesNotLinkEngineOrStore(t *testing.T) {
 				t.Errorf("berth-shim links %s", dep)
 			}
 		}
-	}
-}
-
-func hasTool(tools []*mcp.Tool, name string) bool {
-	for _, t := range tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-func toolNames(tools []*mcp.Tool) []string {
-	var out []string
-	for _, t := range tools {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
-func waitExit(cmd *exec.Cmd, d time.Duration) error {
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		_ = cmd.Process.Kill()
-		<-done
-		return fmt.Errorf("still running after %s", d)
-	}
-}
-
-// processGone polls until pid no longer exists, for at most d.
-func processGone(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for processExists(pid) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	return !processExists(pid)
-}
-
-func processExists(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	// A zombie (exited, not yet reaped by its parent) counts as gone.
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil {
-		if f := strings.Fields(string(raw)); len(f) > 2 && f[2] == "Z" {
-			return false
-		}
-	}
-	return true
-}
-
-// reaped reports whether pid is gone from the process table (exited and
-// waited for), not merely a zombie.
-func reaped(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
-
-func killPID(pid int) {
-	if pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
@@ -693,12 +624,10 @@ func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	var sf api.StateFile
-	for i := 0; i < 200; i++ {
-		if sf, err = api.ReadStateFile(root); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	brokertest.Poll(10*time.Second, func() bool {
+		sf, err = api.ReadStateFile(root)
+		return err == nil
+	})
 	if err != nil || sf.Transport != api.TransportHTTP || sf.URL == nil || sf.PID != b.PID() {
 		t.Fatalf("state file of an http shim: %+v %v", sf, err)
 	}
@@ -720,10 +649,10 @@ func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
 	b.Kill(t)
 	var next api.StateFile
 	killAtEnd(t, &next.PID)
-	for i := 0; i < 300 && (next.PID == 0 || next.PID == b.PID()); i++ { // bounded: 15 s
-		time.Sleep(50 * time.Millisecond)
+	brokertest.Poll(15*time.Second, func() bool {
 		next, _ = api.ReadStateFile(root)
-	}
+		return next.PID != 0 && next.PID != b.PID()
+	})
 	if next.PID == 0 || next.PID == b.PID() || next.Transport != api.TransportHTTP || next.URL == nil || *next.URL != *sf.URL {
 		t.Fatalf("state file after the broker died: %+v (before: %+v)", next, sf)
 	}
@@ -732,7 +661,7 @@ func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
 	}
 
 	stdin.Close()
-	if err := waitExit(cmd, 10*time.Second); err != nil {
+	if err := brokertest.WaitExit(cmd, 10*time.Second); err != nil {
 		t.Fatalf("http shim after stdin closed: %v", err)
 	}
 	c := api.NewUnixClient(api.SocketPath(b.Home))

@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func search(t *testing.T, ctx context.Context, s *mcp.ClientSession, q string) [
 		t.Fatalf("search %q: %v", q, err)
 	}
 	if res.IsError {
-		t.Fatalf("search %q: %s", q, toolErrorText(res))
+		t.Fatalf("search %q: %s", q, resultText(res))
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	var out struct{ Results []searchHit }
@@ -44,18 +44,6 @@ func search(t *testing.T, ctx context.Context, s *mcp.ClientSession, q string) [
 		t.Fatal(err)
 	}
 	return out.Results
-}
-
-// eventually polls cond every 25 ms for at most 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for i := 0; i < 400; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("never: %s", what)
 }
 
 func files(hits []searchHit) []string {
@@ -113,25 +101,25 @@ func TestSearchFollowsEditsAndReopensWithoutReindexing(t *testing.T) {
 	std := filepath.Join(root, ".praxis-os", "standards")
 	// Create.
 	os.WriteFile(filepath.Join(std, "zebra.md"), []byte("# Zebras\n\nStripes are mandatory.\n"), 0o644)
-	eventually(t, "new file searchable", func() bool { return hasFile(search(t, ctx, s, "stripes"), ".praxis-os/standards/zebra.md") })
+	brokertest.Eventually(t, "new file searchable", func() bool { return hasFile(search(t, ctx, s, "stripes"), ".praxis-os/standards/zebra.md") })
 	// Edit.
 	os.WriteFile(filepath.Join(std, "zebra.md"), []byte("# Zebras\n\nSpots are mandatory.\n"), 0o644)
-	eventually(t, "edit applied", func() bool {
+	brokertest.Eventually(t, "edit applied", func() bool {
 		return len(search(t, ctx, s, "stripes")) == 0 && hasFile(search(t, ctx, s, "spots"), ".praxis-os/standards/zebra.md")
 	})
 	// Rename: the old path disappears, the new one appears.
 	os.Rename(filepath.Join(std, "zebra.md"), filepath.Join(std, "okapi.md"))
-	eventually(t, "rename applied", func() bool {
+	brokertest.Eventually(t, "rename applied", func() bool {
 		hits := search(t, ctx, s, "spots")
 		return hasFile(hits, ".praxis-os/standards/okapi.md") && !hasFile(hits, ".praxis-os/standards/zebra.md")
 	})
 	// A new folder.
 	os.MkdirAll(filepath.Join(std, "deep", "er"), 0o755)
 	os.WriteFile(filepath.Join(std, "deep", "er", "nested.md"), []byte("# Nested\n\nQuokka rules.\n"), 0o644)
-	eventually(t, "file in a new folder searchable", func() bool { return len(search(t, ctx, s, "quokka")) == 1 })
+	brokertest.Eventually(t, "file in a new folder searchable", func() bool { return len(search(t, ctx, s, "quokka")) == 1 })
 	// Delete.
 	os.Remove(filepath.Join(std, "okapi.md"))
-	eventually(t, "delete applied", func() bool { return len(search(t, ctx, s, "spots")) == 0 })
+	brokertest.Eventually(t, "delete applied", func() bool { return len(search(t, ctx, s, "spots")) == 0 })
 
 	// Restart the broker: nothing changed, so nothing is read again.
 	s.Close()
@@ -140,7 +128,7 @@ func TestSearchFollowsEditsAndReopensWithoutReindexing(t *testing.T) {
 	}
 	b2 := brokertest.StartBroker(t, brokertest.Options{Home: home})
 	att2 := b2.Attach(t, root)
-	eventually(t, "index ready after restart", func() bool { return projectIndex(t, ctx, b2, att2.ID).State == "ready" })
+	brokertest.Eventually(t, "index ready after restart", func() bool { return projectIndex(t, ctx, b2, att2.ID).State == "ready" })
 	st2 := projectIndex(t, ctx, b2, att2.ID)
 	if st2.FilesRead != 0 || st2.Files != 4 {
 		t.Fatalf("after restart: %+v (want 4 files, 0 read)", st2)
@@ -206,7 +194,7 @@ func callOK(t *testing.T, ctx context.Context, s *mcp.ClientSession, tool string
 		t.Fatalf("%s: %v", tool, err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: %s", tool, toolErrorText(res))
+		t.Fatalf("%s: %s", tool, resultText(res))
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	var out map[string]any
@@ -274,7 +262,7 @@ func TestWorkflowSharedBetweenIDEAndSubAgent(t *testing.T) {
 			}
 			continue
 		}
-		if strings.Contains(toolErrorText(r), "phase 2 already completed") {
+		if strings.Contains(resultText(r), "phase 2 already completed") {
 			already++
 		}
 	}
@@ -305,7 +293,7 @@ func TestWorkflowSessionsSurviveKill9AndStayIsolated(t *testing.T) {
 	}
 	raw, _ := json.Marshal(bad.StructuredContent)
 	if !strings.Contains(string(raw), `"checkpoint_passed":false`) {
-		t.Fatalf("strict gate passed failing evidence: %s %s", raw, toolErrorText(bad))
+		t.Fatalf("strict gate passed failing evidence: %s %s", raw, resultText(bad))
 	}
 
 	b.Kill(t) // kill -9 mid-workflow
@@ -327,8 +315,8 @@ func TestWorkflowSessionsSurviveKill9AndStayIsolated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || !strings.Contains(toolErrorText(res), "not found") {
-		t.Fatalf("project B answered for A's session: %s", toolErrorText(res))
+	if !res.IsError || !strings.Contains(resultText(res), "not found") {
+		t.Fatalf("project B answered for A's session: %s", resultText(res))
 	}
 }
 
@@ -364,7 +352,7 @@ func TestPraxisSessionsImportedOnFirstMount(t *testing.T) {
 	root := brokertest.Project(t, "legacy", nil)
 	writeWorkflows(t, root)
 	stateDir := filepath.Join(root, ".praxis-os", ".cache", "state")
-	if err := os.CopyFS(stateDir, os.DirFS("../../project/workflow/testdata/praxis-state")); err != nil {
+	if err := os.CopyFS(stateDir, os.DirFS("../../../project/workflow/testdata/praxis-state")); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadDir(stateDir)
@@ -375,7 +363,7 @@ func TestPraxisSessionsImportedOnFirstMount(t *testing.T) {
 		t.Fatalf("imported sessions: %v", list)
 	}
 	// The skipped file is named in the broker's log; the praxis-os files are untouched.
-	eventually(t, "corrupt file named in the log", func() bool { return strings.Contains(b.Stderr(), "corrupt-session.json") })
+	brokertest.Eventually(t, "corrupt file named in the log", func() bool { return strings.Contains(b.Stderr(), "corrupt-session.json") })
 	after, _ := os.ReadDir(stateDir)
 	if len(after) != len(before) {
 		t.Fatalf("state dir changed: %d -> %d files", len(before), len(after))

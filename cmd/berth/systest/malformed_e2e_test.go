@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"bufio"
@@ -247,9 +247,7 @@ func TestMalformedFloodThroughTheShim(t *testing.T) {
 	case <-time.After(90 * time.Second):
 		t.Fatal("the valid call after the flood was never answered")
 	}
-	for i := 0; i < 200 && j.missing() > 0; i++ { // late replies: bounded wait
-		time.Sleep(25 * time.Millisecond)
-	}
+	brokertest.Poll(5*time.Second, func() bool { return j.missing() == 0 }) // late replies
 	j.report(t, "shim", began)
 	ctx := testCtx(t, 10*time.Second)
 	if _, err := b.Client.Health(ctx); err != nil {

@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"bytes"
@@ -6,18 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	brokertest.Cleanup()
-	os.Exit(code)
-}
 
 func testCtx(t *testing.T, d time.Duration) context.Context {
 	t.Helper()
@@ -53,15 +48,15 @@ func autostartHome(t *testing.T) string {
 func failOnBrokersLeft(t *testing.T, home string) {
 	t.Cleanup(func() {
 		var left []int32
-		for range 100 { // a killed broker may take a moment to leave the table (bounded: 5 s)
-			if left = brokerProcesses(t, home); len(left) == 0 {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+		if brokertest.Poll(5*time.Second, func() bool { // a killed broker may take a moment to leave the table
+			left = brokertest.BrokerProcesses(t, home)
+			return len(left) == 0
+		}) {
+			return
 		}
 		for _, pid := range left {
 			t.Errorf("broker pid %d left running on %s", pid, home)
-			killPID(int(pid))
+			brokertest.KillPID(int(pid))
 		}
 	})
 }
@@ -69,7 +64,7 @@ func failOnBrokersLeft(t *testing.T, home string) {
 // killAtEnd kills the process *pid names when the test ends. Call it before
 // opening the sessions that reach it: cleanups run last-in first-out, so the
 // shims exit first and none of them starts a broker again.
-func killAtEnd(t *testing.T, pid *int) { t.Cleanup(func() { killPID(*pid) }) }
+func killAtEnd(t *testing.T, pid *int) { t.Cleanup(func() { brokertest.KillPID(*pid) }) }
 
 // shimTransport runs berth-shim for root on home, as an IDE would.
 func shimTransport(t *testing.T, home, root string, extraEnv ...string) (*mcp.CommandTransport, *exec.Cmd) {
@@ -138,4 +133,44 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		w.t.Errorf("%s reported a data race", w.prefix)
 	}
 	return len(p), nil
+}
+
+func hasTool(tools []*mcp.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func toolNames(tools []*mcp.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// resultText is the text of a tool result, for failure messages.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// dig walks nested JSON objects by keys; nil when a step is missing.
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = obj[k]
+	}
+	return v
 }

@@ -1,4 +1,4 @@
-package main
+package systest
 
 import (
 	"errors"
@@ -129,11 +129,11 @@ func TestAttachPinsAcrossRestartAndDetachReleases(t *testing.T) {
 	b2 := brokertest.StartBroker(t, brokertest.Options{Home: home, Args: []string{"--ports-start", fmt.Sprint(b.Start), "--ports-end", fmt.Sprint(b.End)}})
 	ctx := testCtx(t, 30*time.Second)
 	id := api.ProjectID(root)
-	eventually(t, "pinned project mounted again", func() bool {
+	brokertest.Eventually(t, "pinned project mounted again", func() bool {
 		p, err := b2.Client.Project(ctx, id)
 		return err == nil && p.Pinned
 	})
-	eventually(t, "state file rewritten by the new broker", func() bool {
+	brokertest.Eventually(t, "state file rewritten by the new broker", func() bool {
 		sf, err := api.ReadStateFile(root)
 		return err == nil && sf.PID == b2.PID()
 	})
@@ -144,11 +144,11 @@ func TestAttachPinsAcrossRestartAndDetachReleases(t *testing.T) {
 	if out, code := berthCmd(t, home, "detach", root); code != 0 {
 		t.Fatalf("detach: %d %s", code, out)
 	}
-	eventually(t, "unmounted after the grace period", func() bool {
+	brokertest.Eventually(t, "unmounted after the grace period", func() bool {
 		_, err := b2.Client.Project(ctx, id)
 		return api.IsNotFound(err)
 	})
-	eventually(t, "state file removed after the unmount", func() bool {
+	brokertest.Eventually(t, "state file removed after the unmount", func() bool {
 		_, err := os.Stat(api.StatePath(root))
 		return errors.Is(err, os.ErrNotExist)
 	})
