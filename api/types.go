@@ -96,10 +96,5 @@ type ShutdownResponse struct {
 	PID int `json:"pid"`
 }
 
-// Error is the body of every non-2xx answer.
-type Error struct {
-	Error string `json:"error"`
-}
-
 // MaxBodyBytes caps control API request bodies.
 const MaxBodyBytes = 64 << 10

@@ -80,11 +80,11 @@ func (b *Broker) search(ctx context.Context, id, q string, n int) (any, error) {
 	res, err := m.engine.Search(ctx, search.Query{Text: q, N: n})
 	switch {
 	case errors.Is(err, project.ErrSearchOff):
-		return nil, api.Errorf(http.StatusConflict, "%v", err)
+		return nil, api.Errorf(http.StatusConflict, api.CodeSearchOff, "%v", err)
 	case err != nil && ctx.Err() != nil:
 		return nil, err
 	case err != nil:
-		return nil, api.Errorf(http.StatusBadRequest, "%v", err)
+		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadQuery, "%v", err)
 	}
 	return res, nil
 }

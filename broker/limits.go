@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -74,7 +75,7 @@ func (l *limits) refuseSessions(next http.Handler) http.Handler {
 			(r.URL.Path == "/ws")
 		if opens && l.full() {
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-			api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "%s", l.sessionsMessage()))
+			controlapi.WriteError(w, api.Errorf(http.StatusServiceUnavailable, api.CodeBusy, "%s", l.sessionsMessage()))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/berth-dev/berth/broker/mcpws"
 	"github.com/berth-dev/berth/project"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,7 +93,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	if deps.token != "" {
 		h = requireToken(deps.token, h)
 	}
-	h = api.LoopbackHostOnly(api.RefuseForeignOrigin(h))
+	h = controlapi.LoopbackHostOnly(controlapi.RefuseForeignOrigin(h))
 	m.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -156,7 +157,7 @@ func (m *mount) close(ctx context.Context) {
 }
 
 func (m *mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
-	api.WriteJSON(w, http.StatusOK, map[string]any{
+	controlapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"project":   map[string]string{"id": m.id, "name": m.name, "root": m.root},
 		"endpoints": map[string]string{"streamable_http": "/mcp", "sse": "/sse", "websocket": "/ws"},
 	})
@@ -168,7 +169,7 @@ func requireToken(token string, next http.Handler) http.Handler {
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
-			api.WriteError(w, api.Errorf(http.StatusUnauthorized, "missing or wrong bearer token: send the headers from the project's state file"))
+			controlapi.WriteError(w, api.Errorf(http.StatusUnauthorized, api.CodeUnauthorized, "missing or wrong bearer token: send the headers from the project's state file"))
 			return
 		}
 		next.ServeHTTP(w, r)

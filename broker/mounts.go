@@ -57,24 +57,24 @@ type mounts struct {
 func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
 	root, err := api.ResolveRoot(req.Root)
 	if err != nil {
-		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "%v", err)
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
 	}
 	kind := req.Kind
 	if kind == "" {
 		kind = api.HolderShim
 	}
 	if kind != api.HolderShim && kind != api.HolderCLI {
-		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "kind %q: use %q or %q", kind, api.HolderShim, api.HolderCLI)
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "kind %q: use %q or %q", kind, api.HolderShim, api.HolderCLI)
 	}
 	if req.PID < 0 {
-		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "pid %d is not a process id", req.PID)
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "pid %d is not a process id", req.PID)
 	}
 	id := api.ProjectID(root)
 
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
-		return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, "broker is shutting down: retry in a moment")
+		return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "broker is shutting down: retry in a moment")
 	}
 	e, ok := t.entries[id]
 	if !ok {
@@ -97,7 +97,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 			// did not see it, so it is closed here.
 			t.mu.Unlock()
 			t.unmount(context.Background(), m, "broker stopping")
-			return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, "broker is shutting down: retry in a moment")
+			return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "broker is shutting down: retry in a moment")
 		}
 	} else {
 		t.mu.Unlock()
@@ -151,7 +151,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 func (t *mounts) open(root, id string) (*mount, error) {
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs})
 	if err != nil {
-		return nil, api.Errorf(http.StatusBadRequest, "open project %s: %v", root, err)
+		return nil, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "open project %s: %v", root, err)
 	}
 	// The port it had last time first, so that sub-agents' saved URLs
 	// survive a broker restart; then the one its config asks for.
@@ -163,7 +163,7 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	ln, _, err := bindPort(preferred, t.cfg.PortStart, t.cfg.PortEnd)
 	if err != nil {
 		eng.Close()
-		return nil, api.Errorf(http.StatusServiceUnavailable, "mount %s: %v", root, err)
+		return nil, api.Errorf(http.StatusServiceUnavailable, api.CodePortsExhausted, "mount %s: %v", root, err)
 	}
 	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, onCall: t.onCall})
 	t.log.Info("mounted", "project", id, "root", root, "port", m.port)
@@ -196,7 +196,7 @@ func (t *mounts) detach(id, lease string) error {
 	e, ok := t.entries[id]
 	if !ok || e.m == nil {
 		t.mu.Unlock()
-		return api.Errorf(http.StatusNotFound, "project %s is not mounted (see `berth projects`)", id)
+		return api.Errorf(http.StatusNotFound, api.CodeNotMounted, "project %s is not mounted (see `berth projects`)", id)
 	}
 	if lease == "" {
 		for l, h := range e.holders {
@@ -208,7 +208,7 @@ func (t *mounts) detach(id, lease string) error {
 	} else {
 		if _, ok := e.holders[lease]; !ok {
 			t.mu.Unlock()
-			return api.Errorf(http.StatusNotFound, "lease %s is not held on project %s (already detached?)", lease, id)
+			return api.Errorf(http.StatusNotFound, api.CodeLeaseNotHeld, "lease %s is not held on project %s (already detached?)", lease, id)
 		}
 		delete(e.holders, lease)
 	}
@@ -343,7 +343,7 @@ func (t *mounts) get(id string) (*mount, api.Project, error) {
 	defer t.mu.Unlock()
 	e, ok := t.entries[id]
 	if !ok || e.m == nil {
-		return nil, api.Project{}, api.Errorf(http.StatusNotFound, "project %s is not mounted (see `berth projects`)", id)
+		return nil, api.Project{}, api.Errorf(http.StatusNotFound, api.CodeNotMounted, "project %s is not mounted (see `berth projects`)", id)
 	}
 	return e.m, t.describeLocked(id, e), nil
 }

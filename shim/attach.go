@@ -2,11 +2,11 @@ package shim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/api"
@@ -53,7 +53,7 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		}
 		resp, err = attachCompat(ctx, c, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version})
 		if err != nil {
-			if api.StatusOf(err) == http.StatusServiceUnavailable && strings.Contains(err.Error(), "shutting down") && attempt < maxStoppingRetries {
+			if errors.Is(err, api.CodeShuttingDown) && attempt < maxStoppingRetries {
 				// The broker is stopping: wait until it is gone, then start or find the next one.
 				if err := waitGone(ctx, c, 0); err != nil {
 					return nil, err
@@ -85,12 +85,16 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 	return a, nil
 }
 
-// attachCompat attaches; a broker older than the version handshake refuses
-// the unknown "version" field, so the request is sent again without it and
-// the broker's version is read from /health instead.
+// attachCompat attaches. A broker older than error codes answers every
+// error without a code, and one older than the version handshake refuses
+// the unknown "version" field with a 400: a 400 without a code is answered
+// by sending the request again in its oldest form (a broker that refused
+// it for another reason refuses it again), and the broker's version is
+// read from /health instead.
 func attachCompat(ctx context.Context, c *api.Client, req api.AttachRequest) (api.AttachResponse, error) {
 	resp, err := c.Attach(ctx, req)
-	if err == nil || req.Version == "" || api.StatusOf(err) != http.StatusBadRequest || !strings.Contains(err.Error(), `unknown field "version"`) {
+	var e *api.Error
+	if err == nil || req.Version == "" || !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Code != "" {
 		return resp, err
 	}
 	req.Version = ""
@@ -121,7 +125,7 @@ func waitGone(ctx context.Context, c *api.Client, pid int) error {
 	defer cancel()
 	delay := 20 * time.Millisecond
 	for {
-		if (pid <= 0 || !pidAlive(pid)) && ping(ctx, c) != nil {
+		if (pid <= 0 || !api.ProcessAlive(pid)) && ping(ctx, c) != nil {
 			c.HTTP.CloseIdleConnections()
 			return nil
 		}

@@ -3,7 +3,6 @@ package brokertest
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,26 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/shirou/gopsutil/v4/process"
 )
 
-// Alive reports whether pid is a running process; a zombie (exited, not
-// yet reaped by its parent) counts as gone.
-func Alive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil {
-		// The state follows the command name in parentheses, which may hold spaces.
-		if i := strings.LastIndexByte(string(raw), ')'); i >= 0 {
-			if f := strings.Fields(string(raw[i+1:])); len(f) > 0 && f[0] == "Z" {
-				return false
-			}
-		}
-	}
-	return true
-}
+// Alive reports whether pid is a running process (api.ProcessAlive: a
+// zombie counts as gone).
+func Alive(pid int) bool { return api.ProcessAlive(pid) }
 
 // Reaped reports whether pid is gone from the process table (exited and
 // waited for), not merely a zombie.

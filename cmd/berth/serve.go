@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,11 +20,10 @@ import (
 )
 
 func runServe(ctx context.Context, args []string) (err error) {
-	ready := readyPipe()
+	ready := api.OpenReadyPipe()
 	defer func() {
-		if err != nil && ready != nil {
-			fmt.Fprintf(ready, "error: %v\n", err)
-			ready.Close()
+		if err != nil {
+			ready.Report(readyError(err))
 		}
 	}()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
@@ -110,11 +109,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 	}
 	sd := newSDNotifier()
 	return broker.Run(ctx, cfg, broker.Options{Logger: log, Ready: func() {
-		if ready != nil {
-			fmt.Fprintf(ready, "ready %d\n", os.Getpid())
-			ready.Close()
-			ready = nil
-		}
+		ready.Report(api.Ready{PID: os.Getpid()})
 		if err := sd.notify("READY=1"); err != nil {
 			log.Warn("tell systemd the broker is ready", "err", err)
 		}
@@ -153,14 +148,15 @@ func forceOnSecondSignal(log *slog.Logger) {
 	}()
 }
 
-// readyPipe is the descriptor berth-shim passed for the readiness line, or nil.
-func readyPipe() *os.File {
-	fd, err := strconv.Atoi(os.Getenv("BERTH_READY_FD"))
-	if err != nil || fd < 3 {
-		return nil
+// readyError is the readiness report of a broker that could not start;
+// another broker holding the home is reported by code, with its pid.
+func readyError(err error) api.Ready {
+	rep := api.Ready{Error: err.Error()}
+	var running *broker.RunningError
+	if errors.As(err, &running) {
+		rep.Code, rep.HolderPID = api.CodeAlreadyRunning, running.PID
 	}
-	os.Unsetenv("BERTH_READY_FD")
-	return os.NewFile(uintptr(fd), "ready")
+	return rep
 }
 
 // brokerLogger logs to $home/berth.log and, for a broker run by hand, stderr.

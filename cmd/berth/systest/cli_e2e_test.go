@@ -59,6 +59,23 @@ func TestCLIFailuresNameTheFix(t *testing.T) {
 	}
 }
 
+// TestCallOfAnUnknownToolNamesTheFix: `berth call` of a tool the project
+// does not offer says how to list the tools; a known tool's own error
+// gets no such hint.
+func TestCallOfAnUnknownToolNamesTheFix(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "calls", nil)
+	b.Attach(t, root)
+	out, code := berthCmd(t, b.Home, "call", "--project", root, "no_such_tool")
+	if code != 1 || !strings.Contains(out, "no_such_tool") || !strings.Contains(out, "list the tools with `berth call --project "+root+" get_server_info`") {
+		t.Errorf("unknown tool: exit %d, %q", code, out)
+	}
+	out, code = berthCmd(t, b.Home, "call", "--project", root, "get_server_info", `{"unexpected": 1}`)
+	if code != 1 || strings.Contains(out, "list the tools") {
+		t.Errorf("a known tool's error: exit %d, %q; want exit 1 without the unknown-tool hint", code, out)
+	}
+}
+
 func TestConfigFileAndTCPControlAPI(t *testing.T) {
 	home := brokertest.Home(t)
 	ctlStart, _ := brokertest.PortRange(t, 1)
@@ -146,7 +163,7 @@ func TestAttachPinsAcrossRestartAndDetachReleases(t *testing.T) {
 	}
 	brokertest.Eventually(t, "unmounted after the grace period", func() bool {
 		_, err := b2.Client.Project(ctx, id)
-		return api.IsNotFound(err)
+		return errors.Is(err, api.CodeNotMounted)
 	})
 	brokertest.Eventually(t, "state file removed after the unmount", func() bool {
 		_, err := os.Stat(api.StatePath(root))

@@ -328,9 +328,9 @@ func TestKilledShimIsReleasedAndMountExpires(t *testing.T) {
 	s.Close() // the transport reaps the killed shim
 	brokertest.Poll(15*time.Second, func() bool {
 		_, err := b.Client.Project(ctx, api.ProjectID(root))
-		return api.IsNotFound(err)
+		return errors.Is(err, api.CodeNotMounted)
 	})
-	if _, err := b.Client.Project(ctx, api.ProjectID(root)); !api.IsNotFound(err) {
+	if _, err := b.Client.Project(ctx, api.ProjectID(root)); !errors.Is(err, api.CodeNotMounted) {
 		t.Fatalf("mount of a killed shim still there: %v", err)
 	}
 	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
@@ -364,8 +364,8 @@ func TestPortAllocation(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ports.start") || !strings.Contains(err.Error(), "ports.end") {
 		t.Fatalf("attach with a full range: %v", err)
 	}
-	if api.StatusOf(err) != http.StatusServiceUnavailable {
-		t.Errorf("status %d, want 503", api.StatusOf(err))
+	if e503 := new(api.Error); !errors.As(err, &e503) || e503.Status != http.StatusServiceUnavailable || !errors.Is(err, api.CodePortsExhausted) {
+		t.Errorf("error %#v, want 503 with code %s", err, api.CodePortsExhausted)
 	}
 	if _, err := b.Client.Health(ctx); err != nil {
 		t.Fatalf("broker down after a failed attach: %v", err)
@@ -384,6 +384,8 @@ func TestSecondBrokerOnSameHomeRefuses(t *testing.T) {
 	}
 }
 
+// TestBadInputGetsJSONErrors sends bad requests to the control API: each
+// is refused with its status, a message naming the problem and a code.
 func TestBadInputGetsJSONErrors(t *testing.T) {
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 30*time.Second)
@@ -394,19 +396,23 @@ func TestBadInputGetsJSONErrors(t *testing.T) {
 		name, method, path, body string
 		status                   int
 		mention                  string
+		code                     api.Code
 	}{
-		{"malformed json", "POST", "/projects", `{"root":`, 400, "malformed JSON"},
-		{"not an object", "POST", "/projects", `[1,2]`, 400, "malformed JSON"},
-		{"unknown field", "POST", "/projects", `{"rot":"/tmp"}`, 400, "unknown field"},
-		{"empty body", "POST", "/projects", ``, 400, "empty"},
-		{"no praxis-os", "POST", "/projects", `{"root":"` + noProject + `"}`, 400, noProject},
-		{"not a directory", "POST", "/projects", `{"root":"` + file + `"}`, 400, "not a directory"},
-		{"missing dir", "POST", "/projects", `{"root":"/nonexistent/berth/x"}`, 400, "does not exist"},
-		{"oversized", "POST", "/projects", `{"root":"` + strings.Repeat("a", api.MaxBodyBytes+10) + `"}`, 413, "over"},
-		{"bad kind", "POST", "/projects", `{"root":"` + noProject + `","kind":"robot"}`, 400, ""},
-		{"unknown project", "GET", "/projects/nope-123", ``, 404, "not mounted"},
-		{"unknown detach", "DELETE", "/projects/nope-123", ``, 404, "not mounted"},
-		{"unknown route", "GET", "/nope", ``, 404, "no such endpoint"},
+		{"malformed json", "POST", "/projects", `{"root":`, 400, "malformed JSON", api.CodeBadRequest},
+		{"not an object", "POST", "/projects", `[1,2]`, 400, "malformed JSON", api.CodeBadRequest},
+		{"unknown field", "POST", "/projects", `{"rot":"/tmp"}`, 400, "unknown field", api.CodeBadRequest},
+		{"empty body", "POST", "/projects", ``, 400, "empty", api.CodeBadRequest},
+		{"no praxis-os", "POST", "/projects", `{"root":"` + noProject + `"}`, 400, noProject, api.CodeNotProject},
+		{"not a directory", "POST", "/projects", `{"root":"` + file + `"}`, 400, "not a directory", api.CodeNotProject},
+		{"missing dir", "POST", "/projects", `{"root":"/nonexistent/berth/x"}`, 400, "does not exist", api.CodeNotProject},
+		{"oversized", "POST", "/projects", `{"root":"` + strings.Repeat("a", api.MaxBodyBytes+10) + `"}`, 413, "over", api.CodeBodyTooLarge},
+		{"bad kind", "POST", "/projects", `{"root":"` + noProject + `","kind":"robot"}`, 400, "", api.CodeNotProject},
+		{"unknown project", "GET", "/projects/nope-123", ``, 404, "not mounted", api.CodeNotMounted},
+		{"unknown detach", "DELETE", "/projects/nope-123", ``, 404, "not mounted", api.CodeNotMounted},
+		{"unknown route", "GET", "/nope", ``, 404, "no such endpoint", api.CodeNoEndpoint},
+		{"wrong method", "PUT", "/health", ``, 405, "not allowed", api.CodeMethod},
+		{"search, bad n", "GET", "/projects/nope-123/search?q=x&n=many", ``, 400, "not a number", api.CodeBadRequest},
+		{"search, not mounted", "GET", "/projects/nope-123/search?q=x", ``, 404, "not mounted", api.CodeNotMounted},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -417,12 +423,16 @@ func TestBadInputGetsJSONErrors(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			raw, _ := io.ReadAll(resp.Body)
-			var e api.Error
+			var e api.ErrorBody
 			if err := json.Unmarshal(raw, &e); err != nil || e.Error == "" {
 				t.Fatalf("body is not a JSON error: %s", raw)
 			}
-			if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.mention) {
-				t.Fatalf("%d %q, want %d mentioning %q", resp.StatusCode, e.Error, tc.status, tc.mention)
+			if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.mention) || e.Code != tc.code {
+				t.Fatalf("%d %q code %q, want %d mentioning %q with code %q", resp.StatusCode, e.Error, e.Code, tc.status, tc.mention, tc.code)
+			}
+			// The client hands back the same as a typed error.
+			if got := api.ParseError(resp.StatusCode, raw); !errors.Is(got, tc.code) || got.Status != tc.status {
+				t.Fatalf("ParseError = %#v, want code %q", got, tc.code)
 			}
 		})
 	}

@@ -172,7 +172,7 @@ func TestShutdownEndpointIsSocketOnly(t *testing.T) {
 	ctx := testCtx(t, 10*time.Second)
 	// A shim's conditional request is refused by a broker it did not start.
 	_, err = b.Client.Shutdown(ctx, api.ShutdownRequest{IfUnheld: true})
-	if api.StatusOf(err) != http.StatusConflict || !strings.Contains(err.Error(), "berth stop") {
+	if !errors.Is(err, api.CodeNotAutostarted) || !strings.Contains(err.Error(), "berth stop") {
 		t.Fatalf("conditional shutdown of a hand-run broker: %v", err)
 	}
 	if _, err := b.Client.Health(ctx); err != nil {

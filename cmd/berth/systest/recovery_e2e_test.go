@@ -152,7 +152,7 @@ func TestVanishedOrMovedProjectIsUnmounted(t *testing.T) {
 	for _, att := range []api.AttachResponse{attRemoved, attMoved} {
 		brokertest.Eventually(t, att.Name+" unmounted", func() bool {
 			_, err := b.Client.Project(ctx, att.ID)
-			return api.IsNotFound(err)
+			return errors.Is(err, api.CodeNotMounted)
 		})
 	}
 	t.Logf("both unmounted %s after the directories went", time.Since(began).Round(time.Millisecond))
@@ -207,7 +207,7 @@ func TestShimExitsWhenItsParentDies(t *testing.T) {
 	brokertest.Eventually(t, "orphaned shim exits", func() bool { return !brokertest.Alive(shimPID) })
 	brokertest.Eventually(t, "its hold released", func() bool {
 		p, err := b.Client.Project(ctx, api.ProjectID(root))
-		return api.IsNotFound(err) || (err == nil && p.Holders == 0)
+		return errors.Is(err, api.CodeNotMounted) || (err == nil && p.Holders == 0)
 	})
 }
 

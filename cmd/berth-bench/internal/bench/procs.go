@@ -1,9 +1,7 @@
 package bench
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -71,48 +69,29 @@ func startBroker(ctx context.Context, bin binaries, home string, ports int) (*br
 	}
 	pprofAddr := "127.0.0.1:" + strconv.Itoa(start+ports)
 	cmd := exec.Command(bin.berth, "serve", "--home", home, "--pprof", pprofAddr)
-	cmd.Env = append(brokerEnv(home, start, ports), "BERTH_READY_FD=3")
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+	cmd.Env = brokerEnv(home, start, ports)
 	logf, err := os.Create(filepath.Join(home, "serve.stderr"))
 	if err != nil {
-		w.Close()
 		return nil, err
 	}
 	cmd.Stderr = logf
-	cmd.ExtraFiles = []*os.File{w}
-	if err := cmd.Start(); err != nil {
-		w.Close()
+	rep, err := api.StartReady(ctx, cmd, 30*time.Second)
+	if cmd.Process == nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", bin.berth, err)
 	}
-	w.Close()
 	b := &broker{home: home, cmd: cmd, client: api.NewUnixClient(api.SocketPath(home)),
 		pprofURL: "http://" + pprofAddr + "/debug/pprof", portsStart: start, exited: make(chan struct{})}
 	go func() { cmd.Wait(); logf.Close(); close(b.exited) }()
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Scan()
-		line <- sc.Text()
-	}()
-	select {
-	case l := <-line:
-		if strings.HasPrefix(l, "ready") {
-			return b, nil
-		}
+	switch {
+	case err != nil:
 		b.stop()
-		return nil, fmt.Errorf("broker did not start: %s (log: %s)", l, filepath.Join(home, "serve.stderr"))
-	case <-time.After(30 * time.Second):
+		return nil, fmt.Errorf("broker did not start: %w (log: %s)", err, filepath.Join(home, "serve.stderr"))
+	case !rep.OK():
 		b.stop()
-		return nil, errors.New("broker not ready after 30s")
-	case <-ctx.Done():
-		b.stop()
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("broker did not start: %s (log: %s)", rep.Error, filepath.Join(home, "serve.stderr"))
 	}
+	return b, nil
 }
 
 func (b *broker) pid() int { return b.cmd.Process.Pid }
@@ -201,19 +180,6 @@ func rssMiB(ctx context.Context, pid int) (float64, error) {
 	return float64(mi.RSS) / (1 << 20), nil
 }
 
-// alive reports whether pid runs (a zombie does not count).
-func alive(ctx context.Context, pid int) bool {
-	p, err := process.NewProcessWithContext(ctx, int32(pid))
-	if err != nil {
-		return false
-	}
-	st, err := p.StatusWithContext(ctx)
-	if err != nil {
-		return false
-	}
-	return len(st) == 0 || st[0] != process.Zombie
-}
-
 // killPID stops a process the bench did not start directly (a broker a shim
 // auto-started): SIGTERM, up to 10 s, then SIGKILL; it waits until it is gone.
 func killPID(ctx context.Context, pid int) error {
@@ -221,15 +187,15 @@ func killPID(ctx context.Context, pid int) error {
 		return fmt.Errorf("bad pid %d", pid)
 	}
 	_ = syscall.Kill(pid, syscall.SIGTERM)
-	for i := 0; i < 200 && alive(ctx, pid); i++ {
+	for i := 0; i < 200 && api.ProcessAlive(pid); i++ {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if alive(ctx, pid) {
+	if api.ProcessAlive(pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
-		for i := 0; i < 100 && alive(ctx, pid); i++ {
+		for i := 0; i < 100 && api.ProcessAlive(pid); i++ {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if alive(ctx, pid) {
+		if api.ProcessAlive(pid) {
 			return fmt.Errorf("process %d survived SIGKILL", pid)
 		}
 	}

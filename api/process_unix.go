@@ -1,6 +1,6 @@
 //go:build unix
 
-package shim
+package api
 
 import (
 	"fmt"
@@ -9,9 +9,15 @@ import (
 	"syscall"
 )
 
-// pidAlive reports whether pid is a running process (a zombie, exited but
-// not yet reaped, counts as gone where /proc shows it).
-func pidAlive(pid int) bool {
+// ProcessAlive reports whether pid is a running process: how a reader of a
+// state file's or the lock file's pid tells a live broker from a stale
+// record, and how the broker tells a live shim. A zombie (exited, not yet
+// reaped) counts as gone where /proc shows it; a process of another user
+// counts as alive.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
 	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
 		return false
 	}

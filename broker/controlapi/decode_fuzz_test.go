@@ -1,4 +1,4 @@
-package api
+package controlapi
 
 import (
 	"bytes"
@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/berth-dev/berth/api"
 )
 
 // FuzzDecodeControlBodies sends arbitrary bytes as the JSON body of the
 // control API's POST /projects and POST /shutdown: decoding never panics,
-// a refusal is a 4xx StatusError, and an accepted body is exactly one
+// a refusal is a 4xx *api.Error with a code, and an accepted body is exactly one
 // object whose fields survive a round trip.
 func FuzzDecodeControlBodies(f *testing.F) {
 	for _, seed := range []string{
@@ -23,9 +25,9 @@ func FuzzDecodeControlBodies(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var ar AttachRequest
+		var ar api.AttachRequest
 		checkDecode(t, body, &ar)
-		var sr ShutdownRequest
+		var sr api.ShutdownRequest
 		checkDecode(t, body, &sr)
 	})
 }
@@ -35,9 +37,9 @@ func checkDecode[T any](t *testing.T, body []byte, v *T) {
 	r := httptest.NewRequest(http.MethodPost, "/projects", bytes.NewReader(body))
 	err := DecodeJSON(httptest.NewRecorder(), r, v)
 	if err != nil {
-		var se *StatusError
-		if !errors.As(err, &se) || se.Code < 400 || se.Code > 499 || se.Msg == "" {
-			t.Fatalf("refusal is not a 4xx StatusError: %#v", err)
+		var e *api.Error
+		if !errors.As(err, &e) || e.Status < 400 || e.Status > 499 || e.Message == "" || e.Code == "" {
+			t.Fatalf("refusal is not a 4xx *api.Error with a code: %#v", err)
 		}
 		return
 	}
