@@ -538,24 +538,6 @@ func TestShimReconnectsAfterBrokerDies(t *testing.T) {
 	}
 }
 
-func TestShimDoesNotLinkEngineOrStore(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/berth-dev/berth/cmd/berth-shim").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, forbidden := range []string{
-		"go.etcd.io/bbolt", "github.com/berth-dev/berth/store", "github.com/berth-dev/berth/project",
-		"github.com/berth-dev/berth/broker", "github.com/fsnotify/fsnotify", "github.com/kljensen/snowball",
-		"github.com/modelcontextprotocol/go-sdk/mcp",
-	} {
-		for _, dep := range strings.Fields(string(out)) {
-			if dep == forbidden || strings.HasPrefix(dep, forbidden+"/") {
-				t.Errorf("berth-shim links %s", dep)
-			}
-		}
-	}
-}
-
 func TestShimStdioTransportWritesNullPort(t *testing.T) {
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 30*time.Second)
