@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	b.metrics = metrics.New(api.Version, b.metricsSnapshot)
 	b.hub = web.NewHub(b.dashboard, web.HubOptions{})
 	logs.OnRecord(b.hub.Poke)
-	idle := newIdleTimer(cfg.IdleTimeout, func() { cancel(errIdle) })
+	idle := newIdleTimer(cfg.idleTimeout(), func() { cancel(errIdle) })
 	b.mounts = &mounts{
 		ctx: ctx, cfg: cfg, db: db, log: log, token: token,
 		info:    project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: started},
@@ -233,8 +233,8 @@ func (b *Broker) Health() api.Health {
 		UptimeSeconds: time.Since(b.started).Seconds(), Projects: b.mounts.count(), Home: b.cfg.Home,
 		RSSBytes: b.rss(),
 	}
-	if b.cfg.IdleTimeout > 0 {
-		h.IdleTimeout = b.cfg.IdleTimeout.String()
+	if b.cfg.idleTimeout() > 0 {
+		h.IdleTimeout = b.cfg.idleTimeout().String()
 	}
 	h.Autostarted = b.cfg.Autostarted
 	h.PortStart, h.PortEnd = b.cfg.PortStart, b.cfg.PortEnd

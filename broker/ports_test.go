@@ -39,7 +39,7 @@ func TestBindPortPrefersThenWraps(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	good := Config{Home: "/h", PortStart: 4242, PortEnd: 5242, Auth: "none", ReapInterval: 1}
+	good := Config{Home: "/h", PortStart: 4242, PortEnd: 5242, Auth: "none", LogLevel: "info", ReapInterval: 1}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +49,7 @@ func TestConfigValidate(t *testing.T) {
 		"port zero":   func(c *Config) { c.PortStart = 0 },
 		"bad listen":  func(c *Config) { c.Listen = "nonsense" },
 		"bad auth":    func(c *Config) { c.Auth = "magic" },
+		"bad level":   func(c *Config) { c.LogLevel = "loud" },
 		"neg grace":   func(c *Config) { c.MountGrace = -1 },
 		"no interval": func(c *Config) { c.ReapInterval = 0 },
 	} {
