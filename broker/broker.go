@@ -24,6 +24,7 @@ import (
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/web"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/shirou/gopsutil/v4/process"
 )
 
@@ -115,6 +116,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		onEmpty: idle.set,
 		logs:    logs,
 		onCall:  b.toolCalled,
+		schemas: mcp.NewSchemaCache(),
 	}
 	idle.set(true)
 

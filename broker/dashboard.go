@@ -58,10 +58,13 @@ func (b *Broker) toolCalled(m *mount, c api.ToolCall) {
 
 // metricsSnapshot is read at every scrape of /metrics.
 func (b *Broker) metricsSnapshot() metrics.Snapshot {
-	s := metrics.Snapshot{Sessions: map[string]int{transportStdio: 0, transportHTTP: 0, transportSSE: 0, transportWS: 0}}
+	s := metrics.Snapshot{Sessions: make(map[string]int)}
+	for _, name := range transportNames() {
+		s.Sessions[name] = 0
+	}
 	for _, m := range b.mounts.all() {
 		s.Mounts++
-		for tr, n := range m.observer.sessionsByTransport() {
+		for tr, n := range m.tags.count(m.mcp) {
 			s.Sessions[tr] += n
 		}
 		if st, ok := m.engine.IndexStatus(); ok {

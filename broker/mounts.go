@@ -16,6 +16,7 @@ import (
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // holder is one reason a mount stays up: a shim (until it detaches or its
@@ -48,6 +49,7 @@ type mounts struct {
 	onEmpty func(empty bool) // idle tracking: called with the table's emptiness after changes
 	logs    *logring.Ring    // handed to each engine for get_recent_logs
 	onCall  func(*mount, api.ToolCall)
+	schemas *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -149,7 +151,8 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 
 // open mounts the project: engine, port, servers.
 func (t *mounts) open(root, id string) (*mount, error) {
-	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs})
+	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
+		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas})
 	if err != nil {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "open project %s: %v", root, err)
 	}
@@ -358,7 +361,7 @@ func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	m := e.m
 	return api.Project{
 		ID: id, Name: m.name, Root: m.root, Port: m.port, URL: m.url(),
-		Sessions: m.sessions(), SessionsByTransport: m.observer.sessionsByTransport(), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
+		Sessions: m.sessions(), SessionsByTransport: m.tags.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
 	}
 }
 

@@ -22,8 +22,9 @@ func TestFastToolListAnswersTheSameBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sb schemaBytes
 	for range 2 { // the second answer comes from the marshaled schemas
-		res, err := fastToolList(next)(context.Background(), "tools/list", nil)
+		res, err := sb.toolList(next)(context.Background(), "tools/list", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +40,7 @@ func TestFastToolListAnswersTheSameBytes(t *testing.T) {
 		t.Error("the server's own tool was modified")
 	}
 	other := &mcp.CallToolResult{}
-	res, err := fastToolList(func(context.Context, string, mcp.Request) (mcp.Result, error) { return other, nil })(context.Background(), "tools/call", nil)
+	res, err := sb.toolList(func(context.Context, string, mcp.Request) (mcp.Result, error) { return other, nil })(context.Background(), "tools/call", nil)
 	if res != other || err != nil {
 		t.Errorf("tools/call = %v, %v; want it passed through", res, err)
 	}

@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,12 +163,18 @@ func TestShimAndSubAgentShareTheProject(t *testing.T) {
 	go func() { defer wg.Done(); getServerInfo(t, ctx, ide) }()
 	wg.Wait()
 
-	p, err := b.Client.Project(ctx, api.ProjectID(root))
-	if err != nil {
-		t.Fatal(err)
+	// One server serves them all, and still tells the transports apart.
+	want := map[string]int{"stdio": 1, "http": 1, "sse": 1, "websocket": 1}
+	var p api.Project
+	brokertest.Poll(10*time.Second, func() bool {
+		p, err = b.Client.Project(ctx, api.ProjectID(root))
+		return err == nil && maps.Equal(p.SessionsByTransport, want)
+	})
+	if err != nil || !maps.Equal(p.SessionsByTransport, want) || p.Sessions != 4 || p.Holders != 1 {
+		t.Errorf("project shows %d sessions %v, %d holders; want 4 %v and 1 holder (%v)", p.Sessions, p.SessionsByTransport, p.Holders, want, err)
 	}
-	if p.Sessions < 1 || p.Holders != 1 {
-		t.Errorf("project shows %d sessions, %d holders", p.Sessions, p.Holders)
+	if got := info.Capabilities.Transports; !slices.Equal(got, []string{"stdio", "http", "sse", "websocket"}) {
+		t.Errorf("get_server_info lists transports %v", got)
 	}
 }
 

@@ -98,6 +98,7 @@ type serverInfo struct {
 	} `json:"project"`
 	Capabilities struct {
 		ToolsAvailable []string `json:"tools_available"`
+		Transports     []string `json:"transports"`
 	} `json:"capabilities"`
 }
 
