@@ -13,9 +13,6 @@ type Dashboard struct {
 // DashboardProject is a project with its engine status and recent tool calls.
 type DashboardProject struct {
 	Project
-	// Transport is what the project's state file offers sub-agents ("dual",
-	// "stdio" or "http"); empty when there is no state file of this broker.
-	Transport string `json:"transport,omitempty"`
 	// Calls are the project's recent tool calls, newest first.
 	Calls []ToolCall `json:"calls"`
 }

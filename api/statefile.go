@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,12 +18,28 @@ const StateFileName = ".mcp_server_state.json"
 // StateVersion is the state-file schema version.
 const StateVersion = "1.0.0"
 
-// Transports a state file can name.
+// Transports a state file can name, and a holder can ask for.
 const (
 	TransportDual  = "dual"
 	TransportStdio = "stdio"
 	TransportHTTP  = "http"
 )
+
+// StateTransport is what a project's state file says for holders that
+// asked for transports: the HTTP endpoint is advertised whenever anyone
+// asked for it, so a stdio window hides nothing from others. dual when a
+// holder asked for dual, else http when one asked for http (an http shim,
+// a pin), else stdio (port and url null).
+func StateTransport(asked []string) string {
+	switch {
+	case slices.Contains(asked, TransportDual):
+		return TransportDual
+	case slices.Contains(asked, TransportHTTP):
+		return TransportHTTP
+	default:
+		return TransportStdio
+	}
+}
 
 // StateFile is the schema sub-agents read to find a project's MCP endpoint.
 type StateFile struct {
@@ -112,9 +129,10 @@ func ReadStateFile(root string) (StateFile, error) {
 }
 
 // WriteStateFile writes s atomically (temp file, fsync, rename) with mode 0600
-// and makes sure .praxis-os/.gitignore lists it. A file that already holds
-// exactly these bytes with mode 0600 is left alone: every shim of a mounted
-// project writes the same record, and the fsync was most of a warm attach.
+// and makes sure .praxis-os/.gitignore lists it. The broker is its one
+// writer: it alone knows every holder of a project. A file that already
+// holds exactly these bytes with mode 0600 is left alone: most attaches
+// change nothing in it, and the fsync was most of a warm attach.
 func WriteStateFile(root string, s StateFile) error {
 	if err := s.Validate(); err != nil {
 		return err

@@ -184,3 +184,21 @@ func TestSameStateFileIsNotRewritten(t *testing.T) {
 		t.Errorf("same bytes with mode 0644: %v, %v; want rewritten with 0600", fi.Mode(), err)
 	}
 }
+
+func TestStateTransportAdvertisesHTTPWhenAnyoneAskedForIt(t *testing.T) {
+	for _, tc := range []struct {
+		asked []string
+		want  string
+	}{
+		{nil, TransportStdio},
+		{[]string{TransportStdio}, TransportStdio},
+		{[]string{TransportStdio, TransportDual}, TransportDual},
+		{[]string{TransportHTTP, TransportStdio}, TransportHTTP},
+		{[]string{TransportHTTP, TransportDual}, TransportDual},
+		{[]string{TransportStdio, TransportStdio, TransportHTTP}, TransportHTTP},
+	} {
+		if got := StateTransport(tc.asked); got != tc.want {
+			t.Errorf("StateTransport(%v) = %q, want %q", tc.asked, got, tc.want)
+		}
+	}
+}

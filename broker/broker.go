@@ -319,25 +319,7 @@ func (b *Broker) remountPinned(ctx context.Context) {
 			continue
 		}
 		b.metrics.RestartRecovered()
-		if err := writeCLIState(rec.Root, b); err != nil {
-			b.log.Warn("state file", "project", rec.ID, "err", err)
-		}
 	}
-}
-
-// writeCLIState rewrites the state file of a pinned project after a restart.
-func writeCLIState(root string, b *Broker) error {
-	r, err := api.ResolveRoot(root)
-	if err != nil {
-		return err
-	}
-	_, p, err := b.mounts.get(api.ProjectID(r))
-	if err != nil {
-		return err
-	}
-	sf := api.NewStateFile(api.TransportHTTP, p.Port, os.Getpid(), p.StartedAt, p.Name, p.Root)
-	sf.Headers = b.mounts.headers()
-	return api.WriteStateFile(p.Root, sf)
 }
 
 func (b *Broker) reapLoop(ctx context.Context) {

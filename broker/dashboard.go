@@ -33,11 +33,7 @@ func (b *Broker) dashboard() any {
 			continue // unmounted meanwhile
 		}
 		p.Detail = m.engine.Status()
-		dp := api.DashboardProject{Project: p, Calls: m.observer.recent()}
-		if sf, err := api.ReadStateFile(m.root); err == nil && sf.PID == d.Health.PID {
-			dp.Transport = sf.Transport
-		}
-		d.Projects = append(d.Projects, dp)
+		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent()})
 	}
 	slices.SortFunc(d.Projects, func(x, y api.DashboardProject) int { return strings.Compare(x.Root, y.Root) })
 	for _, r := range b.logs.Recent("", logring.Query{MinLevel: slog.LevelInfo, Limit: dashboardLogLines}) {

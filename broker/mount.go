@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/api"
@@ -34,6 +35,7 @@ type mount struct {
 	stopIdle       context.CancelFunc // ends the idle-session check
 	observer       *observer          // tool calls
 	tags           *sessionTags       // each session's transport
+	stateMu        sync.Mutex         // serializes the writes of its state file (statefile.go)
 }
 
 type mountDeps struct {

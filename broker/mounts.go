@@ -4,11 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -22,8 +20,9 @@ import (
 // holder is one reason a mount stays up: a shim (until it detaches or its
 // pid dies) or a `berth attach` pin.
 type holder struct {
-	kind string
-	pid  int
+	kind      string
+	pid       int
+	transport string // what it asked for: api.TransportDual, TransportStdio or TransportHTTP
 }
 
 // entry is a mount's slot in the table. While mounting, m is nil and ready
@@ -35,10 +34,14 @@ type entry struct {
 	holders map[string]holder // lease -> holder
 	pinned  bool
 	grace   *time.Timer // running while nobody holds the mount
+	// published is the transport the state file says, as last written
+	// ("" before the first write or after a failed one).
+	published string
 }
 
 // mounts is the broker's table of projects. mu guards every entry's
-// fields; it is never held while a mount opens or closes.
+// fields; it is never held while a mount opens or closes, nor while a
+// state file is written. Lock order: a mount's stateMu, then mu.
 type mounts struct {
 	ctx     context.Context // the broker's lifetime
 	cfg     Config
@@ -70,6 +73,16 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	}
 	if req.PID < 0 {
 		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "pid %d is not a process id", req.PID)
+	}
+	transport := req.Transport
+	switch {
+	case transport == "" && kind == api.HolderCLI:
+		transport = api.TransportHTTP
+	case transport == "":
+		transport = api.TransportDual
+	case transport != api.TransportDual && transport != api.TransportStdio && transport != api.TransportHTTP:
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "transport %q: use %q, %q or %q",
+			transport, api.TransportDual, api.TransportStdio, api.TransportHTTP)
 	}
 	id := api.ProjectID(root)
 
@@ -120,7 +133,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		}
 	}
 	lease := newLease()
-	e.holders[lease] = holder{kind: kind, pid: req.PID}
+	e.holders[lease] = holder{kind: kind, pid: req.PID, transport: transport}
 	// The registry is written only when what it records changes: a warm
 	// attach of a mounted project touches no disk.
 	record := !ok || (kind == api.HolderCLI && !e.pinned)
@@ -131,10 +144,6 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		e.grace.Stop()
 		e.grace = nil
 	}
-	resp := api.AttachResponse{
-		Project: t.describeLocked(id, e), Lease: lease,
-		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version,
-	}
 	pinned := e.pinned
 	m := e.m
 	t.mu.Unlock()
@@ -142,6 +151,16 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	if record {
 		t.remember(m, pinned)
 	}
+	var warnings []string
+	if err := t.publish(id, e); err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	t.mu.Lock()
+	resp := api.AttachResponse{
+		Project: t.describeLocked(id, e), Lease: lease,
+		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, Warnings: warnings,
+	}
+	t.mu.Unlock()
 	t.log.Info("attached", "project", id, "root", root, "kind", kind, "pid", req.PID, "port", m.port, "version", req.Version)
 	if c, ok := api.CompareVersions(req.Version, api.Version); ok && c != 0 {
 		t.log.Warn("client and broker versions differ", "client", req.Version, "broker", api.Version, "pid", req.PID)
@@ -221,6 +240,7 @@ func (t *mounts) detach(id, lease string) error {
 	if lease == "" {
 		t.remember(m, false)
 	}
+	_ = t.publish(id, e) // a failure is logged; the detach is done
 	return nil
 }
 
@@ -248,11 +268,7 @@ func (t *mounts) expire(id string, e *entry) {
 // unmount stops advertising the mount (its state file goes first), then
 // ends its sessions and releases its port.
 func (t *mounts) unmount(ctx context.Context, m *mount, why string) {
-	if removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.port); err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.log.Warn("remove state file", "project", m.id, "err", err)
-	} else if removed {
-		t.log.Debug("state file removed", "project", m.id)
-	}
+	t.unpublish(m)
 	m.close(ctx)
 	t.log.Info("unmounted", "project", m.id, "port", m.port, "why", why)
 }
@@ -362,6 +378,7 @@ func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	return api.Project{
 		ID: id, Name: m.name, Root: m.root, Port: m.port, URL: m.url(),
 		Sessions: m.sessions(), SessionsByTransport: m.tags.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
+		Transport: e.published,
 	}
 }
 

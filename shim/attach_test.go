@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -104,7 +105,8 @@ func TestAttachToABrokerOlderThanTheHandshake(t *testing.T) {
 	if !strings.Contains(logs.String(), "older than this shim") {
 		t.Errorf("no warning about the old broker:\n%s", logs.String())
 	}
-	if sf, err := api.ReadStateFile(root); err != nil || sf.PID != os.Getpid() || *sf.Port != 4242 {
-		t.Fatalf("state file: %+v %v", sf, err)
+	// The broker writes state files; a shim never does, not even for a broker that does not.
+	if _, err := os.Stat(api.StatePath(root)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the shim wrote a state file: %v", err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // Options configures Run.
 type Options struct {
 	Project   string // --project; else $PROJECT_ROOT; else the nearest ancestor with .praxis-os/
-	Transport string // dual (default), stdio or http: what the state file says
+	Transport string // dual (default), stdio or http: what this window asks the state file to offer
 	Home      string // broker home; "" = api.DefaultHome()
 	Autostart Autostart
 	Stdin     io.Reader

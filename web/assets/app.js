@@ -133,7 +133,7 @@ function projectCard(p) {
       h("code", null, p.url),
       p.transport
         ? h("span", { class: "badge neutral", title: "the transport the project's state file offers sub-agents" }, "transport " + p.transport)
-        : h("span", { class: "muted small", title: "no .mcp_server_state.json of this broker" }, "no state file")),
+        : h("span", { class: "muted small", title: "the broker could not write .mcp_server_state.json (see its log)" }, "no state file")),
     h("dl", { class: "facts" },
       h("div", { class: "wide" }, h("dt", null, "Root"), h("dd", { class: "root" }, h("code", null, p.root))),
       h("div", null, h("dt", null, "Sessions · " + p.sessions), h("dd", null, sessionChips(p))),

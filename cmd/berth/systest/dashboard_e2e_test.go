@@ -125,7 +125,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Errorf("the projects list lacks %q:\n%s", want, projects)
 		}
 	}
-	for _, want := range []string{"search_standards", "start_workflow", "error", "query is empty", "ready", "1 session", "active", "bug_fix_v1", "http 1", "no state file"} {
+	for _, want := range []string{"search_standards", "start_workflow", "error", "query is empty", "ready", "1 session", "active", "bug_fix_v1", "http 1", "transport http"} {
 		if !strings.Contains(shopCard, want) {
 			t.Errorf("shop's card lacks %q:\n%s", want, shopCard)
 		}
