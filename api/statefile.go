@@ -25,6 +25,10 @@ const (
 	TransportHTTP  = "http"
 )
 
+// StateTransports are the transports a holder can ask for and a state
+// file can name.
+var StateTransports = []string{TransportDual, TransportStdio, TransportHTTP}
+
 // StateTransport is what a project's state file says for holders that
 // asked for transports: the HTTP endpoint is advertised whenever anyone
 // asked for it, so a stdio window hides nothing from others. dual when a

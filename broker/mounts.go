@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,9 +82,9 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		transport = api.TransportHTTP
 	case transport == "":
 		transport = api.TransportDual
-	case transport != api.TransportDual && transport != api.TransportStdio && transport != api.TransportHTTP:
-		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "transport %q: use %q, %q or %q",
-			transport, api.TransportDual, api.TransportStdio, api.TransportHTTP)
+	case !slices.Contains(api.StateTransports, transport):
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "transport %q: use one of %s",
+			transport, strings.Join(api.StateTransports, ", "))
 	}
 	id := api.ProjectID(root)
 

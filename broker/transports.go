@@ -65,14 +65,14 @@ var transports = []*transport{
 		},
 	},
 	{
-		name: transportSSE, path: "/sse", index: "sse", stream: true,
+		name: transportSSE, path: "/sse", index: transportSSE, stream: true,
 		opens: func(r *http.Request) bool { return r.Method == http.MethodGet },
 		handler: func(_ *transport, srv *mcp.Server, _ handlerDeps) http.Handler {
 			return mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 		},
 	},
 	{
-		name: transportWS, path: "/ws", index: "websocket", stream: true,
+		name: transportWS, path: "/ws", index: transportWS, stream: true,
 		opens:   func(*http.Request) bool { return true },
 		handler: wsHandler,
 	},

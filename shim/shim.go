@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/berth-dev/berth/api"
@@ -35,9 +36,7 @@ func Run(ctx context.Context, opts Options) error {
 	if transport == "" {
 		transport = api.TransportDual
 	}
-	switch transport {
-	case api.TransportDual, api.TransportStdio, api.TransportHTTP:
-	default:
+	if !slices.Contains(api.StateTransports, transport) {
 		return fmt.Errorf("--transport %q: use dual, stdio or http", opts.Transport)
 	}
 	root, err := FindProject(opts.Project)
