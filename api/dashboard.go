@@ -8,6 +8,9 @@ type Dashboard struct {
 	Projects []DashboardProject `json:"projects"`
 	// Logs are the broker's last log lines, oldest first.
 	Logs []LogLine `json:"logs"`
+	// Transports are the MCP transports projects serve, in order (the keys
+	// of Project.SessionsByTransport).
+	Transports []string `json:"transports"`
 }
 
 // DashboardProject is a project with its engine status and recent tool calls.

@@ -26,7 +26,7 @@ const dashboardLogLines = 80
 // not log (a log line pokes the stream; the hub ignores pokes made while
 // it builds, so a line logged here shows up only at the next tick).
 func (b *Broker) dashboard() any {
-	d := api.Dashboard{Health: b.Health(), Projects: []api.DashboardProject{}, Logs: []api.LogLine{}}
+	d := api.Dashboard{Health: b.Health(), Projects: []api.DashboardProject{}, Logs: []api.LogLine{}, Transports: transportNames()}
 	for _, m := range b.mounts.all() {
 		_, p, err := b.mounts.get(m.id)
 		if err != nil {

@@ -66,7 +66,8 @@ function renderHealth(hl) {
   );
 }
 
-const TRANSPORTS = ["stdio", "http", "sse", "websocket"];
+// The broker's MCP transports, in order, from each snapshot.
+let TRANSPORTS = [];
 const SHORT = { websocket: "ws" };
 
 function plural(n, word) {
@@ -176,6 +177,7 @@ function connect() {
   const es = new EventSource("/events");
   es.addEventListener("snapshot", (ev) => {
     const s = JSON.parse(ev.data);
+    TRANSPORTS = s.transports || [];
     renderHealth(s.health);
     renderProjects(s.projects || []);
     renderLogs(s.logs || []);
