@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func newRoot(t *testing.T) string {
+func newRoot(t testing.TB) string {
 	t.Helper()
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, ProjectDir), 0o755); err != nil {

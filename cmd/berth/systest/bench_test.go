@@ -21,20 +21,36 @@ func BenchmarkControlHealth(b *testing.B) {
 }
 
 // BenchmarkWarmAttach is a shim's attach (and detach) of a project that is
-// already mounted: compare with BenchmarkControlHealth.
+// already mounted: compare with BenchmarkControlHealth. "same" is a window
+// joining one like it (the state file does not change); "flips" is a dual
+// window joining a pinned project (the broker rewrites the state file to
+// dual on the attach and back to http on the detach).
 func BenchmarkWarmAttach(b *testing.B) {
-	br := brokertest.StartBroker(b, brokertest.Options{})
-	root := brokertest.Project(b, "warm", nil)
-	br.Attach(b, root) // pin: keeps it mounted
-	ctx := context.Background()
-	for b.Loop() {
-		resp, err := br.Client.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := br.Client.Detach(ctx, resp.ID, resp.Lease); err != nil {
-			b.Fatal(err)
-		}
+	for _, tc := range []struct {
+		name string
+		held api.AttachRequest
+	}{
+		{"same", api.AttachRequest{Kind: api.HolderShim, Transport: api.TransportDual}},
+		{"flips", api.AttachRequest{Kind: api.HolderCLI}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			br := brokertest.StartBroker(b, brokertest.Options{})
+			root := brokertest.Project(b, "warm", nil)
+			ctx := context.Background()
+			tc.held.Root = root // held for the whole run: keeps it mounted
+			if _, err := br.Client.Attach(ctx, tc.held); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				resp, err := br.Client.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := br.Client.Detach(ctx, resp.ID, resp.Lease); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
