@@ -163,7 +163,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, Warnings: warnings,
 	}
 	t.mu.Unlock()
-	t.log.Info("attached", "project", id, "root", root, "kind", kind, "pid", req.PID, "port", m.port, "version", req.Version)
+	t.log.Info("attached", "project", id, "root", root, "kind", kind, "transport", transport, "pid", req.PID, "port", m.port, "version", req.Version)
 	if c, ok := api.CompareVersions(req.Version, api.Version); ok && c != 0 {
 		t.log.Warn("client and broker versions differ", "client", req.Version, "broker", api.Version, "pid", req.PID)
 	}
