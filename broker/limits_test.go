@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func gatedServer(t *testing.T, l *limits) (s *mcp.Server, tags *sessionTags, sta
 	mcp.AddTool(s, &mcp.Tool{Name: "quick"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
 		return &mcp.CallToolResult{}, struct{}{}, nil
 	})
-	tags = newSessionTags(slog.New(slog.DiscardHandler))
+	tags = newSessionTags()
 	s.AddReceivingMiddleware(l.middleware, tags.middleware)
 	return s, tags, started, release
 }

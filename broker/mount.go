@@ -60,7 +60,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		done:      make(chan struct{}),
 	}
 	m.mcp = eng.Server()
-	m.tags = newSessionTags(m.log)
+	m.tags = newSessionTags()
 	cfg := eng.Config().MCP
 	lim := newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout)
 	m.mcp.AddReceivingMiddleware(lim.middleware)
@@ -72,7 +72,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	// Outermost: a session is tagged at its first request, whatever follows.
 	m.mcp.AddReceivingMiddleware(m.tags.middleware)
 
-	hd := handlerDeps{streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log}, tags: m.tags}
+	hd := handlerDeps{streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log}, tags: m.tags, log: m.log}
 	mux := http.NewServeMux()
 	for _, tr := range transports {
 		if tr.path == "" {

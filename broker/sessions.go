@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,14 +11,12 @@ import (
 // from the context of its first request (middleware), or as it connects
 // for the WebSocket transports. A session forgets its tag when it ends.
 type sessionTags struct {
-	log *slog.Logger // for the transports' handlers
-
 	mu sync.Mutex // guards by
 	by map[*mcp.ServerSession]*transport
 }
 
-func newSessionTags(log *slog.Logger) *sessionTags {
-	return &sessionTags{log: log, by: make(map[*mcp.ServerSession]*transport)}
+func newSessionTags() *sessionTags {
+	return &sessionTags{by: make(map[*mcp.ServerSession]*transport)}
 }
 
 // tag records ss's transport; the first tag stays.

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -52,6 +53,7 @@ type transport struct {
 type handlerDeps struct {
 	streamOpts *mcp.StreamableHTTPOptions
 	tags       *sessionTags
+	log        *slog.Logger
 }
 
 // transports is the one list of Berth's MCP transports.
@@ -95,7 +97,7 @@ func shimHandler(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
 // wsHandler serves MCP over WebSocket, tagging each session as it
 // connects: a WebSocket session may stay silent, and must still be known.
 func wsHandler(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
-	return mcpws.Handler(srv, d.tags.log, func(ss *mcp.ServerSession) { d.tags.tag(ss, tr) })
+	return mcpws.Handler(srv, d.log, func(ss *mcp.ServerSession) { d.tags.tag(ss, tr) })
 }
 
 // transportAt is the transport served at path on a project port, or nil.
