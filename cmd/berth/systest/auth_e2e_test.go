@@ -43,9 +43,10 @@ func TestTokenAuthGuardsProjectPorts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	raw, _ := io.ReadAll(r.Body)
 	r.Body.Close()
-	if r.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("no token: %d, want 401", r.StatusCode)
+	if e := api.ParseError(r.StatusCode, raw); r.StatusCode != http.StatusUnauthorized || e.Code != api.CodeUnauthorized {
+		t.Fatalf("no token: %d %+v, want 401 with code %s", r.StatusCode, e, api.CodeUnauthorized)
 	}
 	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: *sf.URL, HTTPClient: &http.Client{Transport: headerTransport{sf.Headers}}})
 	if info := getServerInfo(t, ctx, s); info.Project.Root != root {
@@ -112,7 +113,8 @@ func TestMaxSessionsIsEnforced(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "mcp.max_sessions") {
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "mcp.max_sessions") ||
+			api.ParseError(resp.StatusCode, body).Code != api.CodeBusy {
 			t.Errorf("%s %s past the limit: %d Retry-After %q %s", req.Method, req.URL.Path, resp.StatusCode, resp.Header.Get("Retry-After"), body)
 		}
 	}

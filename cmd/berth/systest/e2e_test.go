@@ -466,9 +466,10 @@ func TestProjectEndpointRefusesForeignHostAndOrigin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		raw, _ := io.ReadAll(r.Body)
 		r.Body.Close()
-		if r.StatusCode != http.StatusForbidden {
-			t.Errorf("host %q origin %q: status %d, want 403", tc.host, tc.origin, r.StatusCode)
+		if e := api.ParseError(r.StatusCode, raw); r.StatusCode != http.StatusForbidden || e.Code != api.CodeForbidden {
+			t.Errorf("host %q origin %q: %d %+v, want 403 with code %s", tc.host, tc.origin, r.StatusCode, e, api.CodeForbidden)
 		}
 	}
 }
