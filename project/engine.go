@@ -193,6 +193,7 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 		Logger:       slog.New(quiet{e.log.Handler()}),
 		SchemaCache:  schemas,
 	})
+	lister := newToolLister(s) // before any middleware
 	s.AddReceivingMiddleware(e.schemaJSON.toolList)
 	addServerInfo(s, e)
 	if e.index != nil {
@@ -205,7 +206,7 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 	if e.logs != nil {
 		addRecentLogs(s, e)
 	}
-	names, err := listTools(ctx, s)
+	names, err := lister.names(ctx)
 	if err != nil {
 		return fmt.Errorf("list the project's tools: %w", err)
 	}

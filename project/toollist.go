@@ -3,34 +3,63 @@ package project
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// listTools asks s for its tools as a client would: the server is the one
-// record of what it serves, so no list of names is kept beside it.
-func listTools(ctx context.Context, s *mcp.Server) ([]string, error) {
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
+// toolLister answers tools/list straight from a server's own handler,
+// below every middleware: the server is the one record of what it serves,
+// so no list of names is kept beside it. (A client over an in-memory
+// connection would do too, but it sends every tool's schemas through JSON
+// both ways: most of a mount's time and memory.)
+type toolLister struct {
+	s     *mcp.Server
+	inner mcp.MethodHandler // the server's method handler, without middleware
+}
+
+// newToolLister must be called before any middleware is added to s.
+func newToolLister(s *mcp.Server) *toolLister {
+	l := &toolLister{s: s}
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		l.inner = next
+		return next
+	})
+	return l
+}
+
+// names lists the tools the server offers, in its order.
+func (l *toolLister) names(ctx context.Context) ([]string, error) {
+	// The handler needs a session of the server; this one never hears a word.
+	_, st := mcp.NewInMemoryTransports()
+	ss, err := l.s.Connect(ctx, st, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "berth-engine", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer cs.Close()
 	var names []string
-	for t, err := range cs.Tools(ctx, nil) {
+	params := &mcp.ListToolsParams{}
+	for range 100 {
+		res, err := l.inner(ctx, "tools/list", &mcp.ListToolsRequest{Session: ss, Params: params})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		names = append(names, t.Name)
+		page, ok := res.(*mcp.ListToolsResult)
+		if !ok {
+			return nil, fmt.Errorf("tools/list answered %T", res)
+		}
+		for _, t := range page.Tools {
+			names = append(names, t.Name)
+		}
+		if page.NextCursor == "" {
+			return names, nil
+		}
+		params = &mcp.ListToolsParams{Cursor: page.NextCursor}
 	}
-	return names, nil
+	return nil, errors.New("tools/list: more than 100 pages")
 }
 
 // schemaBytes holds the tool schemas of one server marshaled once, by
