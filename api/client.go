@@ -12,7 +12,9 @@ import (
 	"time"
 )
 
-// Client talks to a broker's control API.
+// Client talks to a broker's control API. Every error answer comes back
+// as an *Error: decide on its Code (errors.Is(err, CodeNotMounted)), never
+// on its message.
 type Client struct {
 	// HTTP is the underlying client (dials the unix socket for NewUnixClient).
 	HTTP *http.Client
@@ -106,7 +108,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return ErrorBody(resp.StatusCode, raw)
+		return ParseError(resp.StatusCode, raw)
 	}
 	if out == nil || len(raw) == 0 {
 		return nil

@@ -8,14 +8,14 @@ type Dashboard struct {
 	Projects []DashboardProject `json:"projects"`
 	// Logs are the broker's last log lines, oldest first.
 	Logs []LogLine `json:"logs"`
+	// Transports are the MCP transports projects serve, in order (the keys
+	// of Project.SessionsByTransport).
+	Transports []string `json:"transports"`
 }
 
 // DashboardProject is a project with its engine status and recent tool calls.
 type DashboardProject struct {
 	Project
-	// Transport is what the project's state file offers sub-agents ("dual",
-	// "stdio" or "http"); empty when there is no state file of this broker.
-	Transport string `json:"transport,omitempty"`
 	// Calls are the project's recent tool calls, newest first.
 	Calls []ToolCall `json:"calls"`
 }

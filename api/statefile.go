@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,12 +18,32 @@ const StateFileName = ".mcp_server_state.json"
 // StateVersion is the state-file schema version.
 const StateVersion = "1.0.0"
 
-// Transports a state file can name.
+// Transports a state file can name, and a holder can ask for.
 const (
 	TransportDual  = "dual"
 	TransportStdio = "stdio"
 	TransportHTTP  = "http"
 )
+
+// StateTransports are the transports a holder can ask for and a state
+// file can name.
+var StateTransports = []string{TransportDual, TransportStdio, TransportHTTP}
+
+// StateTransport is what a project's state file says for holders that
+// asked for transports: the HTTP endpoint is advertised whenever anyone
+// asked for it, so a stdio window hides nothing from others. dual when a
+// holder asked for dual, else http when one asked for http (an http shim,
+// a pin), else stdio (port and url null).
+func StateTransport(asked []string) string {
+	switch {
+	case slices.Contains(asked, TransportDual):
+		return TransportDual
+	case slices.Contains(asked, TransportHTTP):
+		return TransportHTTP
+	default:
+		return TransportStdio
+	}
+}
 
 // StateFile is the schema sub-agents read to find a project's MCP endpoint.
 type StateFile struct {
@@ -111,10 +132,13 @@ func ReadStateFile(root string) (StateFile, error) {
 	return s, nil
 }
 
-// WriteStateFile writes s atomically (temp file, fsync, rename) with mode 0600
-// and makes sure .praxis-os/.gitignore lists it. A file that already holds
-// exactly these bytes with mode 0600 is left alone: every shim of a mounted
-// project writes the same record, and the fsync was most of a warm attach.
+// WriteStateFile writes s atomically (temp file, rename) with mode 0600 and
+// makes sure .praxis-os/.gitignore lists it. The broker is its one writer:
+// it alone knows every holder of a project. A file that already holds
+// exactly these bytes with mode 0600 is left alone: most attaches change
+// nothing in it. It is not fsynced: readers see the old record or the new
+// one either way, and after a crash the record is stale whatever it holds
+// (its pid is dead; the next broker removes it).
 func WriteStateFile(root string, s StateFile) error {
 	if err := s.Validate(); err != nil {
 		return err
@@ -128,7 +152,7 @@ func WriteStateFile(root string, s StateFile) error {
 	if sameFile(p, data, 0o600) {
 		return EnsureGitignored(root)
 	}
-	if err := writeAtomic(p, data, 0o600); err != nil {
+	if err := writeAtomic(p, data, 0o600, false); err != nil {
 		return fmt.Errorf("write state file: %w", err)
 	}
 	return EnsureGitignored(root)
@@ -183,16 +207,17 @@ func EnsureGitignored(root string) error {
 	if fi, err := os.Stat(p); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if err := writeAtomic(p, data, mode); err != nil {
+	if err := writeAtomic(p, data, mode, true); err != nil {
 		return fmt.Errorf("update %s: %w", p, err)
 	}
 	return nil
 }
 
-// WriteFileAtomic writes data to path through a temp file in the same folder
-// and a rename: readers see the old content or the new, never a part.
+// WriteFileAtomic writes data to path through a temp file in the same folder,
+// fsynced, and a rename: readers see the old content or the new, never a
+// part, and the new content survives a crash.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
-	return writeAtomic(path, data, mode)
+	return writeAtomic(path, data, mode, true)
 }
 
 // sameFile reports whether path is a regular file with mode and exactly data.
@@ -205,7 +230,9 @@ func sameFile(path string, data []byte, mode os.FileMode) bool {
 	return err == nil && bytes.Equal(got, data)
 }
 
-func writeAtomic(path string, data []byte, mode os.FileMode) error {
+// writeAtomic writes data to path through a temp file and a rename,
+// fsyncing the temp file first when durable.
+func writeAtomic(path string, data []byte, mode os.FileMode, durable bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -219,9 +246,11 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func newRoot(t *testing.T) string {
+func newRoot(t testing.TB) string {
 	t.Helper()
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, ProjectDir), 0o755); err != nil {
@@ -182,5 +182,23 @@ func TestSameStateFileIsNotRewritten(t *testing.T) {
 	}
 	if fi, err := os.Stat(StatePath(root)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("same bytes with mode 0644: %v, %v; want rewritten with 0600", fi.Mode(), err)
+	}
+}
+
+func TestStateTransportAdvertisesHTTPWhenAnyoneAskedForIt(t *testing.T) {
+	for _, tc := range []struct {
+		asked []string
+		want  string
+	}{
+		{nil, TransportStdio},
+		{[]string{TransportStdio}, TransportStdio},
+		{[]string{TransportStdio, TransportDual}, TransportDual},
+		{[]string{TransportHTTP, TransportStdio}, TransportHTTP},
+		{[]string{TransportHTTP, TransportDual}, TransportDual},
+		{[]string{TransportStdio, TransportStdio, TransportHTTP}, TransportHTTP},
+	} {
+		if got := StateTransport(tc.asked); got != tc.want {
+			t.Errorf("StateTransport(%v) = %q, want %q", tc.asked, got, tc.want)
+		}
 	}
 }

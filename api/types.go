@@ -43,6 +43,10 @@ type Project struct {
 	Detail map[string]any `json:"detail,omitempty"`
 	// SessionsByTransport splits Sessions by how they arrived (stdio, http, sse, websocket).
 	SessionsByTransport map[string]int `json:"sessions_by_transport,omitempty"`
+	// Transport is what the project's state file offers sub-agents
+	// (TransportDual, TransportStdio or TransportHTTP); empty when the
+	// broker has not written one.
+	Transport string `json:"transport,omitempty"`
 }
 
 // ProjectList is the body of GET /projects.
@@ -65,6 +69,12 @@ type AttachRequest struct {
 	PID int `json:"pid,omitempty"`
 	// Version of the attaching program (absent from older shims).
 	Version string `json:"version,omitempty"`
+	// Transport is how this holder uses the project: TransportDual (an IDE
+	// on stdio that offers the HTTP port to sub-agents), TransportStdio (no
+	// endpoint for others) or TransportHTTP (the port only). The broker
+	// writes the state file from every holder's: default dual for a shim,
+	// http for a pin.
+	Transport string `json:"transport,omitempty"`
 }
 
 // AttachResponse is the answer to POST /projects.
@@ -72,12 +82,15 @@ type AttachResponse struct {
 	Project
 	// Lease names this attach; pass it to DELETE /projects/{id}?lease= to release exactly it.
 	Lease string `json:"lease"`
-	// BrokerPID is the pid written into the state file.
+	// BrokerPID is the broker's pid, the one its state files name.
 	BrokerPID int `json:"broker_pid"`
 	// Headers must accompany requests to the project's port (auth: token).
 	Headers map[string]string `json:"headers,omitempty"`
 	// BrokerVersion is the broker's own version (absent from older brokers).
 	BrokerVersion string `json:"broker_version,omitempty"`
+	// Warnings say what the attach could not do though it succeeded (the
+	// state file could not be written); the shim logs them.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ShutdownRequest is the body of POST /shutdown (control socket only).
@@ -94,11 +107,6 @@ type ShutdownRequest struct {
 // ShutdownResponse is the answer to POST /shutdown: the broker is stopping.
 type ShutdownResponse struct {
 	PID int `json:"pid"`
-}
-
-// Error is the body of every non-2xx answer.
-type Error struct {
-	Error string `json:"error"`
 }
 
 // MaxBodyBytes caps control API request bodies.

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/spf13/viper"
 )
 
 func TestConfigAllowOutside(t *testing.T) {
@@ -15,8 +13,7 @@ func TestConfigAllowOutside(t *testing.T) {
 	if err != nil {
 		t.Skip("no home directory:", err)
 	}
-	v := viper.New()
-	SetDefaults(v)
+	v := NewViper()
 	v.Set("rag.allow_outside", []string{"~/shared-standards", "/srv/docs/"})
 	c, err := ConfigFrom(v, t.TempDir())
 	if err != nil {

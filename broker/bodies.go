@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,7 +37,7 @@ func checkPosts(next http.Handler) http.Handler {
 				fmt.Sprintf("request body over %d bytes: send smaller messages (the session is unchanged)", MaxBodyBytes))
 			return
 		case err != nil:
-			api.WriteError(w, api.Errorf(http.StatusBadRequest, "read request body: %v", err))
+			controlapi.WriteError(w, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "read request body: %v", err))
 			return
 		case len(body) > 0 && !json.Valid(body):
 			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: the body is not valid JSON (the session is unchanged)")

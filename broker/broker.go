@@ -18,11 +18,13 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/web"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/shirou/gopsutil/v4/process"
 )
 
@@ -86,7 +88,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 			return fmt.Errorf("listen %s: %w (set listen to another address, or empty to disable the TCP control API)", cfg.Listen, err)
 		default:
 			defer tcpLn.Close()
-			if h, _, _ := net.SplitHostPort(cfg.Listen); !api.IsLoopbackHost(h) {
+			if h, _, _ := net.SplitHostPort(cfg.Listen); !controlapi.IsLoopbackHost(h) {
 				log.Warn("control API listens beyond loopback", "listen", cfg.Listen)
 			}
 		}
@@ -106,7 +108,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	b.metrics = metrics.New(api.Version, b.metricsSnapshot)
 	b.hub = web.NewHub(b.dashboard, web.HubOptions{})
 	logs.OnRecord(b.hub.Poke)
-	idle := newIdleTimer(cfg.IdleTimeout, func() { cancel(errIdle) })
+	idle := newIdleTimer(cfg.idleTimeout(), func() { cancel(errIdle) })
 	b.mounts = &mounts{
 		ctx: ctx, cfg: cfg, db: db, log: log, token: token,
 		info:    project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: started},
@@ -114,15 +116,16 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		onEmpty: idle.set,
 		logs:    logs,
 		onCall:  b.toolCalled,
+		schemas: mcp.NewSchemaCache(),
 	}
 	idle.set(true)
 
-	apiOpts := api.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search}
+	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search}
 	sockOpts := apiOpts
 	sockOpts.AllowShutdown = true
-	handler := api.NewHandler(b, sockOpts)
+	handler := controlapi.NewHandler(b, sockOpts)
 	apiOpts.CheckHost = true
-	tcpHandler := api.NewHandler(b, apiOpts)
+	tcpHandler := controlapi.NewHandler(b, apiOpts)
 	var servers []*http.Server
 	var wg sync.WaitGroup
 	serve := func(ln net.Listener, h http.Handler) {
@@ -225,15 +228,15 @@ type Broker struct {
 	proc     *process.Process // this process, for its RSS; nil if unknown
 }
 
-// Health implements api.Backend.
+// Health implements controlapi.Backend.
 func (b *Broker) Health() api.Health {
 	h := api.Health{
 		Status: "ok", Version: api.Version, PID: os.Getpid(), StartedAt: b.started.UTC(),
 		UptimeSeconds: time.Since(b.started).Seconds(), Projects: b.mounts.count(), Home: b.cfg.Home,
 		RSSBytes: b.rss(),
 	}
-	if b.cfg.IdleTimeout > 0 {
-		h.IdleTimeout = b.cfg.IdleTimeout.String()
+	if b.cfg.idleTimeout() > 0 {
+		h.IdleTimeout = b.cfg.idleTimeout().String()
 	}
 	h.Autostarted = b.cfg.Autostarted
 	h.PortStart, h.PortEnd = b.cfg.PortStart, b.cfg.PortEnd
@@ -241,7 +244,7 @@ func (b *Broker) Health() api.Health {
 	return h
 }
 
-// Shutdown implements api.Backend: it begins a clean stop, or with
+// Shutdown implements controlapi.Backend: it begins a clean stop, or with
 // IfUnheld refuses when the broker serves anyone else or was not
 // auto-started (a service manager or a user runs it: they restart it).
 func (b *Broker) Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error) {
@@ -251,11 +254,11 @@ func (b *Broker) Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error)
 	}
 	if req.IfUnheld {
 		if !b.cfg.Autostarted {
-			return api.ShutdownResponse{}, api.Errorf(http.StatusConflict,
+			return api.ShutdownResponse{}, api.Errorf(http.StatusConflict, api.CodeNotAutostarted,
 				"this broker was not started by a shim: restart it yourself (`berth stop`, or your service manager)")
 		}
 		if n := b.mounts.closeIfUnheld(req.ExceptLease); n > 0 {
-			return api.ShutdownResponse{}, api.Errorf(http.StatusConflict,
+			return api.ShutdownResponse{}, api.Errorf(http.StatusConflict, api.CodeStillHeld,
 				"%d other sessions or pins are attached: the broker keeps running (stop it with `berth stop` when they are done)", n)
 		}
 	}
@@ -264,10 +267,10 @@ func (b *Broker) Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error)
 	return api.ShutdownResponse{PID: os.Getpid()}, nil
 }
 
-// Projects implements api.Backend.
+// Projects implements controlapi.Backend.
 func (b *Broker) Projects() []api.Project { return b.mounts.list() }
 
-// Project implements api.Backend.
+// Project implements controlapi.Backend.
 func (b *Broker) Project(id string) (api.Project, error) {
 	m, p, err := b.mounts.get(id)
 	if err != nil {
@@ -277,7 +280,7 @@ func (b *Broker) Project(id string) (api.Project, error) {
 	return p, nil
 }
 
-// Attach implements api.Backend.
+// Attach implements controlapi.Backend.
 func (b *Broker) Attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
 	start := time.Now()
 	resp, err := b.mounts.attach(ctx, req)
@@ -285,10 +288,10 @@ func (b *Broker) Attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	return resp, err
 }
 
-// Detach implements api.Backend.
+// Detach implements controlapi.Backend.
 func (b *Broker) Detach(id, lease string) error { return b.mounts.detach(id, lease) }
 
-// MCPHandler implements api.Backend.
+// MCPHandler implements controlapi.Backend.
 func (b *Broker) MCPHandler(id string) (http.Handler, error) {
 	m, _, err := b.mounts.get(id)
 	if err != nil {
@@ -316,25 +319,7 @@ func (b *Broker) remountPinned(ctx context.Context) {
 			continue
 		}
 		b.metrics.RestartRecovered()
-		if err := writeCLIState(rec.Root, b); err != nil {
-			b.log.Warn("state file", "project", rec.ID, "err", err)
-		}
 	}
-}
-
-// writeCLIState rewrites the state file of a pinned project after a restart.
-func writeCLIState(root string, b *Broker) error {
-	r, err := api.ResolveRoot(root)
-	if err != nil {
-		return err
-	}
-	_, p, err := b.mounts.get(api.ProjectID(r))
-	if err != nil {
-		return err
-	}
-	sf := api.NewStateFile(api.TransportHTTP, p.Port, os.Getpid(), p.StartedAt, p.Name, p.Root)
-	sf.Headers = b.mounts.headers()
-	return api.WriteStateFile(p.Root, sf)
 }
 
 func (b *Broker) reapLoop(ctx context.Context) {
@@ -347,7 +332,7 @@ func (b *Broker) reapLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			b.mounts.reap(func(pid int) bool { return processAlive(ctx, pid) })
+			b.mounts.reap(func(pid int) bool { return api.ProcessAlive(pid) })
 		case <-v.C:
 			b.mounts.dropVanished(ctx)
 		}

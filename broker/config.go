@@ -1,73 +1,96 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/spf13/viper"
 )
 
-// Config is the broker's configuration.
+// Config is the broker's configuration. The fields that are keys are
+// filled from the key table (keys.go); the others are set by `berth serve`.
 type Config struct {
 	Home           string        // everything the broker keeps (socket, lock, db, logs, token)
 	Listen         string        // control API TCP address; "" disables
-	ListenOptional bool          // a busy Listen address is logged, not fatal (auto-started brokers)
-	Autostarted    bool          // started by a shim: a newer shim may ask it to make way
 	PortStart      int           // first port of the per-project range
 	PortEnd        int           // last port of the range (inclusive)
 	MountGrace     time.Duration // how long a mount outlives its last holder
-	IdleTimeout    time.Duration // exit after this long with no mounts; 0 = never
+	IdleTimeout    time.Duration // an auto-started broker exits after this long with no mounts; 0 = never
 	SessionTimeout time.Duration // idle MCP HTTP sessions are closed after this; 0 = never
 	Auth           string        // "none" or "token"
+	LogLevel       string        // debug, info, warn or error
 	ReapInterval   time.Duration // how often dead shim holders are looked for
 	// AllowOutside (rag.allow_outside) lists directories outside every
 	// project that indexing may follow symlinks into; absolute and clean.
 	AllowOutside []string
+
+	ListenOptional bool // a busy Listen address is logged, not fatal (auto-started brokers)
+	Autostarted    bool // started by a shim: idle_timeout applies, a newer shim may ask it to make way
 }
 
-// Defaults for the configuration keys.
-const (
-	DefaultListen         = "127.0.0.1:4241"
-	DefaultPortStart      = 4242
-	DefaultPortEnd        = 5242
-	DefaultMountGrace     = 30 * time.Second
-	DefaultSessionTimeout = time.Hour
-)
-
-// SetDefaults registers the defaults of every key on v.
-func SetDefaults(v *viper.Viper) {
-	v.SetDefault("listen", DefaultListen)
-	v.SetDefault("ports.start", DefaultPortStart)
-	v.SetDefault("ports.end", DefaultPortEnd)
-	v.SetDefault("mount_grace", DefaultMountGrace)
-	v.SetDefault("idle_timeout", time.Duration(0))
-	v.SetDefault("session_timeout", DefaultSessionTimeout)
-	v.SetDefault("auth", "none")
-	v.SetDefault("reap_interval", 2*time.Second)
+// ReadConfig reads the config file into v: file, else $home/config.yaml
+// when it exists. It returns the file read ("" for none).
+func ReadConfig(v *viper.Viper, home, file string) (string, error) {
+	if file == "" {
+		file = filepath.Join(home, api.ConfigName)
+		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+	}
+	v.SetConfigFile(file)
+	if err := v.ReadInConfig(); err != nil {
+		return file, fmt.Errorf("config %s: %w (fix it or pass --config)", file, err)
+	}
+	return file, nil
 }
 
-// ConfigFrom reads and validates the configuration held by v.
+// ConfigFrom reads every key from v (defaults, environment, flags and the
+// file read) for the broker of home, and validates the result.
 func ConfigFrom(v *viper.Viper, home string) (Config, error) {
-	c := Config{
-		Home:           home,
-		Listen:         strings.TrimSpace(v.GetString("listen")),
-		PortStart:      v.GetInt("ports.start"),
-		PortEnd:        v.GetInt("ports.end"),
-		MountGrace:     v.GetDuration("mount_grace"),
-		IdleTimeout:    v.GetDuration("idle_timeout"),
-		SessionTimeout: v.GetDuration("session_timeout"),
-		Auth:           strings.ToLower(strings.TrimSpace(v.GetString("auth"))),
-		ReapInterval:   v.GetDuration("reap_interval"),
+	var c Config
+	for _, k := range keys {
+		switch p := k.field(&c).(type) {
+		case *string:
+			*p = strings.TrimSpace(v.GetString(k.Name))
+		case *int:
+			*p = v.GetInt(k.Name)
+		case *time.Duration:
+			*p = v.GetDuration(k.Name)
+		case *[]string:
+			if l := v.GetStringSlice(k.Name); len(l) > 0 {
+				*p = l
+			}
+		default:
+			panic(fmt.Sprintf("config key %s: field of type %T", k.Name, p))
+		}
 	}
-	allow, err := config.AbsDirs("rag.allow_outside", "", v.GetStringSlice("rag.allow_outside"))
-	if err != nil {
-		return c, err
+	c.Home = home
+	c.Auth = strings.ToLower(c.Auth)
+	if len(c.AllowOutside) > 0 {
+		allow, err := config.AbsDirs("rag.allow_outside", "", c.AllowOutside)
+		if err != nil {
+			return c, err
+		}
+		c.AllowOutside = allow
 	}
-	c.AllowOutside = allow
 	return c, c.Validate()
+}
+
+// idleTimeout is the idle timeout that applies: idle_timeout for a broker
+// a shim started, none for one a user or a service started.
+func (c Config) idleTimeout() time.Duration {
+	if !c.Autostarted {
+		return 0
+	}
+	return c.IdleTimeout
 }
 
 // Validate checks the configuration and names the key to fix.
@@ -83,7 +106,7 @@ func (c Config) Validate() error {
 	}
 	if c.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-			return fmt.Errorf("listen %q: %v (use host:port, e.g. %s, or empty to disable)", c.Listen, err, DefaultListen)
+			return fmt.Errorf("listen %q: %v (use host:port, e.g. 127.0.0.1:4241, or empty to disable)", c.Listen, err)
 		}
 	}
 	if c.MountGrace < 0 || c.IdleTimeout < 0 || c.SessionTimeout < 0 {
@@ -94,8 +117,20 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("auth %q: use none or token", c.Auth)
 	}
+	if _, err := c.Level(); err != nil {
+		return err
+	}
 	if c.ReapInterval <= 0 {
 		return fmt.Errorf("reap_interval must be positive")
 	}
 	return nil
+}
+
+// Level is log_level as a slog level.
+func (c Config) Level() (slog.Level, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(strings.ToUpper(c.LogLevel))); err != nil {
+		return lv, fmt.Errorf("log_level %q: use debug, info, warn or error", c.LogLevel)
+	}
+	return lv, nil
 }

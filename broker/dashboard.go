@@ -26,18 +26,14 @@ const dashboardLogLines = 80
 // not log (a log line pokes the stream; the hub ignores pokes made while
 // it builds, so a line logged here shows up only at the next tick).
 func (b *Broker) dashboard() any {
-	d := api.Dashboard{Health: b.Health(), Projects: []api.DashboardProject{}, Logs: []api.LogLine{}}
+	d := api.Dashboard{Health: b.Health(), Projects: []api.DashboardProject{}, Logs: []api.LogLine{}, Transports: transportNames()}
 	for _, m := range b.mounts.all() {
 		_, p, err := b.mounts.get(m.id)
 		if err != nil {
 			continue // unmounted meanwhile
 		}
 		p.Detail = m.engine.Status()
-		dp := api.DashboardProject{Project: p, Calls: m.observer.recent()}
-		if sf, err := api.ReadStateFile(m.root); err == nil && sf.PID == d.Health.PID {
-			dp.Transport = sf.Transport
-		}
-		d.Projects = append(d.Projects, dp)
+		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent()})
 	}
 	slices.SortFunc(d.Projects, func(x, y api.DashboardProject) int { return strings.Compare(x.Root, y.Root) })
 	for _, r := range b.logs.Recent("", logring.Query{MinLevel: slog.LevelInfo, Limit: dashboardLogLines}) {
@@ -58,10 +54,13 @@ func (b *Broker) toolCalled(m *mount, c api.ToolCall) {
 
 // metricsSnapshot is read at every scrape of /metrics.
 func (b *Broker) metricsSnapshot() metrics.Snapshot {
-	s := metrics.Snapshot{Sessions: map[string]int{transportStdio: 0, transportHTTP: 0, transportSSE: 0, transportWS: 0}}
+	s := metrics.Snapshot{Sessions: make(map[string]int)}
+	for _, name := range transportNames() {
+		s.Sessions[name] = 0
+	}
 	for _, m := range b.mounts.all() {
 		s.Mounts++
-		for tr, n := range m.observer.sessionsByTransport() {
+		for tr, n := range m.tags.count(m.mcp) {
 			s.Sessions[tr] += n
 		}
 		if st, ok := m.engine.IndexStatus(); ok {
@@ -80,11 +79,11 @@ func (b *Broker) search(ctx context.Context, id, q string, n int) (any, error) {
 	res, err := m.engine.Search(ctx, search.Query{Text: q, N: n})
 	switch {
 	case errors.Is(err, project.ErrSearchOff):
-		return nil, api.Errorf(http.StatusConflict, "%v", err)
+		return nil, api.Errorf(http.StatusConflict, api.CodeSearchOff, "%v", err)
 	case err != nil && ctx.Err() != nil:
 		return nil, err
 	case err != nil:
-		return nil, api.Errorf(http.StatusBadRequest, "%v", err)
+		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadQuery, "%v", err)
 	}
 	return res, nil
 }

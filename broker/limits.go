@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -23,8 +24,10 @@ const retryAfter = 2
 // limits enforces one project's mcp.max_sessions (network sessions that
 // completed initialize), mcp.max_tool_calls (tool calls running at once,
 // every session and transport together) and the broker's session_timeout
-// on the SSE and WebSocket servers (the streamable handler times out its
-// own sessions). Each mount has its own: a busy project never slows another.
+// on the stream transports, SSE and WebSocket (the streamable handler times
+// out its own sessions). Each mount has its own: a busy project never
+// slows another. It tells the transports apart by the transport each
+// request's context carries (transports.go).
 type limits struct {
 	project     string
 	maxSessions int           // 0 = no limit
@@ -33,7 +36,7 @@ type limits struct {
 
 	mu       sync.Mutex // guards admitted and seen
 	admitted map[*mcp.ServerSession]struct{}
-	seen     map[*mcp.ServerSession]*activity // sessions of the servers idle times out
+	seen     map[*mcp.ServerSession]*activity // stream sessions, for the idle check
 }
 
 // activity is what the idle check knows of a session.
@@ -64,17 +67,14 @@ func (l *limits) full() bool {
 	return len(l.admitted) >= l.maxSessions
 }
 
-// refuseSessions answers 503 with Retry-After to HTTP requests that would
-// open a session while the project is full. Sessions that race past this
-// check are refused at initialize by the middleware.
+// refuseSessions answers 503 with Retry-After to requests that would open
+// a session of a transport while the project is full. Sessions that race
+// past this check are refused at initialize by the middleware.
 func (l *limits) refuseSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		opens := (r.URL.Path == "/mcp" && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "") ||
-			(r.URL.Path == "/sse" && r.Method == http.MethodGet) ||
-			(r.URL.Path == "/ws")
-		if opens && l.full() {
+		if tr := transportAt(r.URL.Path); tr != nil && tr.opens(r) && l.full() {
 			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-			api.WriteError(w, api.Errorf(http.StatusServiceUnavailable, "%s", l.sessionsMessage()))
+			controlapi.WriteError(w, api.Errorf(http.StatusServiceUnavailable, api.CodeBusy, "%s", l.sessionsMessage()))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -86,46 +86,39 @@ func (l *limits) sessionsMessage() string {
 		l.project, l.maxSessions, retryAfter)
 }
 
-// serverKind says how the limits treat a server's sessions.
-type serverKind int
-
-const (
-	kindIDE        serverKind = iota // the shim's: never refused, never timed out here
-	kindStreamable                   // /mcp: counted from initialize; the SDK handler times sessions out
-	kindStream                       // /sse and /ws: counted from initialize or server/discover, timed out here
-)
-
-// middleware applies the limits to the requests of a server of kind.
-func (l *limits) middleware(kind serverKind) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			ss, _ := req.GetSession().(*mcp.ServerSession)
-			if kind == kindStream && l.idle > 0 && ss != nil {
-				defer l.touch(ss)()
-			}
-			opens := method == "initialize" || (method == "server/discover" && kind == kindStream)
-			switch {
-			case opens && kind != kindIDE && ss != nil:
-				if !l.admit(ss) {
-					return nil, &jsonrpc.Error{Code: CodeBusy, Message: l.sessionsMessage()}
-				}
-				res, err := next(ctx, method, req)
-				if err != nil {
-					l.release(ss)
-				}
-				return res, err
-			case method == "tools/call" && l.calls != nil:
-				select {
-				case l.calls <- struct{}{}:
-					defer func() { <-l.calls }()
-				default:
-					return nil, &jsonrpc.Error{Code: CodeBusy, Message: fmt.Sprintf(
-						"project %s is running %d tool calls, its mcp.max_tool_calls: retry in a moment, or raise the limit in .praxis-os/config.yaml",
-						l.project, cap(l.calls))}
-				}
-			}
-			return next(ctx, method, req)
+// middleware applies the limits to the requests of the mount's server,
+// each by the transport its context carries: the IDE's sessions are never
+// refused, stream sessions are timed out here.
+func (l *limits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		tr := transportOf(ctx)
+		ide, stream := tr != nil && tr.ide, tr != nil && tr.stream
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		if stream && l.idle > 0 && ss != nil {
+			defer l.touch(ss)()
 		}
+		opens := method == "initialize" || (method == "server/discover" && stream)
+		switch {
+		case opens && !ide && ss != nil:
+			if !l.admit(ss) {
+				return nil, &jsonrpc.Error{Code: CodeBusy, Message: l.sessionsMessage()}
+			}
+			res, err := next(ctx, method, req)
+			if err != nil {
+				l.release(ss)
+			}
+			return res, err
+		case method == "tools/call" && l.calls != nil:
+			select {
+			case l.calls <- struct{}{}:
+				defer func() { <-l.calls }()
+			default:
+				return nil, &jsonrpc.Error{Code: CodeBusy, Message: fmt.Sprintf(
+					"project %s is running %d tool calls, its mcp.max_tool_calls: retry in a moment, or raise the limit in .praxis-os/config.yaml",
+					l.project, cap(l.calls))}
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 
@@ -182,10 +175,12 @@ func (l *limits) activityLocked(ss *mcp.ServerSession, now time.Time) *activity 
 	return a
 }
 
-// closeIdle closes every session of servers that has had no request for
-// l.idle and has none running, until ctx ends. A session counts from the
-// first time it is seen, so one that never sends anything times out too.
-func (l *limits) closeIdle(ctx context.Context, servers ...*mcp.Server) {
+// closeIdle closes every stream session of srv (tags tells which those
+// are) that has had no request for l.idle and has none running, until ctx
+// ends. A session counts from the first time it is seen, so one that
+// never sends anything times out too: a session whose transport is not
+// known yet has sent nothing, and only a stream session stays so.
+func (l *limits) closeIdle(ctx context.Context, srv *mcp.Server, tags *sessionTags) {
 	if l.idle <= 0 {
 		return
 	}
@@ -197,18 +192,19 @@ func (l *limits) closeIdle(ctx context.Context, servers ...*mcp.Server) {
 			return
 		case now := <-tick.C:
 			var idle []*mcp.ServerSession
-			live := make(map[*mcp.ServerSession]bool)
+			tracked := make(map[*mcp.ServerSession]bool)
 			l.mu.Lock()
-			for _, s := range servers {
-				for ss := range s.Sessions() {
-					live[ss] = true
-					if a := l.activityLocked(ss, now); a.inflight == 0 && now.Sub(a.last) >= l.idle {
-						idle = append(idle, ss)
-					}
+			for ss := range srv.Sessions() {
+				if tr := tags.of(ss); tr != nil && !tr.stream {
+					continue
+				}
+				tracked[ss] = true
+				if a := l.activityLocked(ss, now); a.inflight == 0 && now.Sub(a.last) >= l.idle {
+					idle = append(idle, ss)
 				}
 			}
 			for ss := range l.seen {
-				if !live[ss] {
+				if !tracked[ss] {
 					delete(l.seen, ss)
 				}
 			}

@@ -12,8 +12,9 @@ import (
 )
 
 // gatedServer is an MCP server whose "wait" tool blocks until release is
-// closed and reports each call's start on started.
-func gatedServer(t *testing.T, l *limits, kind serverKind) (s *mcp.Server, started chan struct{}, release chan struct{}) {
+// closed and reports each call's start on started. Its sessions are
+// tagged with their transport, as a mount's are.
+func gatedServer(t *testing.T, l *limits) (s *mcp.Server, tags *sessionTags, started chan struct{}, release chan struct{}) {
 	t.Helper()
 	s = mcp.NewServer(&mcp.Implementation{Name: "gated", Version: "1"}, nil)
 	started, release = make(chan struct{}, 64), make(chan struct{})
@@ -28,14 +29,16 @@ func gatedServer(t *testing.T, l *limits, kind serverKind) (s *mcp.Server, start
 	mcp.AddTool(s, &mcp.Tool{Name: "quick"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
 		return &mcp.CallToolResult{}, struct{}{}, nil
 	})
-	s.AddReceivingMiddleware(l.middleware(kind))
-	return s, started, release
+	tags = newSessionTags()
+	s.AddReceivingMiddleware(l.middleware, tags.middleware)
+	return s, tags, started, release
 }
 
-func connectInMemory(t *testing.T, ctx context.Context, s *mcp.Server) (*mcp.ClientSession, error) {
+// connectInMemory connects a client to s as a session of the transport named.
+func connectInMemory(t *testing.T, ctx context.Context, s *mcp.Server, name string) (*mcp.ClientSession, error) {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
+	ss, err := s.Connect(withTransport(ctx, named(t, name)), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +59,8 @@ func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	busy := newLimits("busy", 0, 2, 0)
-	s, started, release := gatedServer(t, busy, kindStream)
-	cs, err := connectInMemory(t, ctx, s)
+	s, _, started, release := gatedServer(t, busy)
+	cs, err := connectInMemory(t, ctx, s, transportSSE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +82,8 @@ func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 	}
 
 	// Another project's limits are its own.
-	other, _, _ := gatedServer(t, newLimits("other", 0, 2, 0), kindStream)
-	ocs, err := connectInMemory(t, ctx, other)
+	other, _, _, _ := gatedServer(t, newLimits("other", 0, 2, 0))
+	ocs, err := connectInMemory(t, ctx, other, transportSSE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,27 +98,29 @@ func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 	}
 }
 
+// TestSessionsPastTheLimitAreRefusedAtInitialize uses stream sessions:
+// the go-sdk client opens an in-memory session with server/discover, which
+// takes a place on a stream (on /mcp it would get a throwaway session).
 func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	l := newLimits("capped", 2, 0, 0)
-	s, _, _ := gatedServer(t, l, kindStream)
-	first, err := connectInMemory(t, ctx, s)
+	s, _, _, _ := gatedServer(t, l)
+	first, err := connectInMemory(t, ctx, s, transportSSE)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connectInMemory(t, ctx, s); err != nil {
+	if _, err := connectInMemory(t, ctx, s, transportWS); err != nil {
 		t.Fatal(err)
 	}
 	if !l.full() {
 		t.Fatal("two sessions of two do not fill the project")
 	}
-	if _, err := connectInMemory(t, ctx, s); !busyCode(err) {
+	if _, err := connectInMemory(t, ctx, s, transportSSE); !busyCode(err) {
 		t.Fatalf("third session: %v, want JSON-RPC error %d", err, CodeBusy)
 	}
 	// IDE sessions (not network) are never refused.
-	ide, _, _ := gatedServer(t, l, kindIDE)
-	if _, err := connectInMemory(t, ctx, ide); err != nil {
+	if _, err := connectInMemory(t, ctx, s, transportStdio); err != nil {
 		t.Fatalf("IDE session refused: %v", err)
 	}
 	// A closed session frees its place (released when the server sees the end).
@@ -124,7 +129,7 @@ func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	for l.full() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if _, err := connectInMemory(t, ctx, s); err != nil {
+	if _, err := connectInMemory(t, ctx, s, transportSSE); err != nil {
 		t.Fatalf("session after one closed: %v", err)
 	}
 }
@@ -133,14 +138,23 @@ func TestIdleSessionsAreClosedButBusyOnesAreNot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	l := newLimits("idle", 0, 0, 150*time.Millisecond)
-	s, started, release := gatedServer(t, l, kindStream)
-	go l.closeIdle(ctx, s)
+	s, tags, started, release := gatedServer(t, l)
+	go l.closeIdle(ctx, s, tags)
 
-	busy, err := connectInMemory(t, ctx, s)
+	busy, err := connectInMemory(t, ctx, s, transportWS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle, err := connectInMemory(t, ctx, s)
+	idle, err := connectInMemory(t, ctx, s, transportSSE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sessions of the other transports are not the broker's to time out.
+	ide, err := connectInMemory(t, ctx, s, transportStdio)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamable, err := connectInMemory(t, ctx, s, transportHTTP)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,4 +175,21 @@ func TestIdleSessionsAreClosedButBusyOnesAreNot(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the call that outlived session_timeout: %v", err)
 	}
+	for name, cs := range map[string]*mcp.ClientSession{"stdio": ide, "http": streamable} {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
+			t.Errorf("the %s session, as idle as the closed one: %v", name, err)
+		}
+	}
+}
+
+// named is the transport called name.
+func named(t *testing.T, name string) *transport {
+	t.Helper()
+	for _, tr := range transports {
+		if tr.name == name {
+			return tr
+		}
+	}
+	t.Fatalf("no transport %s", name)
+	return nil
 }

@@ -12,9 +12,6 @@ import (
 	"time"
 )
 
-// ErrAlreadyRunning reports that another broker holds the home's lock.
-var ErrAlreadyRunning = errors.New("broker already running")
-
 // acquireLock takes an exclusive, non-blocking flock on path and writes our
 // pid into it. The lock lives as long as the returned file stays open; the
 // kernel drops it if the process dies, so a stale lock file is harmless.
@@ -27,7 +24,7 @@ func acquireLock(path string) (*os.File, error) {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			pid := lockPID(path)
-			return nil, fmt.Errorf("%w (pid %d): stop it with `berth stop` or use another BERTH_HOME", ErrAlreadyRunning, pid)
+			return nil, &RunningError{PID: pid, Detail: ": stop it with `berth stop` or use another BERTH_HOME"}
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

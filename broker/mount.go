@@ -8,39 +8,34 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/api"
-	"github.com/berth-dev/berth/broker/mcpws"
+	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/berth-dev/berth/project"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Transport names reported by get_server_info.
-const (
-	transportStdio = "stdio"     // the shim's bridge over the control socket
-	transportHTTP  = "http"      // streamable HTTP
-	transportSSE   = "sse"       // legacy SSE
-	transportWS    = "websocket" // MCP over WebSocket
-)
-
-// mount is a project being served: its engine, its MCP servers and the
-// listener that holds its port. Its fields are set once by newMount; holders
-// and timers live in the mounts table under its lock.
+// mount is a project being served: its engine, the engine's MCP server
+// (one for every transport) and the listener that holds its port. Its
+// fields are set once by newMount; holders and timers live in the mounts
+// table under its lock.
 type mount struct {
 	id, root, name string
 	engine         *project.Engine
 	port           int
 	ln             net.Listener
 	srv            *http.Server
-	servers        []*mcp.Server
+	mcp            *mcp.Server  // the engine's: every transport's sessions are its sessions
 	shimHandler    http.Handler // /projects/{id}/mcp on the control API
 	startedAt      time.Time
 	log            *slog.Logger
 	done           chan struct{}      // closed when srv.Serve returns
 	stopIdle       context.CancelFunc // ends the idle-session check
-	observer       *observer          // tool calls and sessions, per transport
+	observer       *observer          // tool calls
+	tags           *sessionTags       // each session's transport
+	stateMu        sync.Mutex         // serializes the writes of its state file (statefile.go)
 }
 
 type mountDeps struct {
@@ -64,51 +59,41 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		log:       deps.log.With("project", id, "port", port),
 		done:      make(chan struct{}),
 	}
-	stdioSrv := eng.NewServer(transportStdio)
-	httpSrv := eng.NewServer(transportHTTP)
-	sseSrv := eng.NewServer(transportSSE)
-	wsSrv := eng.NewServer(transportWS)
-	m.servers = []*mcp.Server{stdioSrv, httpSrv, sseSrv, wsSrv}
+	m.mcp = eng.Server()
+	m.tags = newSessionTags()
 	cfg := eng.Config().MCP
 	lim := newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout)
-	stdioSrv.AddReceivingMiddleware(lim.middleware(kindIDE))
-	httpSrv.AddReceivingMiddleware(lim.middleware(kindStreamable))
-	sseSrv.AddReceivingMiddleware(lim.middleware(kindStream))
-	wsSrv.AddReceivingMiddleware(lim.middleware(kindStream))
+	m.mcp.AddReceivingMiddleware(lim.middleware)
 	idleCtx, stopIdle := context.WithCancel(ctx)
 	m.stopIdle = stopIdle
-	go lim.closeIdle(idleCtx, sseSrv, wsSrv)
-	// Outermost: it sees every call, those the limits refuse included.
-	m.observer = observe(m, map[string]*mcp.Server{transportStdio: stdioSrv, transportHTTP: httpSrv, transportSSE: sseSrv, transportWS: wsSrv}, deps.onCall)
+	go lim.closeIdle(idleCtx, m.mcp, m.tags)
+	// Outside the limits: it sees every call, those they refuse included.
+	m.observer = observe(m, m.mcp, deps.onCall)
+	// Outermost: a session is tagged at its first request, whatever follows.
+	m.mcp.AddReceivingMiddleware(m.tags.middleware)
 
-	streamOpts := &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log}
+	hd := handlerDeps{streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log}, tags: m.tags, log: m.log}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return httpSrv }, streamOpts))
-	mux.Handle("/sse", mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return sseSrv }, nil))
-	mux.Handle("/ws", mcpws.Handler(wsSrv, m.log, nil))
+	for _, tr := range transports {
+		if tr.path == "" {
+			m.shimHandler = tr.serve(m.mcp, hd)
+			continue
+		}
+		mux.Handle(tr.path, tr.serve(m.mcp, hd))
+	}
 	mux.HandleFunc("/{$}", m.serveIndex)
 
 	h := lim.refuseSessions(checkPosts(mux))
 	if deps.token != "" {
 		h = requireToken(deps.token, h)
 	}
-	h = api.LoopbackHostOnly(api.RefuseForeignOrigin(h))
+	h = controlapi.LoopbackHostOnly(controlapi.RefuseForeignOrigin(h))
 	m.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelDebug),
 	}
-
-	shimWS := mcpws.Handler(stdioSrv, m.log, nil)
-	shimHTTP := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return stdioSrv }, streamOpts)
-	m.shimHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-			shimWS.ServeHTTP(w, r)
-			return
-		}
-		shimHTTP.ServeHTTP(w, r)
-	})
 
 	go func() {
 		defer close(m.done)
@@ -124,11 +109,9 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 // a client's stateless server/discover) are not sessions.
 func (m *mount) sessions() int {
 	n := 0
-	for _, s := range m.servers {
-		for ss := range s.Sessions() {
-			if ss.InitializeParams() != nil {
-				n++
-			}
+	for ss := range m.mcp.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
 		}
 	}
 	return n
@@ -141,10 +124,8 @@ func (m *mount) close(ctx context.Context) {
 	m.stopIdle()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	for _, s := range m.servers {
-		for ss := range s.Sessions() {
-			ss.Close()
-		}
+	for ss := range m.mcp.Sessions() {
+		ss.Close()
 	}
 	if err := m.srv.Shutdown(ctx); err != nil {
 		m.srv.Close()
@@ -156,9 +137,9 @@ func (m *mount) close(ctx context.Context) {
 }
 
 func (m *mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
-	api.WriteJSON(w, http.StatusOK, map[string]any{
+	controlapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"project":   map[string]string{"id": m.id, "name": m.name, "root": m.root},
-		"endpoints": map[string]string{"streamable_http": "/mcp", "sse": "/sse", "websocket": "/ws"},
+		"endpoints": endpoints(),
 	})
 }
 
@@ -168,9 +149,20 @@ func requireToken(token string, next http.Handler) http.Handler {
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
-			api.WriteError(w, api.Errorf(http.StatusUnauthorized, "missing or wrong bearer token: send the headers from the project's state file"))
+			controlapi.WriteError(w, api.Errorf(http.StatusUnauthorized, api.CodeUnauthorized, "missing or wrong bearer token: send the headers from the project's state file"))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// endpoints names each transport's path on a project port, for its index.
+func endpoints() map[string]string {
+	out := make(map[string]string)
+	for _, tr := range transports {
+		if tr.path != "" {
+			out[tr.index] = tr.path
+		}
+	}
+	return out
 }

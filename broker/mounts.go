@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,13 +16,15 @@ import (
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // holder is one reason a mount stays up: a shim (until it detaches or its
 // pid dies) or a `berth attach` pin.
 type holder struct {
-	kind string
-	pid  int
+	kind      string
+	pid       int
+	transport string // what it asked for: api.TransportDual, TransportStdio or TransportHTTP
 }
 
 // entry is a mount's slot in the table. While mounting, m is nil and ready
@@ -34,10 +36,14 @@ type entry struct {
 	holders map[string]holder // lease -> holder
 	pinned  bool
 	grace   *time.Timer // running while nobody holds the mount
+	// published is the transport the state file says, as last written
+	// ("" before the first write or after a failed one).
+	published string
 }
 
 // mounts is the broker's table of projects. mu guards every entry's
-// fields; it is never held while a mount opens or closes.
+// fields; it is never held while a mount opens or closes, nor while a
+// state file is written. Lock order: a mount's stateMu, then mu.
 type mounts struct {
 	ctx     context.Context // the broker's lifetime
 	cfg     Config
@@ -48,6 +54,7 @@ type mounts struct {
 	onEmpty func(empty bool) // idle tracking: called with the table's emptiness after changes
 	logs    *logring.Ring    // handed to each engine for get_recent_logs
 	onCall  func(*mount, api.ToolCall)
+	schemas *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -57,24 +64,34 @@ type mounts struct {
 func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
 	root, err := api.ResolveRoot(req.Root)
 	if err != nil {
-		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "%v", err)
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
 	}
 	kind := req.Kind
 	if kind == "" {
 		kind = api.HolderShim
 	}
 	if kind != api.HolderShim && kind != api.HolderCLI {
-		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "kind %q: use %q or %q", kind, api.HolderShim, api.HolderCLI)
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "kind %q: use %q or %q", kind, api.HolderShim, api.HolderCLI)
 	}
 	if req.PID < 0 {
-		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, "pid %d is not a process id", req.PID)
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "pid %d is not a process id", req.PID)
+	}
+	transport := req.Transport
+	switch {
+	case transport == "" && kind == api.HolderCLI:
+		transport = api.TransportHTTP
+	case transport == "":
+		transport = api.TransportDual
+	case !slices.Contains(api.StateTransports, transport):
+		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "transport %q: use one of %s",
+			transport, strings.Join(api.StateTransports, ", "))
 	}
 	id := api.ProjectID(root)
 
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
-		return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, "broker is shutting down: retry in a moment")
+		return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "broker is shutting down: retry in a moment")
 	}
 	e, ok := t.entries[id]
 	if !ok {
@@ -97,7 +114,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 			// did not see it, so it is closed here.
 			t.mu.Unlock()
 			t.unmount(context.Background(), m, "broker stopping")
-			return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, "broker is shutting down: retry in a moment")
+			return api.AttachResponse{}, api.Errorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "broker is shutting down: retry in a moment")
 		}
 	} else {
 		t.mu.Unlock()
@@ -118,7 +135,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		}
 	}
 	lease := newLease()
-	e.holders[lease] = holder{kind: kind, pid: req.PID}
+	e.holders[lease] = holder{kind: kind, pid: req.PID, transport: transport}
 	// The registry is written only when what it records changes: a warm
 	// attach of a mounted project touches no disk.
 	record := !ok || (kind == api.HolderCLI && !e.pinned)
@@ -129,10 +146,6 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		e.grace.Stop()
 		e.grace = nil
 	}
-	resp := api.AttachResponse{
-		Project: t.describeLocked(id, e), Lease: lease,
-		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version,
-	}
 	pinned := e.pinned
 	m := e.m
 	t.mu.Unlock()
@@ -140,7 +153,17 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	if record {
 		t.remember(m, pinned)
 	}
-	t.log.Info("attached", "project", id, "root", root, "kind", kind, "pid", req.PID, "port", m.port, "version", req.Version)
+	var warnings []string
+	if err := t.publish(id, e); err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	t.mu.Lock()
+	resp := api.AttachResponse{
+		Project: t.describeLocked(id, e), Lease: lease,
+		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, Warnings: warnings,
+	}
+	t.mu.Unlock()
+	t.log.Info("attached", "project", id, "root", root, "kind", kind, "transport", transport, "pid", req.PID, "port", m.port, "version", req.Version)
 	if c, ok := api.CompareVersions(req.Version, api.Version); ok && c != 0 {
 		t.log.Warn("client and broker versions differ", "client", req.Version, "broker", api.Version, "pid", req.PID)
 	}
@@ -149,9 +172,10 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 
 // open mounts the project: engine, port, servers.
 func (t *mounts) open(root, id string) (*mount, error) {
-	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs})
+	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
+		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside})
 	if err != nil {
-		return nil, api.Errorf(http.StatusBadRequest, "open project %s: %v", root, err)
+		return nil, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "open project %s: %v", root, err)
 	}
 	// The port it had last time first, so that sub-agents' saved URLs
 	// survive a broker restart; then the one its config asks for.
@@ -163,7 +187,7 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	ln, _, err := bindPort(preferred, t.cfg.PortStart, t.cfg.PortEnd)
 	if err != nil {
 		eng.Close()
-		return nil, api.Errorf(http.StatusServiceUnavailable, "mount %s: %v", root, err)
+		return nil, api.Errorf(http.StatusServiceUnavailable, api.CodePortsExhausted, "mount %s: %v", root, err)
 	}
 	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, onCall: t.onCall})
 	t.log.Info("mounted", "project", id, "root", root, "port", m.port)
@@ -196,7 +220,7 @@ func (t *mounts) detach(id, lease string) error {
 	e, ok := t.entries[id]
 	if !ok || e.m == nil {
 		t.mu.Unlock()
-		return api.Errorf(http.StatusNotFound, "project %s is not mounted (see `berth projects`)", id)
+		return api.Errorf(http.StatusNotFound, api.CodeNotMounted, "project %s is not mounted (see `berth projects`)", id)
 	}
 	if lease == "" {
 		for l, h := range e.holders {
@@ -208,7 +232,7 @@ func (t *mounts) detach(id, lease string) error {
 	} else {
 		if _, ok := e.holders[lease]; !ok {
 			t.mu.Unlock()
-			return api.Errorf(http.StatusNotFound, "lease %s is not held on project %s (already detached?)", lease, id)
+			return api.Errorf(http.StatusNotFound, api.CodeLeaseNotHeld, "lease %s is not held on project %s (already detached?)", lease, id)
 		}
 		delete(e.holders, lease)
 	}
@@ -218,6 +242,7 @@ func (t *mounts) detach(id, lease string) error {
 	if lease == "" {
 		t.remember(m, false)
 	}
+	_ = t.publish(id, e) // a failure is logged; the detach is done
 	return nil
 }
 
@@ -245,11 +270,7 @@ func (t *mounts) expire(id string, e *entry) {
 // unmount stops advertising the mount (its state file goes first), then
 // ends its sessions and releases its port.
 func (t *mounts) unmount(ctx context.Context, m *mount, why string) {
-	if removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.port); err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.log.Warn("remove state file", "project", m.id, "err", err)
-	} else if removed {
-		t.log.Debug("state file removed", "project", m.id)
-	}
+	t.unpublish(m)
 	m.close(ctx)
 	t.log.Info("unmounted", "project", m.id, "port", m.port, "why", why)
 }
@@ -343,7 +364,7 @@ func (t *mounts) get(id string) (*mount, api.Project, error) {
 	defer t.mu.Unlock()
 	e, ok := t.entries[id]
 	if !ok || e.m == nil {
-		return nil, api.Project{}, api.Errorf(http.StatusNotFound, "project %s is not mounted (see `berth projects`)", id)
+		return nil, api.Project{}, api.Errorf(http.StatusNotFound, api.CodeNotMounted, "project %s is not mounted (see `berth projects`)", id)
 	}
 	return e.m, t.describeLocked(id, e), nil
 }
@@ -358,7 +379,8 @@ func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	m := e.m
 	return api.Project{
 		ID: id, Name: m.name, Root: m.root, Port: m.port, URL: m.url(),
-		Sessions: m.sessions(), SessionsByTransport: m.observer.sessionsByTransport(), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
+		Sessions: m.sessions(), SessionsByTransport: m.tags.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
+		Transport: e.published,
 	}
 }
 

@@ -24,70 +24,66 @@ const recentCalls = 20
 // client cannot grow the metrics without bound by inventing names.
 const unknownTool = "unknown"
 
-// observer is what a mount's MCP servers report: the recent tool calls and
-// the servers by transport. Every server gets the same receiving
-// middleware, the one place tool calls are logged, counted and listed.
+// observer is what a mount's MCP server reports: its recent tool calls.
+// Its receiving middleware is the one place tool calls are logged, counted
+// and listed, each with the transport its request came by.
 type observer struct {
-	m           *mount
-	byTransport map[string]*mcp.Server
-	onCall      func(m *mount, c api.ToolCall)
+	m      *mount
+	onCall func(m *mount, c api.ToolCall)
 
 	mu    sync.Mutex // guards calls
 	calls []api.ToolCall
 }
 
-// observe installs the middleware on every server; onCall (may be nil) is
-// told of each answered tool call.
-func observe(m *mount, byTransport map[string]*mcp.Server, onCall func(*mount, api.ToolCall)) *observer {
-	a := &observer{m: m, byTransport: byTransport, onCall: onCall}
-	for tr, s := range byTransport {
-		s.AddReceivingMiddleware(a.middleware(tr))
-	}
+// observe installs the middleware on srv; onCall (may be nil) is told of
+// each answered tool call.
+func observe(m *mount, srv *mcp.Server, onCall func(*mount, api.ToolCall)) *observer {
+	a := &observer{m: m, onCall: onCall}
+	srv.AddReceivingMiddleware(a.middleware)
 	return a
 }
 
-func (a *observer) middleware(transport string) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-			p, isCall := req.GetParams().(*mcp.CallToolParamsRaw)
-			if isCall && (len(p.Arguments) == 0 || string(p.Arguments) == "null") {
-				// Absent arguments are no arguments. The SDK's schema
-				// default filling panics on a null object.
-				p.Arguments = json.RawMessage("{}")
-			}
-			start := time.Now()
-			res, err = a.call(ctx, next, method, req)
-			d := time.Since(start)
-			session := ""
-			if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil {
-				session = s.ID()
-			}
-			if method != "tools/call" || !isCall {
-				if a.m.log.Enabled(ctx, slog.LevelDebug) {
-					args := []any{"method", method, "transport", transport, "session", session, "duration", d}
-					if err != nil {
-						args = append(args, "err", err)
-					}
-					a.m.log.Debug("mcp request", args...)
-				}
-				return res, err
-			}
-			c := api.ToolCall{Time: start.UTC(), Tool: p.Name, Transport: transport, DurationMS: float64(d.Microseconds()) / 1000, OK: true}
-			if err != nil {
-				c.OK, c.Error = false, err.Error()
-			} else if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
-				c.OK, c.Error = false, resultText(r)
-			}
+func (a *observer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		transport := transportName(ctx)
+		p, isCall := req.GetParams().(*mcp.CallToolParamsRaw)
+		if isCall && (len(p.Arguments) == 0 || string(p.Arguments) == "null") {
+			// Absent arguments are no arguments. The SDK's schema
+			// default filling panics on a null object.
+			p.Arguments = json.RawMessage("{}")
+		}
+		start := time.Now()
+		res, err = a.call(ctx, next, method, req)
+		d := time.Since(start)
+		session := ""
+		if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil {
+			session = s.ID()
+		}
+		if method != "tools/call" || !isCall {
 			if a.m.log.Enabled(ctx, slog.LevelDebug) {
-				args := []any{"tool", c.Tool, "transport", transport, "session", session, "duration", d, "outcome", outcome(c.OK)}
-				if c.Error != "" {
-					args = append(args, "err", c.Error)
+				args := []any{"method", method, "transport", transport, "session", session, "duration", d}
+				if err != nil {
+					args = append(args, "err", err)
 				}
-				a.m.log.Debug("tool call", args...)
+				a.m.log.Debug("mcp request", args...)
 			}
-			a.record(c)
 			return res, err
 		}
+		c := api.ToolCall{Time: start.UTC(), Tool: p.Name, Transport: transport, DurationMS: float64(d.Microseconds()) / 1000, OK: true}
+		if err != nil {
+			c.OK, c.Error = false, err.Error()
+		} else if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+			c.OK, c.Error = false, resultText(r)
+		}
+		if a.m.log.Enabled(ctx, slog.LevelDebug) {
+			args := []any{"tool", c.Tool, "transport", transport, "session", session, "duration", d, "outcome", outcome(c.OK)}
+			if c.Error != "" {
+				args = append(args, "err", c.Error)
+			}
+			a.m.log.Debug("tool call", args...)
+		}
+		a.record(c)
+		return res, err
 	}
 }
 
@@ -123,19 +119,6 @@ func (a *observer) recent() []api.ToolCall {
 	slices.Reverse(out)
 	if out == nil {
 		out = []api.ToolCall{}
-	}
-	return out
-}
-
-// sessionsByTransport counts initialized sessions per transport.
-func (a *observer) sessionsByTransport() map[string]int {
-	out := make(map[string]int, len(a.byTransport))
-	for tr, s := range a.byTransport {
-		for ss := range s.Sessions() {
-			if ss.InitializeParams() != nil {
-				out[tr]++
-			}
-		}
 	}
 	return out
 }

@@ -22,10 +22,10 @@ func TestObserverTurnsAPanicIntoAnErrorAndRecordsIt(t *testing.T) {
 	m := &mount{log: slog.New(slog.NewTextHandler(&logged, nil))}
 	var seen []api.ToolCall
 	o := &observer{m: m, onCall: func(_ *mount, c api.ToolCall) { seen = append(seen, c) }}
-	h := o.middleware(transportHTTP)(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+	h := o.middleware(func(context.Context, string, mcp.Request) (mcp.Result, error) {
 		panic("boom")
 	})
-	res, err := h(context.Background(), "tools/call", callRequest("search_standards", `{"query":"x"}`))
+	res, err := h(withTransport(context.Background(), named(t, transportHTTP)), "tools/call", callRequest("search_standards", `{"query":"x"}`))
 	var rpcErr *jsonrpc.Error
 	if res != nil || !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError {
 		t.Fatalf("a panicking handler answered %v, %v; want an internal JSON-RPC error", res, err)
@@ -45,7 +45,7 @@ func TestObserverGivesNullArgumentsAsAnEmptyObject(t *testing.T) {
 	o := &observer{m: &mount{log: slog.New(slog.DiscardHandler)}}
 	for _, args := range []string{"", "null", `{"a":1}`} {
 		var got string
-		h := o.middleware(transportStdio)(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+		h := o.middleware(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 			got = string(req.GetParams().(*mcp.CallToolParamsRaw).Arguments)
 			return &mcp.CallToolResult{}, nil
 		})
@@ -64,7 +64,7 @@ func TestObserverGivesNullArgumentsAsAnEmptyObject(t *testing.T) {
 
 func TestObserverKeepsTheLastCallsNewestFirst(t *testing.T) {
 	o := &observer{m: &mount{log: slog.New(slog.DiscardHandler)}}
-	h := o.middleware(transportSSE)(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+	h := o.middleware(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 		if req.GetParams().(*mcp.CallToolParamsRaw).Name == "bad" {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "nope"}}}, nil
 		}

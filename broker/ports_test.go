@@ -2,34 +2,14 @@ package broker
 
 import (
 	"errors"
-	"net"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/berth-dev/berth/broker/brokertest"
 )
 
-func freeRange(t *testing.T, n int) int {
-	t.Helper()
-	for base := 40000; base < 60000; base += 97 {
-		ok := true
-		for p := base; p < base+n; p++ {
-			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-			if err != nil {
-				ok = false
-				break
-			}
-			ln.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free range")
-	return 0
-}
-
 func TestBindPortPrefersThenWraps(t *testing.T) {
-	base := freeRange(t, 4)
+	base, _ := brokertest.PortRange(t, 4)
 	ln, port, err := bindPort([]int{base + 2}, base, base+3)
 	if err != nil || port != base+2 {
 		t.Fatalf("preferred: %d %v", port, err)
@@ -59,7 +39,7 @@ func TestBindPortPrefersThenWraps(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	good := Config{Home: "/h", PortStart: 4242, PortEnd: 5242, Auth: "none", ReapInterval: 1}
+	good := Config{Home: "/h", PortStart: 4242, PortEnd: 5242, Auth: "none", LogLevel: "info", ReapInterval: 1}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +49,7 @@ func TestConfigValidate(t *testing.T) {
 		"port zero":   func(c *Config) { c.PortStart = 0 },
 		"bad listen":  func(c *Config) { c.Listen = "nonsense" },
 		"bad auth":    func(c *Config) { c.Auth = "magic" },
+		"bad level":   func(c *Config) { c.LogLevel = "loud" },
 		"neg grace":   func(c *Config) { c.MountGrace = -1 },
 		"no interval": func(c *Config) { c.ReapInterval = 0 },
 	} {

@@ -73,7 +73,7 @@ func (b *Broker) cleanStaleStateFiles(ctx context.Context) {
 		why := "its broker is gone"
 		if json.Unmarshal(raw, &sf) != nil || sf.PID <= 0 {
 			why = "it cannot be read"
-		} else if sf.PID == os.Getpid() || processAlive(ctx, sf.PID) {
+		} else if sf.PID == os.Getpid() || api.ProcessAlive(sf.PID) {
 			continue
 		}
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -108,7 +108,7 @@ func lockedBy(path string, err error) error {
 			}
 			name, _ := p.NameWithContext(ctx)
 			if name == "berth" {
-				return fmt.Errorf("%w (pid %d) with %s open: stop it (`kill %d`); only one broker may open it", ErrAlreadyRunning, p.Pid, path, p.Pid)
+				return &RunningError{PID: int(p.Pid), Detail: fmt.Sprintf(" with %s open: stop it (`kill %d`); only one broker may open it", path, p.Pid)}
 			}
 			return fmt.Errorf("%w: %s (pid %d) has it open; stop it, only the broker may open berth.db", err, name, p.Pid)
 		}

@@ -15,7 +15,7 @@ func listenSocket(path string) (net.Listener, error) {
 		c, err := net.DialTimeout("unix", path, 500*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return nil, fmt.Errorf("%w: something answers on %s", ErrAlreadyRunning, path)
+			return nil, &RunningError{Detail: ": something answers on " + path}
 		}
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("remove stale socket %s: %w", path, err)

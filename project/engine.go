@@ -42,6 +42,14 @@ type Options struct {
 	// indexing may follow symlinks into, besides the project's own
 	// rag.allow_outside: the broker's rag.allow_outside.
 	AllowOutside []string
+	// Transports name the ways sessions reach the project's server, and
+	// TransportOf tells which one a request came by (get_server_info
+	// reports both); nil: "" for every request.
+	Transports  []string
+	TransportOf func(context.Context) string
+	// Schemas, when set, holds the tools' JSON schemas, inferred once for
+	// every engine that shares it.
+	Schemas *mcp.SchemaCache
 }
 
 // Engine is an opened project. It is safe for concurrent use.
@@ -63,9 +71,13 @@ type Engine struct {
 	cancel   context.CancelFunc
 	loops    sync.WaitGroup // the goroutines applying watcher batches
 
-	mu     sync.Mutex // guards tools and warned
-	tools  []string   // names registered on every server, in order
-	warned bool       // the max_tools_warning has been logged
+	transports  []string
+	transportOf func(context.Context) string
+	srv         *mcp.Server // the project's one MCP server, every transport's
+	schemaJSON  schemaBytes // its tools' schemas, marshaled once
+
+	mu    sync.Mutex // guards tools
+	tools []string   // what server lists, asked at open
 }
 
 // Open opens the project at opts.Root.
@@ -87,9 +99,16 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		opened: time.Now(),
 		git:    newGitCache(),
 		logs:   opts.Logs,
+
+		transports:  opts.Transports,
+		transportOf: opts.TransportOf,
 	}
 	e.name = projectName(e.git.get(ctx, opts.Root), opts.Root)
 	if err := e.openParts(ctx, opts); err != nil {
+		e.Close()
+		return nil, err
+	}
+	if err := e.openServer(ctx, opts.Schemas); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -186,53 +205,62 @@ func (e *Engine) Root() string { return e.root }
 // Config is the project's configuration as loaded at open.
 func (e *Engine) Config() config.Config { return e.cfg }
 
-// NewServer builds an MCP server with every enabled tool. transport names
-// how its sessions arrive ("stdio", "http", "sse", "websocket").
-func (e *Engine) NewServer(transport string) *mcp.Server {
+// openServer builds the project's MCP server with every enabled tool and
+// asks it which tools it lists.
+func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error {
 	opts := &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Tools for the project %q at %s.", e.name, e.root),
 		Logger:       slog.New(quiet{e.log.Handler()}),
-		SchemaCache:  schemaCache,
+		SchemaCache:  schemas,
 	}
 	e.catalog.configure(opts)
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
-	s.AddReceivingMiddleware(fastToolList)
-	var names []string
-	names = append(names, addServerInfo(s, e, transport))
+	lister := newToolLister(s) // before any middleware
+	s.AddReceivingMiddleware(e.schemaJSON.toolList)
+	addServerInfo(s, e)
 	if e.index != nil {
 		search.AddTools(s, e.index)
-		names = append(names, search.ToolName)
 	}
 	if e.workflow != nil {
-		names = append(names, workflow.AddTools(s, e.workflow, e.cfg.HasGroup(config.GroupWorkflow), e.cfg.HasGroup(config.GroupPOS))...)
+		workflow.AddTools(s, e.workflow, e.cfg.HasGroup(config.GroupWorkflow), e.cfg.HasGroup(config.GroupPOS))
 	}
 	workflow.AddCurrentDate(s)
-	names = append(names, workflow.ToolCurrentDate)
 	if e.logs != nil {
-		names = append(names, addRecentLogs(s, e))
+		addRecentLogs(s, e)
 	}
 	e.catalog.serve(s)
-	e.mu.Lock()
-	e.tools = names
-	if max := e.cfg.MCP.MaxToolsWarning; max > 0 && len(names) > max && !e.warned {
-		e.warned = true
+	names, err := lister.names(ctx)
+	if err != nil {
+		return fmt.Errorf("list the project's tools: %w", err)
+	}
+	if max := e.cfg.MCP.MaxToolsWarning; max > 0 && len(names) > max {
 		e.log.Warn("more tools than mcp.max_tools_warning: some clients degrade past that many; trim mcp.enabled_tool_groups",
 			"tools", len(names), "max_tools_warning", max)
 	}
+	e.srv = s
+	e.mu.Lock()
+	e.tools = names
 	e.mu.Unlock()
-	return s
+	return nil
 }
 
-// schemaCache holds the tools' JSON schemas, inferred and resolved once per
-// process instead of once per server: a mount has four servers (one per
-// transport), and the schemas were most of an idle project's memory.
-var schemaCache = mcp.NewSchemaCache()
+// Server is the project's one MCP server: every transport's sessions are
+// its sessions.
+func (e *Engine) Server() *mcp.Server { return e.srv }
 
-// ToolNames lists the tools every server of this engine offers.
+// ToolNames lists the tools the project's server offers.
 func (e *Engine) ToolNames() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.tools...)
+}
+
+// transport is how the request of ctx reached the server.
+func (e *Engine) transport(ctx context.Context) string {
+	if e.transportOf == nil {
+		return ""
+	}
+	return e.transportOf(ctx)
 }
 
 // Status is the engine's detail for GET /projects/{id}.

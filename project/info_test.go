@@ -36,7 +36,8 @@ func openEngine(t *testing.T, root string) *Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e, err := Open(context.Background(), Options{Root: root, ID: "p-1", DB: db, Server: ServerInfo{Version: "t", PID: 1, StartedAt: time.Now()}})
+	e, err := Open(context.Background(), Options{Root: root, ID: "p-1", DB: db, Server: ServerInfo{Version: "t", PID: 1, StartedAt: time.Now()},
+		Transports: []string{"test"}, TransportOf: func(context.Context) string { return "test" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +45,8 @@ func openEngine(t *testing.T, root string) *Engine {
 	return e
 }
 
-// connectInMemory connects a go-sdk client to a new server of e; both end
-// with the test.
+// connectInMemory connects a go-sdk client to e's server; both end with
+// the test.
 func connectInMemory(t *testing.T, e *Engine) *mcp.ClientSession {
 	t.Helper()
 	return connectWith(t, e, nil)
@@ -56,7 +57,7 @@ func connectWith(t *testing.T, e *Engine, opts *mcp.ClientOptions) *mcp.ClientSe
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := e.NewServer("test").Connect(ctx, st, nil)
+	ss, err := e.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

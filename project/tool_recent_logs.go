@@ -60,7 +60,7 @@ var recentLogsSchema = sync.OnceValue(func() *jsonschema.Schema {
 
 // addRecentLogs registers get_recent_logs, answering from the broker's
 // ring of this project's records only.
-func addRecentLogs(s *mcp.Server, e *Engine) string {
+func addRecentLogs(s *mcp.Server, e *Engine) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:  ToolRecentLogs,
 		Title: "Recent broker logs for this project",
@@ -76,5 +76,4 @@ func addRecentLogs(s *mcp.Server, e *Engine) string {
 		recs := e.logs.Recent(e.id, q)
 		return nil, RecentLogsResult{Project: e.id, Records: recs, Count: len(recs), Capacity: e.logs.PerProject()}, nil
 	})
-	return ToolRecentLogs
 }

@@ -69,11 +69,10 @@ var serverInfoSchemas = sync.OnceValues(func() (*jsonschema.Schema, *jsonschema.
 // it often, and the typed handler's validation of the (empty) arguments and
 // of the output against its schema cost most of a call. It offers the same
 // schemas and answers as a typed tool would.
-func addServerInfo(s *mcp.Server, e *Engine, transport string) string {
-	const name = "get_server_info"
+func addServerInfo(s *mcp.Server, e *Engine) {
 	in, out := serverInfoSchemas()
 	s.AddTool(&mcp.Tool{
-		Name:         name,
+		Name:         "get_server_info",
 		Title:        "Project information discovery",
 		Description:  "Returns the server (version, transport, uptime, pid), the project (name, root, .praxis-os path, git remote/branch/commit/status) and the tools available. The git state is read at most once a second.",
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
@@ -85,7 +84,7 @@ func addServerInfo(s *mcp.Server, e *Engine, transport string) string {
 			res.SetError(fmt.Errorf("validating \"arguments\": %w", err))
 			return res, nil
 		}
-		raw, err := json.Marshal(e.serverInfo(ctx, transport))
+		raw, err := json.Marshal(e.serverInfo(ctx, e.transport(ctx)))
 		if err != nil {
 			return nil, fmt.Errorf("marshal get_server_info: %w", err)
 		}
@@ -94,7 +93,6 @@ func addServerInfo(s *mcp.Server, e *Engine, transport string) string {
 			Content:           []mcp.Content{&mcp.TextContent{Text: string(raw)}},
 		}, nil
 	})
-	return name
 }
 
 // noArguments accepts absent, null or empty-object arguments.
@@ -141,7 +139,7 @@ func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoRes
 		Capabilities: Capabilities{
 			ToolsAvailable: e.ToolNames(),
 			ToolGroups:     e.cfg.MCP.EnabledToolGroups,
-			Transports:     []string{"stdio", "http", "sse", "websocket"},
+			Transports:     e.transports,
 			StandardsDirs:  dirs,
 		},
 	}

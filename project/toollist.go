@@ -3,39 +3,93 @@ package project
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// schemaJSON holds each tool schema marshaled once per process, by pointer:
-// the schemas are shared by every server (see schemaCache) and never change
-// after registration.
-var schemaJSON sync.Map // *jsonschema.Schema -> json.RawMessage
+// toolLister answers tools/list straight from a server's own handler,
+// below every middleware: the server is the one record of what it serves,
+// so no list of names is kept beside it. (A client over an in-memory
+// connection would do too, but it sends every tool's schemas through JSON
+// both ways: most of a mount's time and memory.)
+type toolLister struct {
+	s     *mcp.Server
+	inner mcp.MethodHandler // the server's method handler, without middleware
+}
 
-// marshaledSchema is s as JSON bytes, or s itself if it is not a schema.
-func marshaledSchema(v any) any {
+// newToolLister must be called before any middleware is added to s.
+func newToolLister(s *mcp.Server) *toolLister {
+	l := &toolLister{s: s}
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		l.inner = next
+		return next
+	})
+	return l
+}
+
+// names lists the tools the server offers, in its order.
+func (l *toolLister) names(ctx context.Context) ([]string, error) {
+	// The handler needs a session of the server; this one never hears a word.
+	_, st := mcp.NewInMemoryTransports()
+	ss, err := l.s.Connect(ctx, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.Close()
+	var names []string
+	params := &mcp.ListToolsParams{}
+	for range 100 {
+		res, err := l.inner(ctx, "tools/list", &mcp.ListToolsRequest{Session: ss, Params: params})
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		page, ok := res.(*mcp.ListToolsResult)
+		if !ok {
+			return nil, fmt.Errorf("tools/list answered %T", res)
+		}
+		for _, t := range page.Tools {
+			names = append(names, t.Name)
+		}
+		if page.NextCursor == "" {
+			return names, nil
+		}
+		params = &mcp.ListToolsParams{Cursor: page.NextCursor}
+	}
+	return nil, errors.New("tools/list: more than 100 pages")
+}
+
+// schemaBytes holds the tool schemas of one server marshaled once, by
+// pointer: they never change after registration.
+type schemaBytes struct {
+	m sync.Map // *jsonschema.Schema -> json.RawMessage
+}
+
+// marshaled is v as JSON bytes, or v itself if it is not a schema.
+func (c *schemaBytes) marshaled(v any) any {
 	s, ok := v.(*jsonschema.Schema)
 	if !ok || s == nil {
 		return v
 	}
-	if raw, ok := schemaJSON.Load(s); ok {
+	if raw, ok := c.m.Load(s); ok {
 		return raw
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {
 		return v // the SDK marshals it (and reports the error) as before
 	}
-	got, _ := schemaJSON.LoadOrStore(s, json.RawMessage(raw))
+	got, _ := c.m.LoadOrStore(s, json.RawMessage(raw))
 	return got
 }
 
-// fastToolList answers tools/list with each tool's schemas as JSON marshaled
+// toolList answers tools/list with each tool's schemas as JSON marshaled
 // once: the SDK marshals *jsonschema.Schema through reflection on every
 // list, which was most of the IDE's first tools/list (about 3 ms for
 // Berth's tools). The answer's bytes are the same.
-func fastToolList(next mcp.MethodHandler) mcp.MethodHandler {
+func (sb *schemaBytes) toolList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		lr, ok := res.(*mcp.ListToolsResult)
@@ -46,8 +100,8 @@ func fastToolList(next mcp.MethodHandler) mcp.MethodHandler {
 		out.Tools = make([]*mcp.Tool, len(lr.Tools))
 		for i, t := range lr.Tools {
 			c := *t
-			c.InputSchema = marshaledSchema(t.InputSchema)
-			c.OutputSchema = marshaledSchema(t.OutputSchema)
+			c.InputSchema = sb.marshaled(t.InputSchema)
+			c.OutputSchema = sb.marshaled(t.OutputSchema)
 			out.Tools[i] = &c
 		}
 		return &out, nil

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -22,8 +25,9 @@ func TestFastToolListAnswersTheSameBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sb schemaBytes
 	for range 2 { // the second answer comes from the marshaled schemas
-		res, err := fastToolList(next)(context.Background(), "tools/list", nil)
+		res, err := sb.toolList(next)(context.Background(), "tools/list", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,8 +43,35 @@ func TestFastToolListAnswersTheSameBytes(t *testing.T) {
 		t.Error("the server's own tool was modified")
 	}
 	other := &mcp.CallToolResult{}
-	res, err := fastToolList(func(context.Context, string, mcp.Request) (mcp.Result, error) { return other, nil })(context.Background(), "tools/call", nil)
+	res, err := sb.toolList(func(context.Context, string, mcp.Request) (mcp.Result, error) { return other, nil })(context.Background(), "tools/call", nil)
 	if res != other || err != nil {
 		t.Errorf("tools/call = %v, %v; want it passed through", res, err)
+	}
+}
+
+// TestToolNamesAreWhatClientsAreListed: the engine's names come from the
+// server itself, so they are exactly what a client's tools/list shows.
+func TestToolNamesAreWhatClientsAreListed(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".praxis-os"), 0o755)
+	e := openEngine(t, root)
+	res, err := connectInMemory(t, e).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, tool := range res.Tools {
+		listed = append(listed, tool.Name)
+	}
+	if got := e.ToolNames(); !slices.Equal(got, listed) || len(got) < 3 {
+		t.Errorf("ToolNames() = %v, tools/list = %v", got, listed)
+	}
+	// The listing's own session is gone: only the client's is left.
+	n := 0
+	for range e.Server().Sessions() {
+		n++
+	}
+	if n != 1 {
+		t.Errorf("%d sessions on the server, want the client's alone", n)
 	}
 }

@@ -31,7 +31,7 @@ func serveHTTP(t *testing.T, e *Engine) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := e.NewServer("http")
+	s := e.Server()
 	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -2,11 +2,11 @@ package shim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/api"
@@ -22,16 +22,18 @@ type Attachment struct {
 type AttachOptions struct {
 	Home      string
 	Root      string // resolved project root
-	Transport string // api.TransportDual, TransportStdio or TransportHTTP
+	Transport string // api.TransportDual, TransportStdio or TransportHTTP: what the state file should offer
 	Autostart Autostart
 	Kind      string // api.HolderShim (default) or api.HolderCLI
 	Logger    *slog.Logger
 }
 
-// Attach connects to the broker of opts.Home (starting it if absent),
-// attaches the project and writes its state file. A broker that is
-// stopping is waited for and replaced; an auto-started broker older than
-// this program is asked to make way when nobody else uses it.
+// Attach connects to the broker of opts.Home (starting it if absent) and
+// attaches the project, saying which transport it uses: the broker writes
+// the project's state file from every holder's. What the broker could not
+// do (write that file) comes back as warnings, logged here. A broker that
+// is stopping is waited for and replaced; an auto-started broker older
+// than this program is asked to make way when nobody else uses it.
 func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 	log := opts.Logger
 	if log == nil {
@@ -51,9 +53,9 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		if c, err = Connect(ctx, opts.Home, opts.Autostart); err != nil {
 			return nil, err
 		}
-		resp, err = attachCompat(ctx, c, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version})
+		resp, err = attachCompat(ctx, c, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version, Transport: opts.Transport})
 		if err != nil {
-			if api.StatusOf(err) == http.StatusServiceUnavailable && strings.Contains(err.Error(), "shutting down") && attempt < maxStoppingRetries {
+			if errors.Is(err, api.CodeShuttingDown) && attempt < maxStoppingRetries {
 				// The broker is stopping: wait until it is gone, then start or find the next one.
 				if err := waitGone(ctx, c, 0); err != nil {
 					return nil, err
@@ -67,7 +69,7 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		}
 		why := fmt.Sprintf("a shim of Berth %s replaces the broker of Berth %s", api.Version, resp.BrokerVersion)
 		if _, serr := c.Shutdown(ctx, api.ShutdownRequest{Reason: why, IfUnheld: true, ExceptLease: resp.Lease}); serr != nil {
-			log.Warn("the broker is older than this shim and keeps running; restart it when convenient (`berth stop`)",
+			log.Warn("the broker is older than this shim and keeps running (it may not write the project's state file); restart it when convenient (`berth stop`)",
 				"broker_version", resp.BrokerVersion, "shim_version", api.Version, "why", serr)
 			break
 		}
@@ -77,23 +79,25 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		}
 		replaced = true
 	}
-	a := &Attachment{Client: c, Resp: resp}
-	if err := a.WriteState(opts.Transport); err != nil {
-		_ = a.Detach(context.Background())
-		return nil, err
+	for _, w := range resp.Warnings {
+		log.Warn(w)
 	}
-	return a, nil
+	return &Attachment{Client: c, Resp: resp}, nil
 }
 
-// attachCompat attaches; a broker older than the version handshake refuses
-// the unknown "version" field, so the request is sent again without it and
-// the broker's version is read from /health instead.
+// attachCompat attaches. A broker older than error codes answers every
+// error without a code and refuses fields it does not know ("version",
+// "transport") with a 400: a 400 without a code is answered by sending
+// the request again in its oldest form (a broker that refused it for
+// another reason refuses it again), and the broker's version is read from
+// /health instead.
 func attachCompat(ctx context.Context, c *api.Client, req api.AttachRequest) (api.AttachResponse, error) {
 	resp, err := c.Attach(ctx, req)
-	if err == nil || req.Version == "" || api.StatusOf(err) != http.StatusBadRequest || !strings.Contains(err.Error(), `unknown field "version"`) {
+	var e *api.Error
+	if err == nil || (req.Version == "" && req.Transport == "") || !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Code != "" {
 		return resp, err
 	}
-	req.Version = ""
+	req.Version, req.Transport = "", ""
 	if resp, err = c.Attach(ctx, req); err != nil {
 		return resp, err
 	}
@@ -121,7 +125,7 @@ func waitGone(ctx context.Context, c *api.Client, pid int) error {
 	defer cancel()
 	delay := 20 * time.Millisecond
 	for {
-		if (pid <= 0 || !pidAlive(pid)) && ping(ctx, c) != nil {
+		if (pid <= 0 || !api.ProcessAlive(pid)) && ping(ctx, c) != nil {
 			c.HTTP.CloseIdleConnections()
 			return nil
 		}
@@ -132,19 +136,6 @@ func waitGone(ctx context.Context, c *api.Client, pid int) error {
 		}
 		delay = min(delay*2, 200*time.Millisecond)
 	}
-}
-
-// WriteState writes the project's state file for transport.
-func (a *Attachment) WriteState(transport string) error {
-	if transport == "" {
-		transport = api.TransportDual
-	}
-	sf := api.NewStateFile(transport, a.Resp.Port, a.Resp.BrokerPID, a.Resp.StartedAt, a.Resp.Name, a.Resp.Root)
-	sf.Headers = a.Resp.Headers
-	if err := api.WriteStateFile(a.Resp.Root, sf); err != nil {
-		return fmt.Errorf("write state file for %s: %w", a.Resp.Root, err)
-	}
-	return nil
 }
 
 // Detach releases the hold; the broker keeps the mount for its grace period.

@@ -1,16 +1,12 @@
 package shim
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/api"
@@ -24,10 +20,6 @@ type Autostart struct {
 	Wait        time.Duration // how long to wait for readiness; 0 = 20s
 	Args        []string      // extra arguments to `berth serve`
 }
-
-// ReadyFDEnv names the variable that tells `berth serve` which inherited
-// file descriptor to report readiness on.
-const ReadyFDEnv = "BERTH_READY_FD"
 
 // Connect returns a client for the broker of home, starting one if nothing
 // answers on its socket. When several programs start a broker at once, one
@@ -67,7 +59,7 @@ const LoserWait = 10 * time.Second
 // lockBusyError is a started broker's report that another one holds the lock.
 type lockBusyError struct {
 	msg string
-	pid int // the holder's pid from the message, 0 if unknown
+	pid int // the holder's pid, 0 if unknown
 }
 
 func (e *lockBusyError) Error() string { return e.msg }
@@ -81,9 +73,9 @@ func ping(ctx context.Context, c *api.Client) error {
 	return err
 }
 
-// start launches `berth serve` detached and waits for its readiness line on
-// an inherited pipe. If another broker is starting at the same time (its
-// lock is held), it waits for that one to answer instead.
+// start launches `berth serve` detached and waits for its readiness
+// report (api.StartReady). If another broker is starting at the same time
+// (it holds the lock), it returns a *lockBusyError naming that one.
 func start(ctx context.Context, home string, as Autostart) error {
 	bin, err := findBerth(as.Binary)
 	if err != nil {
@@ -97,72 +89,47 @@ func start(ctx context.Context, home string, as Autostart) error {
 		return fmt.Errorf("open broker output log: %w", err)
 	}
 	defer out.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	args := []string{"serve", "--autostarted"}
 	if as.IdleTimeout > 0 {
 		args = append(args, "--idle-timeout", as.IdleTimeout.String())
 	}
 	args = append(args, as.Args...)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), api.HomeEnv+"="+home, ReadyFDEnv+"=3")
+	cmd.Env = append(os.Environ(), api.HomeEnv+"="+home)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, out, out
-	cmd.ExtraFiles = []*os.File{w}
 	cmd.SysProcAttr = detached()
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return fmt.Errorf("start broker %s: %w", bin, err)
-	}
-	w.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // reap it if it exits while we live
-
 	wait := as.Wait
 	if wait <= 0 {
 		wait = 20 * time.Second
 	}
-	lines := make(chan string, 4)
-	go func() {
-		sc := bufio.NewScanner(io.LimitReader(r, 64<<10))
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	var said []string
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				msg := strings.TrimSpace(strings.Join(said, "; "))
-				if strings.Contains(msg, "already running") {
-					return &lockBusyError{msg: msg, pid: pidIn(msg)}
-				}
-				if msg == "" {
-					msg = "it exited without a word"
-					select {
-					case err := <-exited:
-						msg = fmt.Sprintf("it exited: %v", err)
-					case <-time.After(time.Second):
-					}
-				}
-				return fmt.Errorf("broker failed to start: %s (see %s)", msg, filepath.Join(home, api.LogName))
+	rep, err := api.StartReady(ctx, cmd, wait)
+	if cmd.Process != nil {
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }() // reap it if it exits while we live
+		if errors.Is(err, api.ErrNoReport) {
+			select {
+			case werr := <-exited:
+				err = fmt.Errorf("it exited: %v", werr)
+			case <-time.After(time.Second):
 			}
-			if strings.HasPrefix(line, "ready") {
-				return nil
-			}
-			said = append(said, strings.TrimPrefix(line, "error: "))
-		case <-timer.C:
-			return fmt.Errorf("broker did not get ready within %s (see %s)", wait, filepath.Join(home, api.LogName))
-		case <-ctx.Done():
-			return ctx.Err()
 		}
 	}
+	log := filepath.Join(home, api.LogName)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, api.ErrNotReady):
+		return fmt.Errorf("%w (see %s)", err, log)
+	case err != nil && cmd.Process == nil:
+		return fmt.Errorf("start broker %s: %w", bin, err)
+	case err != nil:
+		return fmt.Errorf("broker failed to start: %v (see %s)", err, log)
+	case rep.Code == api.CodeAlreadyRunning:
+		return &lockBusyError{msg: rep.Error, pid: rep.HolderPID}
+	case !rep.OK():
+		return fmt.Errorf("broker failed to start: %s (see %s)", rep.Error, log)
+	}
+	return nil
 }
 
 // waitForBroker dials the socket of a broker another process is starting,
@@ -175,7 +142,7 @@ func waitForBroker(ctx context.Context, c *api.Client, pid int, wait time.Durati
 		if ping(ctx, c) == nil {
 			return nil
 		}
-		if pid > 0 && !pidAlive(pid) {
+		if pid > 0 && !api.ProcessAlive(pid) {
 			return errHolderGone
 		}
 		select {
@@ -186,16 +153,6 @@ func waitForBroker(ctx context.Context, c *api.Client, pid int, wait time.Durati
 		delay = min(delay*2, 200*time.Millisecond)
 	}
 	return fmt.Errorf("it did not answer within %s (see `berth doctor`)", wait)
-}
-
-// pidIn finds "(pid N)" in a broker's message.
-func pidIn(msg string) int {
-	_, rest, ok := strings.Cut(msg, "(pid ")
-	if !ok {
-		return 0
-	}
-	n, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(rest, ")", 2)[0]))
-	return n
 }
 
 func findBerth(explicit string) (string, error) {

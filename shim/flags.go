@@ -16,16 +16,18 @@ const Usage = `usage: berth-shim [--project DIR] [--transport dual|stdio|http] [
 
 An IDE runs berth-shim as an MCP server. It attaches the project (--project,
 else $PROJECT_ROOT, else the nearest ancestor holding .praxis-os/) to the
-Berth broker, starting one if none runs, and writes the project's state file
-.praxis-os/.mcp_server_state.json for sub-agents.
+Berth broker, starting one if none runs. The broker writes the project's
+state file .praxis-os/.mcp_server_state.json for sub-agents, from what
+every window and pin of the project asked for.
 
---transport, what the IDE speaks and what the state file offers:
+--transport, what the IDE speaks and what this window asks the state file to offer:
   dual   (default) MCP on stdin/stdout for the IDE; the state file names the
          project's HTTP port for sub-agents. Use it unless you have a reason not to.
-  stdio  MCP on stdin/stdout; the state file says stdio with null port and url,
-         so no network endpoint is advertised (sub-agents run their own shim).
+  stdio  MCP on stdin/stdout; this window offers no network endpoint (the
+         state file says stdio with null port and url unless another window
+         or a pin of the project asked for the port).
   http   for IDEs that speak MCP over HTTP: nothing is forwarded on stdio. The
-         shim attaches, writes the state file (transport http) and holds the
+         shim attaches (the state file says http, or dual) and holds the
          project until stdin closes; point the IDE at the state file's url.
 
 Logs go to stderr; stdout carries only MCP.`

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/berth-dev/berth/api"
@@ -17,7 +18,7 @@ import (
 // Options configures Run.
 type Options struct {
 	Project   string // --project; else $PROJECT_ROOT; else the nearest ancestor with .praxis-os/
-	Transport string // dual (default), stdio or http: what the state file says
+	Transport string // dual (default), stdio or http: what this window asks the state file to offer
 	Home      string // broker home; "" = api.DefaultHome()
 	Autostart Autostart
 	Stdin     io.Reader
@@ -35,9 +36,7 @@ func Run(ctx context.Context, opts Options) error {
 	if transport == "" {
 		transport = api.TransportDual
 	}
-	switch transport {
-	case api.TransportDual, api.TransportStdio, api.TransportHTTP:
-	default:
+	if !slices.Contains(api.StateTransports, transport) {
 		return fmt.Errorf("--transport %q: use dual, stdio or http", opts.Transport)
 	}
 	root, err := FindProject(opts.Project)

@@ -4,11 +4,9 @@
 package brokertest
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,28 +99,6 @@ func Home(tb testing.TB) string {
 	return dir
 }
 
-// PortRange returns a range of n loopback ports that were all free a moment ago.
-func PortRange(tb testing.TB, n int) (start, end int) {
-	tb.Helper()
-	for attempt := 0; attempt < 50; attempt++ {
-		start = 20000 + rand.IntN(30000)
-		free := true
-		for p := start; p < start+n; p++ {
-			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-			if err != nil {
-				free = false
-				break
-			}
-			ln.Close()
-		}
-		if free {
-			return start, start + n - 1
-		}
-	}
-	tb.Fatal("no free port range found")
-	return 0, 0
-}
-
 // Broker is a running `berth serve`.
 type Broker struct {
 	Home   string
@@ -175,24 +151,17 @@ func TryStartBroker(tb testing.TB, o Options) (*Broker, error) {
 		args = append([]string{"serve", "--home", o.Home}, o.Args...)
 	}
 	cmd := exec.Command(Berth(tb), args...)
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	cmd.Env = append(append(os.Environ(), "BERTH_READY_FD=3", api.HomeEnv+"="+o.Home), o.Env...)
-	cmd.ExtraFiles = []*os.File{w}
+	cmd.Env = append(append(os.Environ(), api.HomeEnv+"="+o.Home), o.Env...)
 	logf, err := os.Create(filepath.Join(o.Home, "serve.stderr"))
 	if err != nil {
 		return nil, err
 	}
 	cmd.Stderr = logf
-	if err := cmd.Start(); err != nil {
-		w.Close()
+	rep, err := api.StartReady(context.Background(), cmd, 20*time.Second)
+	if cmd.Process == nil {
 		logf.Close()
 		return nil, err
 	}
-	w.Close()
 	b := &Broker{Home: o.Home, Cmd: cmd, Client: api.NewUnixClient(api.SocketPath(o.Home)), Start: start, End: end, exited: make(chan struct{})}
 	go func() { b.err = cmd.Wait(); logf.Close(); close(b.exited) }()
 	tb.Cleanup(func() {
@@ -201,25 +170,17 @@ func TryStartBroker(tb testing.TB, o Options) (*Broker, error) {
 			tb.Errorf("the broker reported a data race:\n%s", b.Stderr())
 		}
 	})
-
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(r)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-	}()
-	select {
-	case l := <-line:
-		if strings.HasPrefix(l, "ready") {
-			return b, nil
-		}
-		<-b.exited
-		return nil, fmt.Errorf("broker did not start: %s", strings.TrimPrefix(l, "error: "))
-	case <-time.After(20 * time.Second):
+	switch {
+	case errors.Is(err, api.ErrNotReady):
 		return nil, fmt.Errorf("broker not ready after 20s; stderr in %s", filepath.Join(o.Home, "serve.stderr"))
+	case err != nil:
+		<-b.exited
+		return nil, fmt.Errorf("broker did not start: %v", err)
+	case !rep.OK():
+		<-b.exited
+		return nil, fmt.Errorf("broker did not start: %s", rep.Error)
 	}
+	return b, nil
 }
 
 // PID is the broker's process id.

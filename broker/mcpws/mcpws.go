@@ -26,9 +26,10 @@ const MaxMessageBytes = 4 << 20
 
 const dropLimit = 4 * MaxMessageBytes
 
-// Handler serves MCP sessions of server over WebSocket upgrades.
-// onSession, if set, is called when a session starts and ends (delta +1/-1).
-func Handler(server *mcp.Server, logger *slog.Logger, onSession func(delta int)) http.Handler {
+// Handler serves MCP sessions of server over WebSocket upgrades. The
+// request's context is the session's (server.Connect's). onSession, if
+// set, is called with each session as it connects.
+func Handler(server *mcp.Server, logger *slog.Logger, onSession func(*mcp.ServerSession)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
 		if err != nil {
@@ -44,8 +45,7 @@ func Handler(server *mcp.Server, logger *slog.Logger, onSession func(delta int))
 			return
 		}
 		if onSession != nil {
-			onSession(+1)
-			defer onSession(-1)
+			onSession(ss)
 		}
 		// Serve until the peer goes away; the HTTP handler must not return
 		// before that, or the hijacked connection is torn down.

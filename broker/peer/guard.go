@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/controlapi"
 )
 
 // Guard admits HTTP requests only on connections whose other end belongs
@@ -141,5 +142,5 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, pc *conn, uid uin
 		}
 	}
 	w.Header().Set("Connection", "close")
-	api.WriteError(w, api.Errorf(http.StatusForbidden, "%s", msg))
+	controlapi.WriteError(w, api.Errorf(http.StatusForbidden, api.CodeNotOwner, "%s", msg))
 }

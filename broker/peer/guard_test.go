@@ -96,8 +96,8 @@ func get(t *testing.T, c *http.Client, url, token string) (int, string) {
 // wantRefused checks a 403 with a JSON error and none of the handler's data.
 func wantRefused(t *testing.T, code int, body string) {
 	t.Helper()
-	var e api.Error
-	if code != http.StatusForbidden || json.Unmarshal([]byte(body), &e) != nil || e.Error == "" || strings.Contains(body, "secret") {
+	var e api.ErrorBody
+	if code != http.StatusForbidden || json.Unmarshal([]byte(body), &e) != nil || e.Error == "" || e.Code != api.CodeNotOwner || strings.Contains(body, "secret") {
 		t.Fatalf("got %d %q, want 403 with a JSON error and no data", code, body)
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 )
@@ -67,12 +67,24 @@ func callTool(ctx context.Context, dir, tool string, args map[string]any) (*mcp.
 	defer sess.Close()
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		if strings.Contains(err.Error(), "unknown tool") {
-			return nil, fmt.Errorf("%w (list the tools with `berth call --project %s get_server_info`)", err, dir)
-		}
-		return nil, err
+		return nil, unknownToolHint(ctx, sess, tool, dir, err)
 	}
 	return res, nil
+}
+
+// unknownToolHint adds the fix to err when the project has no tool of
+// that name (a protocol error; the list of tools decides, not the text).
+func unknownToolHint(ctx context.Context, sess *mcp.ClientSession, tool, dir string, err error) error {
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+		return err
+	}
+	for t, lerr := range sess.Tools(ctx, nil) {
+		if lerr != nil || t.Name == tool {
+			return err
+		}
+	}
+	return fmt.Errorf("%w (list the tools with `berth call --project %s get_server_info`)", err, dir)
 }
 
 // printResult prints structured content as indented JSON, else the text.

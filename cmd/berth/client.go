@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/berth-dev/berth/api"
@@ -32,7 +33,7 @@ func projectID(dir string) (string, string, error) {
 }
 
 func notMountedHint(err error, root string) error {
-	if api.IsNotFound(err) {
+	if errors.Is(err, api.CodeNotMounted) {
 		return fmt.Errorf("%s is not served by the broker (run `berth attach %s` first)", root, root)
 	}
 	return err

@@ -218,7 +218,7 @@ func (d *demo) stopBroker(pid int) error {
 	}
 	sock := api.SocketPath(d.home)
 	for i := 0; i < 100; i++ { // at most 10 s
-		if _, err := os.Stat(sock); errors.Is(err, os.ErrNotExist) && syscall.Kill(pid, 0) != nil {
+		if _, err := os.Stat(sock); errors.Is(err, os.ErrNotExist) && !api.ProcessAlive(pid) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)

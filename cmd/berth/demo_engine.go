@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project/workflow"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,7 +17,7 @@ func init() { demoEngineSteps = demoSearchAndWorkflow }
 
 // exampleWorkflows adds the built-in example workflow to the demo project.
 func exampleWorkflows(root string) error {
-	return os.CopyFS(filepath.Join(root, ".praxis-os", "workflows"), workflow.ExampleWorkflows())
+	return os.CopyFS(filepath.Join(root, api.ProjectDir, "workflows"), workflow.ExampleWorkflows())
 }
 
 func demoSearchAndWorkflow(ctx context.Context, d *demo, ide, agent *mcp.ClientSession) error {
@@ -28,7 +29,7 @@ func demoSearchAndWorkflow(ctx context.Context, d *demo, ide, agent *mcp.ClientS
 	printHits(d, res)
 
 	d.say("A new standard is written; the watcher indexes it and the sub-agent finds it")
-	doc := filepath.Join(d.root, ".praxis-os", "standards", "development", "logging.md")
+	doc := filepath.Join(d.root, api.ProjectDir, "standards", "development", "logging.md")
 	if err := os.WriteFile(doc, []byte("# Logging\n\n## Structured logs\n\nUse log/slog with key-value pairs; never print to the shim's stdout.\n"), 0o644); err != nil {
 		return err
 	}

@@ -110,13 +110,10 @@ func (d *doctor) checkHome() bool {
 
 // checkConfig reads the configuration the broker would use.
 func (d *doctor) checkConfig() *broker.Config {
-	v := configViper()
-	if p := filepath.Join(d.home, api.ConfigName); fileExists(p) {
-		v.SetConfigFile(p)
-		if err := v.ReadInConfig(); err != nil {
-			d.fail("fix the file (YAML) or move it away", "config %s: %v", p, err)
-			return nil
-		}
+	v := broker.NewViper()
+	if _, err := broker.ReadConfig(v, d.home, ""); err != nil {
+		d.fail("fix the file (YAML) or move it away", "%v", err)
+		return nil
 	}
 	cfg, err := broker.ConfigFrom(v, d.home)
 	if err != nil {

@@ -9,8 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/berth-dev/berth/cmd/berth/internal/bench"
 )
 
 // Exit codes.
@@ -46,7 +44,6 @@ func commands() []command {
 		{"ide-config", "cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim", runIDEConfig},
 		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
-		{"bench", "[load|e2e|all] [flags]", "measure Berth against its peers (docs/benchmarks.md)", bench.Run},
 		{"doctor", "", "check the broker's home, socket, lock, database, ports, state files and versions", runDoctor},
 		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},
 		{"version", "", "print this berth's version and the running broker's", runVersion},

@@ -9,7 +9,7 @@ import (
 	"net/http/pprof"
 	"time"
 
-	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/controlapi"
 )
 
 // servePprof serves the runtime profiles (net/http/pprof) on a loopback
@@ -17,7 +17,7 @@ import (
 // Profiles show code paths and memory, so only loopback is allowed.
 func servePprof(addr string, log *slog.Logger) (func(), error) {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil || !api.IsLoopbackHost(host) {
+	if err != nil || !controlapi.IsLoopbackHost(host) {
 		return nil, fmt.Errorf("--pprof %q: use a loopback address such as 127.0.0.1:6060", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -30,7 +30,7 @@ func servePprof(addr string, log *slog.Logger) (func(), error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: api.LoopbackHostOnly(api.RefuseForeignOrigin(mux)), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: controlapi.LoopbackHostOnly(controlapi.RefuseForeignOrigin(mux)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("pprof listener stopped", "err", err)

@@ -76,6 +76,9 @@ func runAttach(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("attached %s\n  id:    %s\n  url:   %s\n  state: %s\n", a.Resp.Root, a.Resp.ID, a.Resp.URL, api.StatePath(a.Resp.Root))
+	for _, w := range a.Resp.Warnings {
+		fmt.Fprintf(os.Stderr, "berth attach: warning: %s\n", w)
+	}
 	return nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
-	"github.com/shirou/gopsutil/v4/process"
 )
 
 // stopWait bounds how long `berth stop` waits for the broker to exit.
@@ -36,7 +35,7 @@ func runStop(ctx context.Context, args []string) error {
 	}
 	deadline := time.Now().Add(stopWait)
 	for time.Now().Before(deadline) {
-		if alive, err := process.PidExistsWithContext(ctx, int32(h.PID)); err == nil && !alive {
+		if !api.ProcessAlive(h.PID) {
 			fmt.Printf("broker stopped (pid %d)\n", h.PID)
 			return nil
 		}

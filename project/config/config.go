@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/spf13/viper"
 )
 
-// Dir is the name of the per-project folder that marks a project root.
-const Dir = ".praxis-os"
+// Dir is the name of the per-project folder that marks a project root
+// (part of Berth's contract: api.ProjectDir).
+const Dir = api.ProjectDir
 
 // Tool groups a project can enable.
 const (

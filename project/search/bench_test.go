@@ -24,7 +24,7 @@ import (
 //
 //	go test ./project/search -run '^$' -bench Engines -benchtime 1x -args -large
 //
-// -files N runs them on one corpus of N files instead (`berth bench` uses it).
+// -files N runs them on one corpus of N files instead (berth-bench uses it).
 var (
 	benchLarge = flag.Bool("large", false, "also run the engine benchmarks on the 10k-file corpus")
 	benchFiles = flag.Int("files", 0, "run the engine benchmarks on one corpus of this many files only")

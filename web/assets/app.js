@@ -66,7 +66,8 @@ function renderHealth(hl) {
   );
 }
 
-const TRANSPORTS = ["stdio", "http", "sse", "websocket"];
+// The broker's MCP transports, in order, from each snapshot.
+let TRANSPORTS = [];
 const SHORT = { websocket: "ws" };
 
 function plural(n, word) {
@@ -136,7 +137,7 @@ function projectCard(p) {
       h("code", null, p.url),
       p.transport
         ? h("span", { class: "badge neutral", title: "the transport the project's state file offers sub-agents" }, "transport " + p.transport)
-        : h("span", { class: "muted small", title: "no .mcp_server_state.json of this broker" }, "no state file")),
+        : h("span", { class: "muted small", title: "the broker could not write .mcp_server_state.json (see its log)" }, "no state file")),
     h("dl", { class: "facts" },
       h("div", { class: "wide" }, h("dt", null, "Root"), h("dd", { class: "root" }, h("code", null, p.root))),
       h("div", null, h("dt", null, "Sessions · " + p.sessions), h("dd", null, sessionChips(p))),
@@ -179,6 +180,7 @@ function connect() {
   const es = new EventSource("/events");
   es.addEventListener("snapshot", (ev) => {
     const s = JSON.parse(ev.data);
+    TRANSPORTS = s.transports || [];
     renderHealth(s.health);
     renderProjects(s.projects || []);
     renderLogs(s.logs || []);

@@ -1,0 +1,38 @@
+package brokertest
+
+import (
+	"testing"
+	"time"
+)
+
+// WaitLimit bounds Eventually: long enough for a loaded machine, short
+// enough that a wait that never ends fails the test instead of hanging it.
+const WaitLimit = 10 * time.Second
+
+// pollEvery is how often Poll checks its condition.
+const pollEvery = 25 * time.Millisecond
+
+// Poll calls cond every 25 ms until it is true or d has passed, and
+// reports whether it became true. Every wait of the system tests goes
+// through it, so each one is bounded.
+func Poll(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// Eventually polls cond for at most WaitLimit and fails the test, naming
+// what never happened, if it stays false.
+func Eventually(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	if !Poll(WaitLimit, cond) {
+		tb.Fatalf("never within %s: %s", WaitLimit, what)
+	}
+}

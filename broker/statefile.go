@@ -1,0 +1,72 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/berth-dev/berth/api"
+)
+
+// The broker is the one writer of state files: only it knows every holder
+// of a project. It writes a mount's file whenever its holders change (an
+// attach, a detach, a dead shim reaped, a pin remounted at start), from
+// what they asked for (api.StateTransport), and removes it at unmount. A
+// mount nobody holds (its grace period) keeps its last file. Writes of one
+// mount are serialized by its stateMu, and each writes what the table says
+// at that moment, so the last write is always the current state.
+
+// publish writes the state file of the mount of e for its holders now. It
+// writes nothing once e has left the table (the unmount removes the file)
+// or while nobody holds it. A failure is logged and returned as the
+// warning an attach answers with: it never fails the attach.
+func (t *mounts) publish(id string, e *entry) error {
+	t.mu.Lock()
+	m := e.m
+	t.mu.Unlock()
+	if m == nil {
+		return nil
+	}
+	m.stateMu.Lock()
+	defer m.stateMu.Unlock()
+	t.mu.Lock()
+	if t.entries[id] != e || len(e.holders) == 0 {
+		t.mu.Unlock()
+		return nil
+	}
+	asked := make([]string, 0, len(e.holders))
+	for _, h := range e.holders {
+		asked = append(asked, h.transport)
+	}
+	sf := api.NewStateFile(api.StateTransport(asked), m.port, t.info.PID, m.startedAt, m.name, m.root)
+	sf.Headers = t.headers()
+	t.mu.Unlock()
+
+	err := api.WriteStateFile(m.root, sf)
+	t.mu.Lock()
+	if err != nil {
+		e.published = ""
+	} else {
+		e.published = sf.Transport
+	}
+	t.mu.Unlock()
+	if err != nil {
+		t.log.Warn("state file not written: sub-agents cannot find the project's endpoint", "project", id, "file", api.StatePath(m.root), "err", err)
+		return fmt.Errorf("the state file %s could not be written (%v): sub-agents cannot find the project's HTTP endpoint; the IDE's tools work", api.StatePath(m.root), err)
+	}
+	return nil
+}
+
+// unpublish removes the mount's state file if it still names this broker
+// and the mount's port (another broker may have written it since).
+func (t *mounts) unpublish(m *mount) {
+	m.stateMu.Lock()
+	defer m.stateMu.Unlock()
+	removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.port)
+	switch {
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		t.log.Warn("remove state file", "project", m.id, "err", err)
+	case removed:
+		t.log.Debug("state file removed", "project", m.id)
+	}
+}

@@ -1,0 +1,305 @@
+// Package bench is berth-bench: end-to-end benchmarks of real Berth
+// processes against their peers, measured side by side in one run.
+//
+//	go run ./cmd/berth-bench [load|e2e|all] [flags]
+//
+// e2e: warm attach and cold start of berth-shim, the forwarding hop of a
+// small tool call (peer: mcp-remote, installed with npm into the user cache
+// on first use), and the standards search against bleve (`go test -bench`
+// in the source tree). load: P projects mounted (broker RSS, mount time,
+// memory per idle project), then S concurrent sessions calling
+// get_server_info for a bounded time (calls/s, latency, errors, RSS,
+// goroutines before and after). It prints a markdown table and writes the
+// figures as JSON lines (latest.jsonl and a dated copy) and in Go benchmark
+// format (latest.txt, for benchstat).
+//
+// Every process it starts runs on loopback with a temporary BERTH_HOME and
+// ports from a free range, and is stopped by its pid.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/cpu"
+	"github.com/shirou/gopsutil/v4/mem"
+	"github.com/spf13/pflag"
+)
+
+// Options are the sizes and switches of a run.
+type Options struct {
+	Mode        string // load, e2e or all
+	NoPeer      bool
+	Out         string // directory of the raw output; "" = docs/bench in the source tree, else ./berth-bench
+	Bin         string // directory holding berth and berth-shim; "" = build them from the source tree
+	Profile     string // directory for the broker's CPU and heap profiles under load; "" = none
+	Keep        bool   // keep the temporary directory (homes, logs, projects) for a look afterwards
+	Launches    int
+	ColdRuns    int
+	ColdFiles   int
+	HopCalls    int
+	SearchFiles int
+	Projects    int
+	Files       int // standards files per project of the scale figure
+	Sessions    int
+	Duration    time.Duration
+
+	Stdout, Stderr io.Writer
+}
+
+// ParseArgs reads berth-bench's arguments; the defaults are the documented run.
+func ParseArgs(args []string) (Options, error) {
+	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := Options{Stdout: os.Stdout, Stderr: os.Stderr}
+	quick := fs.Bool("quick", false, "tiny sizes: checks that everything runs, figures mean little")
+	fs.BoolVar(&o.NoPeer, "no-peer", false, "skip the Node peer (mcp-remote) rows")
+	fs.StringVar(&o.Out, "out", "", "directory for latest.jsonl, its dated copy and latest.txt (default docs/bench in the source tree)")
+	fs.StringVar(&o.Bin, "bin", "", "directory holding berth and berth-shim (default: build them from the source tree)")
+	fs.StringVar(&o.Profile, "profile", "", "write the broker's CPU and heap profiles under load into this directory")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary homes, logs and projects (the path is printed)")
+	fs.IntVar(&o.Launches, "launches", 50, "warm attach launches per subject")
+	fs.IntVar(&o.ColdRuns, "cold-runs", 7, "cold starts")
+	fs.IntVar(&o.ColdFiles, "cold-files", 1000, "standards files of the cold start project")
+	fs.IntVar(&o.HopCalls, "hop-calls", 1000, "tool calls per subject of the forwarding hop")
+	fs.IntVar(&o.SearchFiles, "search-files", 10000, "files of the search corpus")
+	fs.IntVar(&o.Projects, "projects", 50, "projects mounted for the scale and load figures")
+	fs.IntVar(&o.Files, "files", 100, "standards files per project of the scale figure")
+	fs.IntVar(&o.Sessions, "sessions", 20, "concurrent sessions of the load figure")
+	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long the load runs")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|all] [flags]\n%s", fs.FlagUsages())
+		}
+		return o, fmt.Errorf("%w (see go run ./cmd/berth-bench --help)", err)
+	}
+	switch fs.NArg() {
+	case 0:
+		o.Mode = "all"
+	case 1:
+		o.Mode = fs.Arg(0)
+	default:
+		return o, fmt.Errorf("one mode only: load, e2e or all (got %q)", strings.Join(fs.Args(), " "))
+	}
+	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "all" {
+		return o, fmt.Errorf("unknown mode %q: use load, e2e or all", o.Mode)
+	}
+	if *quick {
+		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles = 3, 2, 30, 50, 60
+		o.Projects, o.Files, o.Sessions, o.Duration = 3, 5, 4, time.Second
+	}
+	for name, v := range map[string]int{"launches": o.Launches, "cold-runs": o.ColdRuns, "cold-files": o.ColdFiles,
+		"hop-calls": o.HopCalls, "search-files": o.SearchFiles, "projects": o.Projects, "files": o.Files, "sessions": o.Sessions} {
+		if v < 1 || v > 100_000 {
+			return o, fmt.Errorf("--%s %d: use 1 to 100000", name, v)
+		}
+	}
+	if o.Projects > 500 {
+		return o, fmt.Errorf("--projects %d: at most 500", o.Projects)
+	}
+	if o.Duration <= 0 || o.Duration > 10*time.Minute {
+		return o, fmt.Errorf("--duration %s: use a positive duration up to 10m", o.Duration)
+	}
+	return o, nil
+}
+
+// runner holds one run's state.
+type runner struct {
+	o        Options
+	bin      binaries
+	src      string // module root of a Berth source tree, or ""
+	tmp      string
+	rs       *results
+	peer     []string // the command that runs mcp-remote, nil when skipped
+	peerSkip string
+	cleanup  []func()
+	started  time.Time
+}
+
+func (r *runner) progress(format string, args ...any) {
+	fmt.Fprintf(r.o.Stderr, "bench: "+format+"\n", args...)
+}
+
+// RunOptions runs the benchmarks of o.Mode, prints the table and writes the raw output.
+func RunOptions(ctx context.Context, o Options) (err error) {
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	r := &runner{o: o, started: time.Now(), src: sourceTree()}
+	r.rs = &results{run: r.started.UTC().Format(time.RFC3339)}
+	if r.tmp, err = os.MkdirTemp("", "berth-bench-"); err != nil {
+		return err
+	}
+	if o.Keep {
+		defer r.progress("kept %s", r.tmp)
+	} else {
+		defer os.RemoveAll(r.tmp)
+	}
+	defer func() {
+		for _, f := range r.cleanup {
+			f()
+		}
+	}()
+	if r.bin, err = r.binaries(ctx); err != nil {
+		return err
+	}
+	e2e := o.Mode == "e2e" || o.Mode == "all"
+	switch {
+	case !e2e:
+	case o.NoPeer:
+		r.peerSkip = "--no-peer"
+	default:
+		if r.peer, err = installPeer(ctx, o.Stderr); err != nil {
+			return err
+		}
+	}
+	if e2e {
+		if err := r.runE2E(ctx); err != nil {
+			return err
+		}
+	}
+	if o.Mode == "load" || o.Mode == "all" {
+		if err := r.scaleAndLoad(ctx); err != nil {
+			return fmt.Errorf("scale and load: %w", err)
+		}
+	}
+	machine := machineLine(ctx)
+	out := o.Out
+	if out == "" {
+		out = "berth-bench"
+		if r.src != "" {
+			out = filepath.Join(r.src, "docs", "bench")
+		}
+	}
+	paths, err := writeRaw(out, r.rs, r.started, machine)
+	if err != nil {
+		return fmt.Errorf("write the raw output: %w", err)
+	}
+	fmt.Fprintf(o.Stdout, "berth-bench %s, %s\n%s\n\n", o.Mode, r.rs.run, machine)
+	writeTable(o.Stdout, r.rs, o.Mode)
+	fmt.Fprintf(o.Stdout, "\nraw: %s\n", strings.Join(paths, ", "))
+	return nil
+}
+
+func (r *runner) runE2E(ctx context.Context) error {
+	e, err := r.startE2E(ctx)
+	if err != nil {
+		return fmt.Errorf("warm broker: %w", err)
+	}
+	defer e.b.stop()
+	if err := r.warmAttach(ctx, e); err != nil {
+		return fmt.Errorf("warm attach: %w", err)
+	}
+	if err := r.hop(ctx, e); err != nil {
+		return fmt.Errorf("forwarding hop: %w", err)
+	}
+	e.b.stop()
+	if err := r.coldStart(ctx); err != nil {
+		return fmt.Errorf("cold start: %w", err)
+	}
+	if err := r.search(ctx); err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
+	return nil
+}
+
+// binaries are the programs under test.
+type binaries struct {
+	berth, shim string
+	staticShim  string // berth-shim built with CGO_ENABLED=0; "" when not built here
+}
+
+// staticSubject names the figures of the berth-shim built without cgo.
+const staticSubject = "berth-nocgo"
+
+// binaries: --bin, else a fresh build from the source tree (plus the shim
+// built without cgo), else the berth and berth-shim beside this executable.
+func (r *runner) binaries(ctx context.Context) (binaries, error) {
+	dir, static := r.o.Bin, ""
+	if dir == "" && r.src != "" {
+		dir, static = filepath.Join(r.tmp, "bin"), filepath.Join(r.tmp, "bin-nocgo")
+		r.progress("building berth and berth-shim from %s", r.src)
+		if err := goBuild(ctx, r.src, dir, nil, "./cmd/berth", "./cmd/berth-shim"); err != nil {
+			return binaries{}, err
+		}
+		// The same shim without cgo is a static binary: it starts faster
+		// than one linked with the C library.
+		if err := goBuild(ctx, r.src, static, []string{"CGO_ENABLED=0"}, "./cmd/berth-shim"); err != nil {
+			return binaries{}, err
+		}
+	}
+	if dir == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return binaries{}, err
+		}
+		dir = filepath.Dir(exe)
+	}
+	b := binaries{berth: filepath.Join(dir, "berth"), shim: filepath.Join(dir, "berth-shim")}
+	if static != "" {
+		b.staticShim = filepath.Join(static, "berth-shim")
+	}
+	for _, p := range []string{b.berth, b.shim} {
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
+			return b, fmt.Errorf("%s not found: run from the Berth source tree, or pass --bin DIR holding berth and berth-shim", p)
+		}
+	}
+	return b, nil
+}
+
+// goBuild builds pkgs of the module at src into dir.
+func goBuild(ctx context.Context, src, dir string, env []string, pkgs ...string) error {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s %s: %w\n%s", strings.Join(env, " "), strings.Join(pkgs, " "), err, out)
+	}
+	return nil
+}
+
+// sourceTree is the module root when the working directory is inside a
+// Berth source tree (and Go is installed), else "".
+func sourceTree() string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return ""
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return ""
+	}
+	raw, err := os.ReadFile(gomod)
+	if err != nil || !strings.HasPrefix(string(raw), "module github.com/berth-dev/berth\n") {
+		return ""
+	}
+	return filepath.Dir(gomod)
+}
+
+// machineLine describes the machine: cores, memory, CPU, OS, Go.
+func machineLine(ctx context.Context) string {
+	model := "unknown CPU"
+	if infos, err := cpu.InfoWithContext(ctx); err == nil && len(infos) > 0 {
+		model = strings.TrimSpace(infos[0].ModelName)
+	}
+	memory := "?"
+	if vm, err := mem.VirtualMemoryWithContext(ctx); err == nil {
+		memory = fmt.Sprintf("%.0f GiB", float64(vm.Total)/(1<<30))
+	}
+	goVersion := runtime.Version()
+	if out, err := exec.Command("go", "env", "GOVERSION").Output(); err == nil {
+		goVersion = strings.TrimSpace(string(out))
+	}
+	return fmt.Sprintf("machine: %d cores (%s), %s memory, %s/%s, %s", runtime.NumCPU(), model, memory, runtime.GOOS, runtime.GOARCH, goVersion)
+}

@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
+)
+
+// TestBenchSmoke runs every benchmark at tiny sizes against real processes
+// and checks that the output has every row and parses; it asserts no timing.
+func TestBenchSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts brokers and runs go test -bench")
+	}
+	out := t.TempDir()
+	// No --bin: the bench builds both binaries (and the shim without cgo)
+	// from this source tree, as the documented command does.
+	o, err := ParseArgs([]string{"all", "--quick", "--no-peer", "--keep", "--out", out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	o.Stdout, o.Stderr = &stdout, &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := RunOptions(ctx, o); err != nil {
+		t.Fatalf("bench: %v\nprogress:\n%s", err, stderr.String())
+	}
+
+	// Every process the run started is gone: none runs with a home in its
+	// (kept) temporary directory.
+	_, kept, ok := strings.Cut(stderr.String(), "bench: kept ")
+	if !ok {
+		t.Fatalf("no kept directory in the progress:\n%s", stderr.String())
+	}
+	kept = strings.TrimSpace(kept)
+	t.Cleanup(func() { os.RemoveAll(kept) })
+	if left := brokertest.Processes(t, func(_, home string) bool { return strings.HasPrefix(home, kept+string(filepath.Separator)) }); len(left) > 0 {
+		t.Errorf("processes left running with a home in %s: %v", kept, left)
+	}
+
+	got, err := ReadResults(filepath.Join(out, "latest.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &results{list: got}
+	for _, r := range rows("all") {
+		res, ok := rs.get(r.bench, r.subject(), r.metric)
+		if !ok {
+			t.Errorf("row %q: no figure for %s/%s/%s (%+v)", r.label, r.bench, r.subject(), r.metric, res)
+		}
+		if r.peer == "" {
+			continue
+		}
+		res, ok = rs.get(r.bench, r.peer, r.metric)
+		switch {
+		case r.peer == peerName && res.Skipped != "--no-peer":
+			t.Errorf("row %q: peer %s = %+v, want skipped: --no-peer", r.label, r.peer, res)
+		case r.peer != peerName && !ok:
+			t.Errorf("row %q: no figure for peer %s", r.label, r.peer)
+		}
+		if !strings.Contains(stdout.String(), "| "+r.label+" |") {
+			t.Errorf("the printed table has no row %q:\n%s", r.label, stdout.String())
+		}
+	}
+	for _, r := range got {
+		if r.Run == "" || r.Bench == "" || r.Subject == "" || r.Metric == "" || (r.Skipped == "" && r.Unit == "") {
+			t.Errorf("incomplete record %+v", r)
+		}
+	}
+	if errs, _ := rs.get("load", "berth", "errors"); errs.Value != 0 {
+		t.Errorf("the load saw %v errors:\n%s", errs.Value, stderr.String())
+	}
+
+	for _, ext := range []string{"jsonl", "txt"} {
+		dated, err := filepath.Glob(filepath.Join(out, "20*."+ext))
+		if err != nil || len(dated) != 1 {
+			t.Errorf("dated copy of latest.%s: %v %v", ext, dated, err)
+		}
+	}
+	txt, err := os.ReadFile(filepath.Join(out, "latest.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	sc := bufio.NewScanner(bytes.NewReader(txt))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 4 || !strings.HasPrefix(f[0], "Benchmark") || f[1] != "1" {
+			t.Errorf("latest.txt line %q is not in Go benchmark format", line)
+			continue
+		}
+		if _, err := strconv.ParseFloat(f[2], 64); err != nil {
+			t.Errorf("latest.txt line %q: %v", line, err)
+		}
+		lines++
+	}
+	if lines == 0 {
+		t.Error("latest.txt has no figures")
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	o, err := ParseArgs(nil)
+	if err != nil || o.Mode != "all" || o.Launches != 50 || o.Projects != 50 || o.Sessions != 20 || o.SearchFiles != 10000 {
+		t.Errorf("defaults = %+v, %v", o, err)
+	}
+	if o, err := ParseArgs([]string{"load"}); err != nil || o.Mode != "load" {
+		t.Errorf("load = %+v, %v", o, err)
+	}
+	if _, err := ParseArgs([]string{"--help"}); err == nil || !strings.Contains(err.Error(), "--no-peer") {
+		t.Errorf("--help = %v, want the flags", err)
+	}
+	for _, bad := range [][]string{
+		{"speed"}, {"load", "e2e"}, {"--launches", "0"}, {"--sessions", "-3"}, {"--projects", "501"},
+		{"--duration", "0s"}, {"--duration", "1h"}, {"--nope"},
+	} {
+		if _, err := ParseArgs(bad); err == nil {
+			t.Errorf("ParseArgs(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseSearchBench(t *testing.T) {
+	const out = `goos: linux
+BenchmarkEngines/10k/berth-2   	       1	        75.33 build-ms	       103.8 edit-max-ms	         1.000 index-MB	         0.8820 query-p50-us	 0 ns/op
+BenchmarkEngines/10k/bleve-fields-2         	       1	       117.2 build-ms	         12.84 query-p50-us
+BenchmarkEngines/10k/naive         	       1	       4.396 build-ms
+PASS
+`
+	rs := &results{}
+	n, err := parseSearchBench(strings.NewReader(out), rs)
+	if err != nil || n != 7 {
+		t.Fatalf("parsed %d figures, %v", n, err)
+	}
+	for _, c := range []struct {
+		subject, metric string
+		want            float64
+	}{
+		{"berth", "build", 75.33}, {"berth", "query-p50", 0.882}, {"berth", "index-size", 1},
+		{"bleve-fields", "query-p50", 12.84}, {"naive", "build", 4.396},
+	} {
+		if r, ok := rs.get("search", c.subject, c.metric); !ok || r.Value != c.want {
+			t.Errorf("%s %s = %+v, want %v", c.subject, c.metric, r, c.want)
+		}
+	}
+	if _, err := parseSearchBench(strings.NewReader("BenchmarkEngines/1k/berth-2 1 x build-ms\n"), rs); err == nil {
+		t.Error("a malformed figure was accepted")
+	}
+}

@@ -1,0 +1,197 @@
+package systest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var shopStandards = map[string]string{
+	".praxis-os/standards/errors.md":  "# Errors\n\n## Wrapping\n\nWrap every error with context so the caller knows what failed.\n\n## Closing files\n\nClose what you open with defer.\n",
+	".praxis-os/standards/testing.md": "# Testing\n\n## Real processes\n\nTests start the real broker and talk MCP to it.\n",
+}
+
+var ledgerStandards = map[string]string{
+	".praxis-os/standards/money.md": "# Money\n\n## Ledger balance\n\nA ledger balance is the sum of its entries; never store it twice.\n\n## Rounding\n\nRound half to even, at the end only.\n",
+}
+
+// chromium finds the browser, or fails (under CI) or skips (elsewhere)
+// saying how to install it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const msg = "Chromium is not installed: run apt-get install chromium (as root; .ci/run does this)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// artifactPath is where the test leaves a file for people to look at.
+func artifactPath(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("BERTH_ARTIFACTS")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, name)
+}
+
+// browser starts a headless Chromium for the test and stops it at the end.
+func browser(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+	return bctx
+}
+
+func TestDashboardInBrowser(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	bctx := browser(t, ctx)
+	ctl, _ := brokertest.PortRange(t, 1)
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", ctl)}})
+	shopRoot := brokertest.Project(t, "shop", shopStandards)
+	writeWorkflows(t, shopRoot)
+	shop := b.Attach(t, shopRoot)
+	ledgerRoot := brokertest.Project(t, "ledger", ledgerStandards)
+	ledger := b.Attach(t, ledgerRoot)
+
+	// A tool call on each project, one of them failing, before the page opens.
+	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: shop.URL})
+	search(t, ctx, s, "closing files")
+	if res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "search_standards", Arguments: map[string]any{"query": ""}}); err != nil || !res.IsError {
+		t.Fatalf("empty query: %v %+v", err, res)
+	}
+	callOK(t, ctx, s, "start_workflow", map[string]any{"workflow_type": "bug_fix_v1", "target_file": "src/cart.go"})
+	l := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: ledger.URL})
+	search(t, ctx, l, "rounding")
+	// An IDE's session on ledger, through the shim.
+	tr, _ := shimTransport(t, b.Home, ledgerRoot)
+	connectMCP(t, ctx, tr)
+
+	base := fmt.Sprintf("http://127.0.0.1:%d/", ctl)
+	card := func(id string) chromedp.CSS { return chromedp.CSS(fmt.Sprintf(`#projects article[data-id=%q]`, id)) }
+	text := func(sel chromedp.CSS) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		return s
+	}
+	err := chromedp.Do(bctx,
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate(base),
+		chromedp.WaitVisible(card(shop.ID)),
+		chromedp.WaitVisible(card(ledger.ID)),
+		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+	)
+	if err != nil {
+		t.Fatalf("load the dashboard: %v", err)
+	}
+	projects, shopCard, ledgerCard := text(`#projects`), text(card(shop.ID)), text(card(ledger.ID))
+	for _, want := range []string{"shop", "ledger", shop.URL, ledger.URL, fmt.Sprintf(":%d", shop.Port), fmt.Sprintf(":%d", ledger.Port), shop.ID, ledger.ID} {
+		if !strings.Contains(projects, want) {
+			t.Errorf("the projects list lacks %q:\n%s", want, projects)
+		}
+	}
+	for _, want := range []string{"search_standards", "start_workflow", "error", "query is empty", "ready", "1 session", "active", "bug_fix_v1", "http 1", "transport http"} {
+		if !strings.Contains(shopCard, want) {
+			t.Errorf("shop's card lacks %q:\n%s", want, shopCard)
+		}
+	}
+	for _, want := range []string{"stdio 1", "http 1", "1 file", "search_standards", "transport dual"} {
+		if !strings.Contains(ledgerCard, want) {
+			t.Errorf("ledger's card lacks %q:\n%s", want, ledgerCard)
+		}
+	}
+
+	// The page follows the broker without reloading: a new call shows up.
+	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info"}); err != nil {
+		t.Fatal(err)
+	}
+	poll := fmt.Sprintf(`document.querySelector(%q).textContent.includes("get_server_info")`, string(card(shop.ID)))
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](poll, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("a tool call made after the page loaded never appeared: %v", err)
+	}
+
+	// Search the ledger project by typing into the search box.
+	err = chromedp.Do(bctx,
+		chromedp.SetValue(chromedp.CSS(`#search-project`), ledger.ID),
+		chromedp.SendKeys(chromedp.CSS(`#search-q`), "ledger balance"),
+		chromedp.Click(chromedp.CSS(`#search button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#search-results li`)),
+	)
+	if err != nil {
+		t.Fatalf("search from the dashboard: %v", err)
+	}
+	results, status := text(`#search-results`), text(`#search-status`)
+	if !strings.Contains(results, "Money > Ledger balance") || !strings.Contains(results, ".praxis-os/standards/money.md") {
+		t.Errorf("search results lack the ledger section:\n%s", results)
+	}
+	if strings.Contains(results, "errors.md") {
+		t.Errorf("a search of ledger returned shop's file:\n%s", results)
+	}
+	if !strings.Contains(status, "matching section") {
+		t.Errorf("search status %q", status)
+	}
+
+	for _, shot := range []struct {
+		name          string
+		width, height int64
+		scheme        string
+	}{{"berth-dashboard.png", 1280, 900, "light"}, {"berth-dashboard-narrow.png", 420, 900, "light"}, {"berth-dashboard-dark.png", 1280, 900, "dark"}} {
+		if err := chromedp.Do(bctx, colorScheme(shot.scheme), chromedp.EmulateViewport(shot.width, shot.height), chromedp.Sleep(300*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		p := artifactPath(t, shot.name)
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("dashboard screenshot (%dpx wide, %s): %s", shot.width, shot.scheme, p)
+	}
+}
+
+// colorScheme makes the page see prefers-color-scheme as scheme.
+func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+		})
+		return chromedp.Void{}, err
+	}
+}

@@ -1,0 +1,124 @@
+package systest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokertest"
+)
+
+// doctorLines runs `berth doctor` and checks that every line is a finding.
+func doctorLines(t *testing.T, home string) (string, int) {
+	t.Helper()
+	out, code := berthCmd(t, home, "doctor")
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(l, "berth doctor: ") {
+			continue // the summary of a failed run
+		}
+		if !strings.HasPrefix(l, "ok ") && !strings.HasPrefix(l, "note ") && !strings.HasPrefix(l, "FAIL ") {
+			t.Errorf("doctor line %q is not a finding", l)
+		}
+		if strings.HasPrefix(l, "FAIL ") && !strings.Contains(l, " -- fix: ") {
+			t.Errorf("doctor line %q names no fix", l)
+		}
+	}
+	return out, code
+}
+
+func mustContain(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("doctor output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func TestDoctorOnHealthyAndBrokenHomes(t *testing.T) {
+	home := brokertest.Home(t)
+	b := brokertest.StartBroker(t, brokertest.Options{Home: home})
+	root := brokertest.Project(t, "doc", nil)
+	if out, code := berthCmd(t, home, "attach", root); code != 0 {
+		t.Fatalf("attach: %s", out)
+	}
+	out, code := doctorLines(t, home)
+	if code != 0 || strings.Contains(out, "FAIL") {
+		t.Fatalf("doctor on a healthy home: exit %d\n%s", code, out)
+	}
+	mustContain(t, out,
+		"ok    home "+home+" (mode 0700)",
+		fmt.Sprintf("ok    broker pid %d answers", b.PID()),
+		"ok    database",
+		"ok    versions: berth and broker "+api.Version,
+		"ok    project doc: state file matches",
+		fmt.Sprintf("ok    port range %d-%d:", b.Start, b.End),
+	)
+
+	// A berth newer than the running broker says so.
+	cmd := exec.Command(filepath.Join(brokertest.BinariesVersion(t, newVersion), "berth"), "doctor")
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+home)
+	newer, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(newer), "FAIL  broker "+api.Version+" is older than this berth "+newVersion+" -- fix: `berth stop`") {
+		t.Fatalf("doctor of a newer berth: %v\n%s", err, newer)
+	}
+
+	// Broken: the broker is killed (socket and state file left behind) and
+	// the home is opened to others.
+	b.Kill(t)
+	if err := os.Chmod(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, code = doctorLines(t, home)
+	if code != 1 {
+		t.Fatalf("doctor on a broken home: exit %d\n%s", code, out)
+	}
+	mustContain(t, out,
+		"FAIL  home "+home+" has mode 0755", "chmod 700 "+home,
+		"FAIL  stale socket "+api.SocketPath(home),
+		"FAIL  project doc: stale state file "+api.StatePath(root),
+		"ok    database", "(1 projects known)",
+		"note  version: berth "+api.Version,
+	)
+	// A process that holds the lock without answering is named, with the fix.
+	lock, err := os.OpenFile(filepath.Join(home, api.LockName), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	lock.Truncate(0)
+	lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	out, code = doctorLines(t, home)
+	lock.Close()
+	if code != 1 {
+		t.Fatalf("doctor with a stuck lock holder: exit %d\n%s", code, out)
+	}
+	mustContain(t, out, fmt.Sprintf("FAIL  broker pid %d holds the lock but does not answer", os.Getpid()), fmt.Sprintf("fix: `kill %d`", os.Getpid()))
+
+	// A corrupt database is named too.
+	if err := os.WriteFile(filepath.Join(home, api.DBName), []byte(strings.Repeat("junk", 4096)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code = doctorLines(t, home)
+	if code != 1 {
+		t.Fatalf("doctor with a corrupt database: exit %d\n%s", code, out)
+	}
+	mustContain(t, out, "FAIL  database: open "+filepath.Join(home, api.DBName)+": database file is corrupt", "moves it aside")
+
+	// Following the fixes (start a broker: it secures the home, replaces
+	// the socket, rebuilds the database): only the repair report remains.
+	brokertest.StartBroker(t, brokertest.Options{Home: home})
+	out, code = doctorLines(t, home)
+	if code != 1 || strings.Count(out, "FAIL") != strings.Count(out, "FAIL  broker reported at start: ") {
+		t.Fatalf("doctor after the fixes: exit %d\n%s", code, out)
+	}
+	mustContain(t, out, "FAIL  broker reported at start: berth.db was corrupt", "moved aside to", "ok    home "+home+" (mode 0700)")
+}

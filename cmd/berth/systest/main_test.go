@@ -1,0 +1,14 @@
+package systest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/berth-dev/berth/broker/brokertest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	brokertest.Cleanup()
+	os.Exit(code)
+}

@@ -1,0 +1,236 @@
+package systest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokertest"
+)
+
+// tsClientDir holds the TypeScript SDK client and its package-lock.json.
+const tsClientDir = "testdata/tsclient"
+
+// needTSClient returns the node binary, or ends the test. Modules missing
+// from tsClientDir are installed with `npm ci` (the locked versions). It
+// skips only outside CI when Node.js itself is absent, and fails when the
+// install fails.
+func needTSClient(t *testing.T) string {
+	t.Helper()
+	const fix = "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/systest/testdata/tsclient`"
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("BERTH_CI") == "" {
+			t.Skip("node is not installed: " + fix)
+		}
+		t.Fatal("node is not installed: " + fix)
+	}
+	sdk := filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	if _, err := os.Stat(sdk); err == nil {
+		return node
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("the TypeScript MCP SDK is not installed and npm is absent: %s", fix)
+	}
+	t.Logf("installing the TypeScript MCP SDK: npm ci --prefix %s", tsClientDir)
+	ctx := testCtx(t, 5*time.Minute)
+	out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", tsClientDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm ci --prefix %s: %v\n%s", tsClientDir, err, out)
+	}
+	if _, err := os.Stat(sdk); err != nil {
+		t.Fatalf("npm ci did not install the SDK (%v)\n%s", err, out)
+	}
+	return node
+}
+
+// TestTypeScriptSDKReachesEveryTransport runs the guide's connect.mjs with
+// the official TypeScript SDK over streamable HTTP, SSE, WebSocket (with the
+// token the state file carries) and stdio through berth-shim.
+func TestTypeScriptSDKReachesEveryTransport(t *testing.T) {
+	node := needTSClient(t)
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
+	root := brokertest.Project(t, "tsclient", nil)
+	if out, code := berthCmd(t, b.Home, "attach", root); code != 0 {
+		t.Fatalf("berth attach: %d %s", code, out)
+	}
+	for _, tc := range []struct{ arg, transport string }{
+		{"http", "http"}, {"sse", "sse"}, {"websocket", "websocket"}, {"stdio", "stdio"},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			ctx := testCtx(t, 60*time.Second)
+			cmd := exec.CommandContext(ctx, node, "connect.mjs", root, tc.arg)
+			cmd.Dir = tsClientDir
+			cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home,
+				"PATH="+brokertest.Binaries(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("node connect.mjs %s: %v\nstdout: %s\nstderr: %s", tc.arg, err, out, stderr.String())
+			}
+			var got struct {
+				Tools []string   `json:"tools"`
+				Info  serverInfo `json:"info"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
+			}
+			if !slices.Contains(got.Tools, "get_server_info") || !slices.Contains(got.Tools, "search_standards") {
+				t.Errorf("tools/list = %v", got.Tools)
+			}
+			if got.Info.Project.Root != root || got.Info.Server.Transport != tc.transport || got.Info.Server.PID != b.PID() {
+				t.Errorf("get_server_info = %+v, want root %s transport %s pid %d", got.Info, root, tc.transport, b.PID())
+			}
+		})
+	}
+}
+
+// TestSubAgentGuideShowsTheTestedClients keeps the guide's TypeScript and
+// Go snippets identical to the programs the tests run.
+func TestSubAgentGuideShowsTheTestedClients(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sub-agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ lang, file string }{
+		{"js", filepath.Join(tsClientDir, "connect.mjs")},
+		{"go", filepath.Join("testdata", "goclient", "main.go")},
+	} {
+		src, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(string(src), "\n")
+		open := "```" + tc.lang + "\n" + first + "\n"
+		i := bytes.Index(doc, []byte(open))
+		if i < 0 {
+			t.Errorf("docs/sub-agents.md has no ```%s block starting with %s's first line: copy the file into the guide", tc.lang, tc.file)
+			continue
+		}
+		block := doc[i+len("```"+tc.lang+"\n"):]
+		end := bytes.Index(block, []byte("\n```\n"))
+		if end < 0 {
+			t.Errorf("the ```%s block in docs/sub-agents.md is not closed", tc.lang)
+			continue
+		}
+		if got, want := string(block[:end+1]), string(src); got != want {
+			t.Errorf("docs/sub-agents.md differs from %s: copy the file into the guide\n%s", tc.file, firstDiff(want, got))
+		}
+	}
+}
+
+// TestGoSDKGuideClientReachesTheProject builds and runs the guide's go-sdk
+// client against a broker with auth on.
+func TestGoSDKGuideClientReachesTheProject(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
+	root := brokertest.Project(t, "goclient", nil)
+	if out, code := berthCmd(t, b.Home, "attach", root); code != 0 {
+		t.Fatalf("berth attach: %d %s", code, out)
+	}
+	bin := filepath.Join(t.TempDir(), "goclient")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/goclient").CombinedOutput(); err != nil {
+		t.Fatalf("build the guide's Go client: %v\n%s", err, out)
+	}
+	ctx := testCtx(t, 60*time.Second)
+	out, err := exec.CommandContext(ctx, bin, root).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("goclient: %v\n%s%s", err, out, stderr)
+	}
+	var got struct {
+		Tools []string   `json:"tools"`
+		Info  serverInfo `json:"info"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
+	}
+	if !slices.Contains(got.Tools, "get_server_info") || got.Info.Project.Root != root || got.Info.Server.Transport != "http" || got.Info.Server.PID != b.PID() {
+		t.Fatalf("goclient saw %+v", got)
+	}
+}
+
+// firstDiff names the first line where two texts differ.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n  file: %s\n  doc:  %s", i+1, wl, gl)
+		}
+	}
+	return ""
+}
+
+// TestSubAgentGuideCurlSessionWorks runs the guide's curl block against a
+// broker with auth on: initialize, the Mcp-Session-Id dance, a tool call and
+// DELETE, from the project's directory as the guide says.
+func TestSubAgentGuideCurlSessionWorks(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("BERTH_CI") == "" {
+				t.Skipf("%s is not installed", tool)
+			}
+			t.Fatalf("%s is not installed (.ci/run installs it)", tool)
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sub-agents.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "### curl")
+	if !ok {
+		t.Fatal("docs/sub-agents.md has no curl section")
+	}
+	_, block, ok := strings.Cut(after, "```sh\n")
+	script, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatal("the curl section of docs/sub-agents.md has no closed ```sh block")
+	}
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
+	root := brokertest.Project(t, "curl", nil)
+	if out, code := berthCmd(t, b.Home, "attach", root); code != 0 {
+		t.Fatalf("berth attach: %d %s", code, out)
+	}
+	ctx := testCtx(t, 60*time.Second)
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the guide's curl block: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"transport":"http"`) || !strings.Contains(string(out), `"root":"`+root+`"`) {
+		t.Fatalf("the guide's curl block printed no get_server_info result for %s:\n%s", root, out)
+	}
+	// DELETE ended the session: none is left (bounded wait).
+	sessions := -1
+	brokertest.Poll(5*time.Second, func() bool {
+		p, err := b.Client.Project(ctx, api.ProjectID(root))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = p.Sessions
+		return sessions == 0
+	})
+	if sessions != 0 {
+		t.Errorf("%d sessions left after the guide's DELETE", sessions)
+	}
+}
