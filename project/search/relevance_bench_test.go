@@ -17,11 +17,12 @@ import (
 //	go test ./project/search -run '^$' -bench Relevance -benchtime 1x
 //
 // -rel.variants also runs the ranking variants tried while tuning (see
-// rankVariants); -rel.misses lists Berth's misses of the tuning part.
+// rankVariants); -rel.misses lists Berth's misses of the tuning part (the
+// other parts' queries are not looked at one by one while tuning).
 var (
 	relVariants = flag.Bool("rel.variants", false, "also run the ranking variants tried while tuning")
-	relMisses   = flag.Bool("rel.misses", false, "list the queries Berth misses in its top 3")
-	relPart     = flag.String("rel.part", "", "run only the sets of this part (tune, aside, heldout)")
+	relMisses   = flag.Bool("rel.misses", false, "list the tuning part's queries Berth misses in its top 3")
+	relPart     = flag.String("rel.part", "", "run only the sets of this part (tune, aside, heldout, fresh)")
 )
 
 // relScore accumulates the metrics of one engine on one part.
@@ -217,7 +218,7 @@ func BenchmarkRelevance(b *testing.B) {
 			var misses func(s *relSet, q relQuery, got []string)
 			if *relMisses && e.name == "berth" {
 				misses = func(s *relSet, q relQuery, got []string) {
-					if s.part != "aside" {
+					if s.part == "tune" {
 						fmt.Printf("miss %s: %q\n    want %q\n    got  %q\n", s.name, q.text, q.rel, got[:min(3, len(got))])
 					}
 				}
