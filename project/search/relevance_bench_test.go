@@ -22,7 +22,8 @@ import (
 var (
 	relVariants = flag.Bool("rel.variants", false, "also run the ranking variants tried while tuning")
 	relMisses   = flag.Bool("rel.misses", false, "list the tuning part's queries Berth misses in its top 3")
-	relPart     = flag.String("rel.part", "", "run only the sets of this part (tune, aside, heldout, fresh)")
+	relOnly     = flag.String("rel.only", "", "with -rel.variants, run only the variants whose name holds this text")
+	relPart     = flag.String("rel.part", "", "run only the sets of these parts, comma-separated (tune, aside, heldout, fresh)")
 )
 
 // relScore accumulates the metrics of one engine on one part.
@@ -207,7 +208,8 @@ func relTable(sets []*relSet, runs []relRun) string {
 func BenchmarkRelevance(b *testing.B) {
 	sets := loadSuite(b)
 	if *relPart != "" {
-		sets = slices.DeleteFunc(sets, func(s *relSet) bool { return s.part != *relPart })
+		parts := strings.Split(*relPart, ",")
+		sets = slices.DeleteFunc(sets, func(s *relSet) bool { return !slices.Contains(parts, s.part) })
 	}
 	for _, s := range sets {
 		s.checkJudgements(b)
@@ -227,9 +229,17 @@ func BenchmarkRelevance(b *testing.B) {
 		}
 		if *relVariants {
 			for _, v := range rankVariants(b) {
+				if !strings.Contains(v.name, *relOnly) {
+					continue
+				}
+				undo := func() {}
+				if v.setup != nil {
+					undo = v.setup()
+				}
 				runs = append(runs, evaluate(b, sets, 0, false, "variant: "+v.name, func(p *relProject) relEngine {
 					return newRelBerth(b, p.root, p.sources, v.rk)
 				}, nil))
+				undo()
 			}
 		}
 		fmt.Printf("\n%s\n\n", relTable(sets, runs))
