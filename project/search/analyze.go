@@ -12,10 +12,6 @@ import (
 // that an index built by an older analyzer is rebuilt rather than misread.
 const analyzerVersion = 1
 
-// stemWord stems one lowercased word (a variable so that the relevance
-// benchmark can measure other stemmers).
-var stemWord = func(w string) string { return english.Stem(w, true) }
-
 // maxStemCache bounds the per-analyzer stem cache; it is cleared when full.
 const maxStemCache = 1 << 17
 
@@ -91,7 +87,7 @@ func (a *analyzer) stem(part string) string {
 	if isStopWord(low) {
 		t = ""
 	} else if isStemmable(low) {
-		t = stemWord(strings.ReplaceAll(low, "’", "'"))
+		t = english.Stem(strings.ReplaceAll(low, "’", "'"), true)
 	}
 	if len(a.stems) >= maxStemCache {
 		clear(a.stems)

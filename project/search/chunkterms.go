@@ -49,15 +49,9 @@ func (a *analyzer) chunkTerms(c *chunk, rk *ranking, counts map[string]fieldCoun
 	if rk.title > 0 {
 		a.terms(c.fileTitle(), head(rk.title))
 	}
-	pos := 0
 	a.terms(c.text[c.bodyStart:], func(t string) {
 		fc := counts[t]
 		fc.body++
-		if pos < rk.leadTerms {
-			fc.head += uint32(rk.lead)
-			headLen += uint32(rk.lead)
-		}
-		pos++
 		counts[t] = fc
 		bodyLen++
 	})

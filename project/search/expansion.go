@@ -30,14 +30,7 @@ func (ix *Index) withSynonyms(s *snapshot, p *plan) *plan {
 			add = append(add, syn)
 		}
 	}
-	q := p.plus(add, rk.synWeight)
-	if rk.synHeadOnly && q != p {
-		q.headOnly = make([]bool, len(q.terms))
-		for i := len(p.terms); i < len(q.terms); i++ {
-			q.headOnly[i] = true
-		}
-	}
-	return q
+	return p.plus(add, rk.synWeight)
 }
 
 // withVariants returns p with, for each ranked query term, the index
@@ -113,9 +106,6 @@ func (p *plan) plus(terms []string, w float32) *plan {
 	q := *p
 	q.terms = append(slices.Clone(p.terms), terms...)
 	q.required = append(slices.Clone(p.required), make([]bool, len(terms))...)
-	if p.headOnly != nil {
-		q.headOnly = append(slices.Clone(p.headOnly), make([]bool, len(terms))...)
-	}
 	q.weights = make([]float32, len(q.terms))
 	for i := range q.weights {
 		if i < len(p.terms) {

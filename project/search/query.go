@@ -42,7 +42,6 @@ type plan struct {
 	terms    []string   // distinct index terms, sorted
 	required []bool     // per term: every result must contain it (phrase words)
 	weights  []float32  // per term: its weight in the score; nil means 1 each
-	headOnly []bool     // per term: scored in the heading field only; nil means none
 	joined   []string   // adjacent query words written as one identifier ("fill struct" -> "fillstruct")
 	need     int        // number of required terms
 	phrases  [][]string // term streams that must occur contiguously

@@ -21,8 +21,6 @@ type ranking struct {
 	synonyms  map[string][]string
 	synWeight float32
 	synMaxDF  float64
-	// synHeadOnly matches synonyms in the heading field only.
-	synHeadOnly bool
 
 	// Pseudo-relevance feedback: the prfTerms best terms of the top
 	// prfDocs sections of a first pass are added with prfWeight (0: off).
@@ -34,56 +32,6 @@ type ranking struct {
 	// added with variantWeight each (0: off).
 	variantPrefix, variantMax int
 	variantWeight             float32
-
-	// Associations (associate.go): up to assocTerms heading terms
-	// associated with the query's words (which hold at most assocMaxDF of
-	// the sections; each association seen in at least assocMinCount
-	// sections) are added at assocWeight (scaled by strength when
-	// assocScaled; matched in the heading field only when assocHeadOnly).
-	// With assocFuse the expanded ranking is fused by reciprocal rank with
-	// the plain one instead.
-	assocTerms, assocMinCount  int
-	assocMaxDF                 float64
-	assocWeight                float32
-	assocScaled, assocHeadOnly bool
-	assocFuse                  bool
-	// assocOwn counts only the section's own heading; assocStat picks the
-	// statistic (assocPMI, ...), assocMin its threshold.
-	assocOwn  bool
-	assocStat int
-	assocMin  float64
-
-	// Burstiness weighting (burst.go): off when burstGamma is 0.
-	burstAlpha, burstBase, burstGamma float64
-
-	// Proximity (proximity.go): off when proxWeight is 0.
-	proxWeight            float64
-	proxDepth, proxWindow int
-
-	// fieldSum, when not 0, scores the fields apart and sums them, the
-	// heading's saturated score weighted fieldSum (instead of BM25F).
-	fieldSum float32
-
-	// idfCapDF, when not 0, caps every term's idf at that of a term held
-	// by idfCapDF sections.
-	idfCapDF float64
-
-	// The first leadTerms terms of a section's body also count lead
-	// times in its heading field (0: off).
-	lead      uint8
-	leadTerms int
-
-	// fuseSingle fuses the ranking by reciprocal rank with one of plain
-	// BM25 (k1 1.2) over the weighted counts of both fields as one.
-	fuseSingle bool
-
-	// qlMu, when not 0, scores by query likelihood with Dirichlet
-	// smoothing (mu qlMu) over body counts plus qlHead times heading counts.
-	qlMu, qlHead float64
-
-	// fileMax adds that share of the best other section's score in the
-	// same file (0: off).
-	fileMax float32
 
 	// joinedWeight is the weight of adjacent query words joined into an
 	// identifier the index holds ("parameter names" -> parameternames).

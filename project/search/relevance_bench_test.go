@@ -232,14 +232,9 @@ func BenchmarkRelevance(b *testing.B) {
 				if !strings.Contains(v.name, *relOnly) {
 					continue
 				}
-				undo := func() {}
-				if v.setup != nil {
-					undo = v.setup()
-				}
 				runs = append(runs, evaluate(b, sets, 0, false, "variant: "+v.name, func(p *relProject) relEngine {
 					return newRelBerth(b, p.root, p.sources, v.rk)
 				}, nil))
-				undo()
 			}
 		}
 		fmt.Printf("\n%s\n\n", relTable(sets, runs))

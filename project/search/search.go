@@ -52,8 +52,6 @@ type scratch struct {
 	scores  []float32
 	req     []uint8
 	touched []uint32
-	single  bool    // score one field of weighted counts, BM25 k1 1.2 (fusion experiment)
-	avgLen  float32 // for single
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -90,49 +88,12 @@ type candidate struct {
 func (ix *Index) run(s *snapshot, p *plan) *Result {
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
-	p = ix.withBurstWeights(s, ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, p))))
+	p = ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, p)))
 	cands := ix.candidates(s, p, an)
 	total := len(cands)
-	if ex := ix.withAssociations(s, p); ex != p {
-		more := ix.candidates(s, ex, an)
-		if ix.rk.assocFuse {
-			cands = fuse(s, cands, more, 100, 60)
-		} else {
-			cands = more
-		}
-	}
 	if rk := ix.rk; rk.prfWeight > 0 && len(cands) > 0 {
 		if extra := ix.feedbackTerms(s, p, topN(s, cands, rk.prfDocs)); len(extra) > 0 {
 			cands = ix.candidates(s, p.plus(extra, rk.prfWeight), an)
-		}
-	}
-	if ix.rk.fuseSingle && len(cands) > 0 {
-		sc := scratchPool.Get().(*scratch)
-		sc.single = true
-		sc.avgLen = float32(s.totalBody+s.totalHead) / float32(s.live)
-		other := ix.candidatesWith(s, p, an, sc)
-		sc.single = false
-		scratchPool.Put(sc)
-		cands = fuse(s, cands, other, 100, 60)
-	}
-	cands = ix.withProximity(s, p, an, cands)
-	if b := ix.rk.fileMax; b > 0 {
-		best1, best2 := map[string]float32{}, map[string]float32{}
-		for _, c := range cands {
-			f := s.chunks[c.id].file
-			if c.score > best1[f] {
-				best1[f], best2[f] = c.score, best1[f]
-			} else if c.score > best2[f] {
-				best2[f] = c.score
-			}
-		}
-		for i, c := range cands {
-			f := s.chunks[c.id].file
-			other := best1[f]
-			if c.score == other {
-				other = best2[f]
-			}
-			cands[i].score += b * other
 		}
 	}
 	best := topN(s, cands, p.n)
@@ -211,11 +172,6 @@ func topN(s *snapshot, cands []candidate, n int) []candidate {
 func (ix *Index) candidates(s *snapshot, p *plan, an *analyzer) []candidate {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	return ix.candidatesWith(s, p, an, sc)
-}
-
-// candidatesWith is candidates with the given scratch space.
-func (ix *Index) candidatesWith(s *snapshot, p *plan, an *analyzer, sc *scratch) []candidate {
 	if len(sc.scores) < len(s.chunks) {
 		sc.scores = make([]float32, len(s.chunks))
 		sc.req = make([]uint8, len(s.chunks))
@@ -223,17 +179,8 @@ func (ix *Index) candidatesWith(s *snapshot, p *plan, an *analyzer, sc *scratch)
 	sc.touched = sc.touched[:0]
 	ix.score(s, p, sc)
 	var cands []candidate
-	nq := float32(0)
-	for i := range p.terms {
-		nq += p.weight(i)
-	}
 	for _, id := range sc.touched {
 		score, req := sc.scores[id], sc.req[id]
-		if mu := ix.rk.qlMu; mu > 0 {
-			c := s.chunks[id]
-			l := float64(c.bodyLen) + ix.rk.qlHead*float64(c.headLen)
-			score += nq * float32(math.Log(mu/(l+mu)))
-		}
 		sc.scores[id], sc.req[id] = 0, 0
 		if int(req) < p.need {
 			continue

@@ -57,7 +57,6 @@ type snapshot struct {
 	skipped   int            // files seen but not indexed
 	terms     int            // terms with postings
 	updated   time.Time      // when this state was committed
-	heads     headIndex      // built on first use (associations)
 }
 
 // postingsOf returns the postings of a term id (nil when the id is newer
