@@ -17,11 +17,13 @@ import (
 //	go test ./project/search -run '^$' -bench Relevance -benchtime 1x
 //
 // -rel.variants also runs the ranking variants tried while tuning (see
-// rankVariants); -rel.misses lists Berth's misses of the tuning part.
+// rankVariants); -rel.misses lists Berth's misses of the tuning part (the
+// other parts' queries are not looked at one by one while tuning).
 var (
 	relVariants = flag.Bool("rel.variants", false, "also run the ranking variants tried while tuning")
-	relMisses   = flag.Bool("rel.misses", false, "list the queries Berth misses in its top 3")
-	relPart     = flag.String("rel.part", "", "run only the sets of this part (tune, aside, heldout)")
+	relMisses   = flag.Bool("rel.misses", false, "list the tuning part's queries Berth misses in its top 3")
+	relOnly     = flag.String("rel.only", "", "with -rel.variants, run only the variants whose name holds this text")
+	relPart     = flag.String("rel.part", "", "run only the sets of these parts, comma-separated (tune, aside, heldout, fresh)")
 )
 
 // relScore accumulates the metrics of one engine on one part.
@@ -206,7 +208,8 @@ func relTable(sets []*relSet, runs []relRun) string {
 func BenchmarkRelevance(b *testing.B) {
 	sets := loadSuite(b)
 	if *relPart != "" {
-		sets = slices.DeleteFunc(sets, func(s *relSet) bool { return s.part != *relPart })
+		parts := strings.Split(*relPart, ",")
+		sets = slices.DeleteFunc(sets, func(s *relSet) bool { return !slices.Contains(parts, s.part) })
 	}
 	for _, s := range sets {
 		s.checkJudgements(b)
@@ -217,7 +220,7 @@ func BenchmarkRelevance(b *testing.B) {
 			var misses func(s *relSet, q relQuery, got []string)
 			if *relMisses && e.name == "berth" {
 				misses = func(s *relSet, q relQuery, got []string) {
-					if s.part != "aside" {
+					if s.part == "tune" {
 						fmt.Printf("miss %s: %q\n    want %q\n    got  %q\n", s.name, q.text, q.rel, got[:min(3, len(got))])
 					}
 				}
@@ -226,6 +229,9 @@ func BenchmarkRelevance(b *testing.B) {
 		}
 		if *relVariants {
 			for _, v := range rankVariants(b) {
+				if !strings.Contains(v.name, *relOnly) {
+					continue
+				}
 				runs = append(runs, evaluate(b, sets, 0, false, "variant: "+v.name, func(p *relProject) relEngine {
 					return newRelBerth(b, p.root, p.sources, v.rk)
 				}, nil))

@@ -20,7 +20,10 @@ import (
 //   - tune: the sets ranking changes were tried on;
 //   - aside: sets never looked at while tuning, reported beside them;
 //   - heldout: documentation kept out of the whole exercise (the go-sdk's
-//     docs, bbolt's README and the praxis-os standards), run once at the end.
+//     docs, bbolt's README and the praxis-os standards), run once at the end;
+//   - fresh: sets added after the figures of the three parts above had been
+//     read, judged and committed before any later ranking change, so that
+//     the ranking is measured on documentation no choice was made on.
 //
 // A set's queries live in <set>.queries beside SUITE:
 //
