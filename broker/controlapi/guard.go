@@ -1,6 +1,7 @@
 package controlapi
 
 import (
+	"crypto/subtle"
 	"net"
 	"net/http"
 	"net/url"
@@ -54,4 +55,10 @@ func IsLoopbackOrigin(origin string) bool {
 		return false
 	}
 	return IsLoopbackHost(u.Host)
+}
+
+// HasBearer reports whether r carries want ("Bearer <token>") as its
+// Authorization header, in constant time; an empty want matches nothing.
+func HasBearer(r *http.Request, want []byte) bool {
+	return len(want) > 0 && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1
 }
