@@ -27,6 +27,7 @@ type mount struct {
 	port           int
 	ln             net.Listener
 	srv            *http.Server
+	handler        http.Handler // what srv serves inside its account check
 	mcp            *mcp.Server  // the engine's: every transport's sessions are its sessions
 	shimHandler    http.Handler // /projects/{id}/mcp on the control API
 	startedAt      time.Time
@@ -85,9 +86,9 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	mux.HandleFunc("/{$}", m.serveIndex)
 
 	h := lim.refuseSessions(checkPosts(mux))
-	h = controlapi.LoopbackHostOnly(controlapi.RefuseForeignOrigin(h))
+	m.handler = controlapi.LoopbackHostOnly(controlapi.RefuseForeignOrigin(h))
 	m.srv = &http.Server{
-		Handler:           h,
+		Handler:           m.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelDebug),
