@@ -86,7 +86,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	mux.HandleFunc("/{$}", m.serveIndex)
 
 	h := lim.refuseSessions(checkPosts(mux))
-	m.handler = controlapi.LoopbackHostOnly(controlapi.RefuseForeignOrigin(h))
+	m.handler = controlapi.LoopbackHostOnly(controlapi.OwnOriginOnly(h))
 	m.srv = &http.Server{
 		Handler:           m.handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -388,3 +388,40 @@ func startProcess(t *testing.T, name string, args ...string) *exec.Cmd {
 	})
 	return cmd
 }
+
+// TestProjectPortsServeNoOtherOrigin: a project port refuses every request
+// with an Origin other than its own, a loopback page's included (it could
+// open an SSE stream it cannot read); programs send none and pass.
+func TestProjectPortsServeNoOtherOrigin(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ctx := testCtx(t, 30*time.Second)
+	p := b.Attach(t, brokertest.Project(t, "origins", nil))
+	base := fmt.Sprintf("http://127.0.0.1:%d", p.Port)
+	for _, origin := range []string{"http://localhost:3000", fmt.Sprintf("http://127.0.0.1:%d", p.Port+1), "http://evil.example"} {
+		for _, path := range []string{"/", "/sse", "/mcp", "/ws"} {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Accept", "text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e api.ErrorBody
+			json.NewDecoder(resp.Body).Decode(&e)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden || e.Code != api.CodeForbidden {
+				t.Errorf("GET %s with Origin %s: %d %+v, want 403 %s", path, origin, resp.StatusCode, e, api.CodeForbidden)
+			}
+		}
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/", nil)
+	req.Header.Set("Origin", base)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET / with the port's own origin: %d", resp.StatusCode)
+	}
+}
