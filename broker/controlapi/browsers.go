@@ -21,6 +21,11 @@ import (
 //
 // Mutating requests are every method but GET and HEAD, and every request
 // on the shim's route /projects/{id}/mcp (its WebSocket upgrade is a GET).
+//
+// net/http's CrossOriginProtection is not enough here: it admits any
+// request without Origin and Sec-Fetch-Site, and never checks GET, so it
+// would pass a form or text POST with no Origin and a WebSocket upgrade to
+// the shim's route.
 func RefuseBrowserRequests(token []byte) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
