@@ -79,6 +79,13 @@ func (c *Client) Shutdown(ctx context.Context, req ShutdownRequest) (ShutdownRes
 	return r, c.do(ctx, http.MethodPost, "/shutdown", req, &r)
 }
 
+// DashboardLink calls POST /dashboard/link (control socket only): a
+// one-time link that logs a browser into the dashboard.
+func (c *Client) DashboardLink(ctx context.Context) (DashboardLink, error) {
+	var l DashboardLink
+	return l, c.do(ctx, http.MethodPost, "/dashboard/link", nil, &l)
+}
+
 // MCPURL is the project's MCP endpoint on this control API.
 func (c *Client) MCPURL(id string) string { return c.Base + "/projects/" + url.PathEscape(id) + "/mcp" }
 

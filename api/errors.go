@@ -38,6 +38,13 @@ const (
 	CodeNotOwner       Code = "not_owner"           // the connection comes from another account, or one that cannot be told
 	CodeBusy           Code = "too_many_sessions"   // the project's mcp.max_sessions is reached
 	CodeInternal       Code = "internal"            // the broker failed; its log says why
+
+	CodeBrowserRequest Code = "browser_request" // a mutating control-API request a web page could send (an Origin, a form or text body) without Berth-Client or the token
+	CodeRelativeRoot   Code = "relative_root"   // POST /projects with a relative root
+	CodePIDRequired    Code = "pid_required"    // a shim attach without the pid of a live process (missing, 0, 1 or exited)
+	CodeLeaseRequired  Code = "lease_required"  // /projects/{id}/mcp without the Berth-Lease header
+	CodeHolderNotLive  Code = "holder_not_live" // /projects/{id}/mcp with the lease of a holder whose process is gone (or a pin)
+	CodeLoginExpired   Code = "login_expired"   // a dashboard login link used already, expired, or from another broker
 )
 
 // Error is an error answer: the HTTP status, its Code and a message that

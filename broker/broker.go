@@ -20,6 +20,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
@@ -94,11 +95,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		}
 	}
 
-	token := ""
-	if cfg.Auth == "token" {
-		if token, err = loadToken(cfg.Home); err != nil {
-			return err
-		}
+	tokenOnly := cfg.TokenOnly || !peer.Supported()
+	token, err := brokerToken(cfg, tokenOnly, log)
+	if err != nil {
+		return err
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -120,21 +120,25 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	idle.set(true)
 
-	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search}
+	logins := newLogins(listenAddr(tcpLn), tokenOnly)
+	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search, Login: logins}
 	sockOpts := apiOpts
-	sockOpts.AllowShutdown = true
+	sockOpts.AllowShutdown, sockOpts.IssueLogins = true, true
 	handler := controlapi.NewHandler(b, sockOpts)
-	apiOpts.CheckHost = true
+	apiOpts.CheckHost, apiOpts.RefuseBrowsers, apiOpts.Token = true, true, token
 	tcpHandler := controlapi.NewHandler(b, apiOpts)
 	var servers []*http.Server
 	var wg sync.WaitGroup
-	serve := func(ln net.Listener, h http.Handler) {
+	serve := func(ln net.Listener, h http.Handler, guard *peer.Guard) {
 		srv := &http.Server{
 			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
 			BaseContext:       func(net.Listener) context.Context { return ctx },
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 			ConnState:         idle.connState,
+		}
+		if guard != nil {
+			guard.Install(srv)
 		}
 		servers = append(servers, srv)
 		wg.Add(1)
@@ -145,9 +149,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 			}
 		}()
 	}
-	serve(sockLn, handler)
+	serve(sockLn, handler, nil) // the socket is guarded by its file mode
 	if tcpLn != nil {
-		serve(tcpLn, tcpHandler)
+		serve(tcpLn, tcpHandler, peer.NewGuard(peer.Options{Token: token, Admit: logins.admits, TokenOnly: tokenOnly, Name: "control", Logger: log}))
 	}
 	log.Info("broker ready", "pid", os.Getpid(), "home", cfg.Home, "socket", sockPath, "listen", cfg.Listen, "version", api.Version)
 	if opts.Ready != nil {
@@ -292,12 +296,8 @@ func (b *Broker) Attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 func (b *Broker) Detach(id, lease string) error { return b.mounts.detach(id, lease) }
 
 // MCPHandler implements controlapi.Backend.
-func (b *Broker) MCPHandler(id string) (http.Handler, error) {
-	m, _, err := b.mounts.get(id)
-	if err != nil {
-		return nil, err
-	}
-	return m.shimHandler, nil
+func (b *Broker) MCPHandler(id, lease string) (http.Handler, error) {
+	return b.mounts.shimRoute(id, lease, api.ProcessAlive)
 }
 
 // remountPinned mounts again the projects `berth attach` pinned before a restart.

@@ -34,6 +34,11 @@ type Config struct {
 
 	ListenOptional bool // a busy Listen address is logged, not fatal (auto-started brokers)
 	Autostarted    bool // started by a shim: idle_timeout applies, a newer shim may ask it to make way
+
+	// TokenOnly turns the account check off: every TCP listener admits
+	// only the bearer token (and the dashboard's login keys), as on systems
+	// that cannot tell a connection's account (macOS). `berth serve --token-only`.
+	TokenOnly bool
 }
 
 // ReadConfig reads the config file into v: file, else $home/config.yaml

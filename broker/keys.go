@@ -86,8 +86,9 @@ var keys = []Key{
 	},
 	{
 		Name: "auth", Default: "none", field: func(c *Config) any { return &c.Auth },
-		Doc: "`none`, or `token`: project endpoints require `Authorization: Bearer <token>` from `$BERTH_HOME/token` " +
-			"(0600, created on first use); the state file carries it in `headers`",
+		Doc: "`none`, or `token`: a second key besides the account check (every TCP listener admits only the broker's own account): " +
+			"a request with `Authorization: Bearer <token>` from `$BERTH_HOME/token` (0600, created on first use) is admitted from any account; " +
+			"the state file carries it in `headers`. Where the account check cannot run (macOS) the token is always on and required; see [security](security.md)",
 	},
 	{
 		Name: "log_level", Default: "info", field: func(c *Config) any { return &c.LogLevel },

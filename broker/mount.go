@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
+	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,6 +27,7 @@ type mount struct {
 	port           int
 	ln             net.Listener
 	srv            *http.Server
+	handler        http.Handler // what srv serves inside its account check
 	mcp            *mcp.Server  // the engine's: every transport's sessions are its sessions
 	shimHandler    http.Handler // /projects/{id}/mcp on the control API
 	startedAt      time.Time
@@ -41,7 +42,8 @@ type mount struct {
 type mountDeps struct {
 	log            *slog.Logger
 	sessionTimeout time.Duration
-	token          string // bearer token required on the port; "" = none
+	token          string // the bearer token: admits a request from any account; "" = none
+	tokenOnly      bool   // no account check: only the token admits
 	onCall         func(*mount, api.ToolCall)
 }
 
@@ -84,16 +86,15 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	mux.HandleFunc("/{$}", m.serveIndex)
 
 	h := lim.refuseSessions(checkPosts(mux))
-	if deps.token != "" {
-		h = requireToken(deps.token, h)
-	}
-	h = controlapi.LoopbackHostOnly(controlapi.RefuseForeignOrigin(h))
+	m.handler = controlapi.LoopbackHostOnly(controlapi.OwnOriginOnly(h))
 	m.srv = &http.Server{
-		Handler:           h,
+		Handler:           m.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelDebug),
 	}
+	// Outermost: another account's connection gets nothing else.
+	peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log}).Install(m.srv)
 
 	go func() {
 		defer close(m.done)
@@ -140,19 +141,6 @@ func (m *mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
 	controlapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"project":   map[string]string{"id": m.id, "name": m.name, "root": m.root},
 		"endpoints": endpoints(),
-	})
-}
-
-func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
-			controlapi.WriteError(w, api.Errorf(http.StatusUnauthorized, api.CodeUnauthorized, "missing or wrong bearer token: send the headers from the project's state file"))
-			return
-		}
-		next.ServeHTTP(w, r)
 	})
 }
 

@@ -2,9 +2,6 @@ package broker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -62,6 +59,9 @@ type mounts struct {
 }
 
 func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
+	if err := checkRoot(req.Root); err != nil {
+		return api.AttachResponse{}, err
+	}
 	root, err := api.ResolveRoot(req.Root)
 	if err != nil {
 		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
@@ -75,6 +75,9 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	}
 	if req.PID < 0 {
 		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "pid %d is not a process id", req.PID)
+	}
+	if err := checkPID(kind, req.PID, api.ProcessAlive); err != nil {
+		return api.AttachResponse{}, err
 	}
 	transport := req.Transport
 	switch {
@@ -189,7 +192,7 @@ func (t *mounts) open(root, id string) (*mount, error) {
 		eng.Close()
 		return nil, api.Errorf(http.StatusServiceUnavailable, api.CodePortsExhausted, "mount %s: %v", root, err)
 	}
-	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, onCall: t.onCall})
+	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall})
 	t.log.Info("mounted", "project", id, "root", root, "port", m.port)
 	return m, nil
 }
@@ -390,10 +393,4 @@ func (t *mounts) changedLocked() {
 	}
 }
 
-func newLease() string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(fmt.Sprintf("crypto/rand: %v", err))
-	}
-	return hex.EncodeToString(b[:])
-}
+func newLease() string { return randomHex(12) }

@@ -1,10 +1,9 @@
 package broker
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,11 +26,7 @@ func loadToken(home string) (string, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("read token %s: %w", p, err)
 	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	tok := hex.EncodeToString(b[:])
+	tok := randomHex(32)
 	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write token %s: %w", p, err)
 	}
@@ -44,4 +39,18 @@ func (t *mounts) headers() map[string]string {
 		return nil
 	}
 	return map[string]string{"Authorization": "Bearer " + t.token}
+}
+
+// brokerToken is the bearer token the TCP listeners admit: with auth:
+// token, and always where the account check is off (tokenOnly: macOS, or
+// --token-only), since the token is then the only way in. "" for none.
+func brokerToken(cfg Config, tokenOnly bool, log *slog.Logger) (string, error) {
+	switch {
+	case tokenOnly:
+		log.Info("the account check is off: TCP listeners admit only the bearer token (sent in the state files' headers) and the dashboard's login links",
+			"token_file", filepath.Join(cfg.Home, TokenName))
+	case cfg.Auth != "token":
+		return "", nil
+	}
+	return loadToken(cfg.Home)
 }

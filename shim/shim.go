@@ -79,7 +79,7 @@ func Run(ctx context.Context, opts Options) error {
 		first = false
 		conn, _, err := websocket.Dial(ctx, "ws://berth/projects/"+att.Resp.ID+"/mcp", &websocket.DialOptions{
 			HTTPClient:   att.Client.HTTP,
-			HTTPHeader:   http.Header{},
+			HTTPHeader:   http.Header{api.LeaseHeader: {att.Resp.Lease}},
 			Subprotocols: []string{"mcp"},
 		})
 		if err != nil {

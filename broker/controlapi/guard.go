@@ -1,6 +1,7 @@
 package controlapi
 
 import (
+	"crypto/subtle"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +20,34 @@ func RefuseForeignOrigin(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// OwnOriginOnly refuses requests whose Origin is not the listener's own
+// (loopback, the same port as the Host): a project port serves programs,
+// which send no Origin, and no pages, so only a page of another origin
+// (a loopback dev server's included) would send one.
+func OwnOriginOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
+			WriteError(w, api.Errorf(http.StatusForbidden, api.CodeForbidden, "origin %s is not allowed: project ports serve programs, not web pages", o))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sameOrigin reports whether origin is a loopback origin on host's port.
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || !IsLoopbackOrigin(origin) {
+		return false
+	}
+	_, hp, _ := net.SplitHostPort(host)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return hp != "" && port == hp
 }
 
 // LoopbackHostOnly refuses requests whose Host header is not a loopback name
@@ -54,4 +83,10 @@ func IsLoopbackOrigin(origin string) bool {
 		return false
 	}
 	return IsLoopbackHost(u.Host)
+}
+
+// HasBearer reports whether r carries want ("Bearer <token>") as its
+// Authorization header, in constant time; an empty want matches nothing.
+func HasBearer(r *http.Request, want []byte) bool {
+	return len(want) > 0 && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1
 }

@@ -17,3 +17,24 @@ func TestLoopbackChecks(t *testing.T) {
 		}
 	}
 }
+
+func TestSameOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		origin, host string
+		want         bool
+	}{
+		{"http://127.0.0.1:4242", "127.0.0.1:4242", true},
+		{"http://localhost:4242", "127.0.0.1:4242", true},
+		{"http://[::1]:4242", "localhost:4242", true},
+		{"http://localhost:3000", "127.0.0.1:4242", false},
+		{"http://127.0.0.1", "127.0.0.1:4242", false},
+		{"http://127.0.0.1", "127.0.0.1:80", true},
+		{"http://evil.example:4242", "127.0.0.1:4242", false},
+		{"null", "127.0.0.1:4242", false},
+		{"http://127.0.0.1:4242", "127.0.0.1", false},
+	} {
+		if got := sameOrigin(tc.origin, tc.host); got != tc.want {
+			t.Errorf("sameOrigin(%q, %q) = %v", tc.origin, tc.host, got)
+		}
+	}
+}

@@ -21,8 +21,9 @@ type Backend interface {
 	Project(id string) (api.Project, error)
 	Attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error)
 	Detach(id, lease string) error
-	// MCPHandler serves the project's MCP endpoint over the control API.
-	MCPHandler(id string) (http.Handler, error)
+	// MCPHandler serves the project's MCP endpoint over the control API to
+	// the holder of lease, a live attach of that project.
+	MCPHandler(id, lease string) (http.Handler, error)
 	// Shutdown begins a clean stop (or refuses it, see api.ShutdownRequest).
 	Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error)
 }
@@ -44,6 +45,15 @@ type HandlerOptions struct {
 	Events http.Handler
 	// Search answers GET /projects/{id}/search?q=&n= when set.
 	Search SearchFunc
+	// RefuseBrowsers refuses mutating requests a web page could send
+	// (RefuseBrowserRequests; TCP listeners: no browser reaches the socket).
+	// Token, when set, admits them like the api.ClientHeader does.
+	RefuseBrowsers bool
+	Token          string
+	// Login serves POST /dashboard/login when set, and POST /dashboard/link
+	// too when IssueLogins is (the 0600 socket only).
+	Login       Login
+	IssueLogins bool
 }
 
 // SearchFunc runs a standards search on project id; n is 0 for the default
@@ -57,6 +67,13 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 	r.Use(RefuseForeignOrigin)
 	if opts.CheckHost {
 		r.Use(LoopbackHostOnly)
+	}
+	if opts.RefuseBrowsers {
+		var token []byte
+		if opts.Token != "" {
+			token = []byte("Bearer " + opts.Token)
+		}
+		r.Use(RefuseBrowserRequests(token))
 	}
 	r.Get("/health", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, http.StatusOK, b.Health()) })
 	r.Get("/projects", func(w http.ResponseWriter, _ *http.Request) {
@@ -91,7 +108,7 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	r.HandleFunc("/projects/{id}/mcp", func(w http.ResponseWriter, req *http.Request) {
-		h, err := b.MCPHandler(chi.URLParam(req, "id"))
+		h, err := b.MCPHandler(chi.URLParam(req, "id"), req.Header.Get(api.LeaseHeader))
 		if err != nil {
 			WriteError(w, err)
 			return
@@ -112,6 +129,9 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 			}
 			WriteJSON(w, http.StatusAccepted, resp)
 		})
+	}
+	if opts.Login != nil {
+		loginRoutes(r, opts.Login, opts.IssueLogins)
 	}
 	if opts.Search != nil {
 		r.Get("/projects/{id}/search", searchHandler(opts.Search))

@@ -2,7 +2,6 @@ package peer
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net"
@@ -28,6 +27,7 @@ import (
 type Guard struct {
 	owner  uint32
 	token  []byte // "Bearer <token>"; nil = no token admits anyone
+	admit  func(*http.Request) bool
 	name   string
 	log    *slog.Logger
 	lookup func(net.Conn) (uint32, error)
@@ -41,6 +41,13 @@ type Options struct {
 	// on any connection: the second key, for peers whose account cannot be
 	// told (macOS, a container reaching the host) or differs.
 	Token string
+	// Admit, when set, is asked about a request neither the account check
+	// nor the token admitted: true admits it (another key, such as the
+	// dashboard's session keys). It is never asked about the owner's requests.
+	Admit func(*http.Request) bool
+	// TokenOnly skips the account check: only the token and Admit admit,
+	// as on systems that cannot tell a connection's account.
+	TokenOnly bool
 	// Name names the listener in log lines ("control", a project id).
 	Name string
 	// Logger receives one line per refused connection; nil discards.
@@ -49,7 +56,10 @@ type Options struct {
 
 // NewGuard returns a guard that admits the account running this process.
 func NewGuard(o Options) *Guard {
-	g := &Guard{owner: uint32(os.Getuid()), name: o.Name, log: o.Logger, lookup: ConnOwner}
+	g := &Guard{owner: uint32(os.Getuid()), admit: o.Admit, name: o.Name, log: o.Logger, lookup: ConnOwner}
+	if o.TokenOnly || !Supported() {
+		g.lookup = unsupported
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -115,13 +125,15 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if g.token != nil && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), g.token) == 1 {
+		if controlapi.HasBearer(r, g.token) || (g.admit != nil && g.admit(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		g.refuse(w, r, pc, uid, err)
 	})
 }
+
+func unsupported(net.Conn) (uint32, error) { return 0, ErrUnsupported }
 
 var errNoConnContext = errors.New("peer guard: no connection in the request context (set the server's ConnContext)")
 
@@ -136,7 +148,8 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, pc *conn, uid uin
 			g.log.Warn("refused a connection from another account", "listener", g.name, "peer_uid", uid, "remote", r.RemoteAddr)
 		}
 	} else {
-		msg = "cannot tell which account this connection comes from: send the bearer token (auth: token)"
+		msg = "cannot tell which account this connection comes from: send the bearer token (the headers of the project's state file), " +
+			"or open the dashboard with the link `berth dashboard` prints"
 		if first {
 			g.log.Warn("refused a connection whose account is unknown and that sent no valid token", "listener", g.name, "remote", r.RemoteAddr, "err", err)
 		}

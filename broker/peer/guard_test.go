@@ -277,3 +277,53 @@ func TestGuardCoversWebSocketUpgrades(t *testing.T) {
 		t.Fatalf("logs: %v", logs.lines(""))
 	}
 }
+
+// TestGuardAdmitIsAThirdKey: Admit is asked only about requests the
+// account check and the token refused, and a yes admits them.
+func TestGuardAdmitIsAThirdKey(t *testing.T) {
+	var asked atomic.Int32
+	g := NewGuard(Options{Token: "tok-0123456789abcdef", Admit: func(r *http.Request) bool {
+		asked.Add(1)
+		return r.Header.Get("Authorization") == "Bearer session-key"
+	}})
+	g.lookup = func(net.Conn) (uint32, error) { return 1001, nil }
+	g.owner = 1000
+	url := guarded(t, g, hello)
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	if code, body := get(t, c, url, "session-key"); code != http.StatusOK || body != "secret data" {
+		t.Fatalf("with a key Admit knows: %d %q", code, body)
+	}
+	code, body := get(t, c, url, "other-key")
+	wantRefused(t, code, body)
+	if code, _ := get(t, c, url, "tok-0123456789abcdef"); code != http.StatusOK {
+		t.Fatalf("with the token: %d", code)
+	}
+	if n := asked.Load(); n != 2 {
+		t.Fatalf("Admit was asked %d times, want 2 (never when the token admitted)", n)
+	}
+	g.owner = 1001 // now the peer is the owner: Admit is not asked
+	get(t, c, url, "")
+	if n := asked.Load(); n != 2 {
+		t.Fatalf("Admit was asked about the owner's request")
+	}
+}
+
+// TestGuardTokenOnlyNeverLooksUp: with TokenOnly even the owner's own
+// connections need the token, and no lookup is made.
+func TestGuardTokenOnlyNeverLooksUp(t *testing.T) {
+	var logs logBuf
+	g := NewGuard(Options{Token: "tok-0123456789abcdef", TokenOnly: true, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	url := guarded(t, g, hello)
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	code, body := get(t, c, url, "")
+	wantRefused(t, code, body)
+	if !strings.Contains(body, "berth dashboard") {
+		t.Errorf("the refusal %q does not name the dashboard's way in", body)
+	}
+	if l := logs.lines("unknown"); len(l) != 1 || l[0]["err"] != ErrUnsupported.Error() {
+		t.Fatalf("log lines %v, want one naming %v", l, ErrUnsupported)
+	}
+	if code, _ := get(t, c, url, "tok-0123456789abcdef"); code != http.StatusOK {
+		t.Fatalf("with the token: %d", code)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 
 	"github.com/berth-dev/berth/api"
@@ -60,7 +61,8 @@ func callTool(ctx context.Context, dir, tool string, args map[string]any) (*mcp.
 	}
 	defer c.Detach(context.WithoutCancel(ctx), att.ID, att.Lease)
 	client := mcp.NewClient(&mcp.Implementation{Name: "berth-cli", Version: api.Version}, nil)
-	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.MCPURL(att.ID), HTTPClient: c.HTTP, DisableStandaloneSSE: true}, nil)
+	holder := &http.Client{Transport: leaseTransport{lease: att.Lease, next: c.HTTP.Transport}}
+	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.MCPURL(att.ID), HTTPClient: holder, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", att.ID, err)
 	}
@@ -70,6 +72,19 @@ func callTool(ctx context.Context, dir, tool string, args map[string]any) (*mcp.
 		return nil, unknownToolHint(ctx, sess, tool, dir, err)
 	}
 	return res, nil
+}
+
+// leaseTransport sends the attach's lease with every request: the
+// control API's MCP route serves only the holder of a live attach.
+type leaseTransport struct {
+	lease string
+	next  http.RoundTripper
+}
+
+func (t leaseTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(api.LeaseHeader, t.lease)
+	return t.next.RoundTrip(r)
 }
 
 // unknownToolHint adds the fix to err when the project has no tool of

@@ -43,6 +43,7 @@ func commands() []command {
 		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
 		{"ide-config", "cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim", runIDEConfig},
 		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
+		{"dashboard", "", "print a one-time link that opens the dashboard in a browser", runDashboard},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
 		{"doctor", "", "check the broker's home, socket, lock, database, ports, state files and versions", runDoctor},
 		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},

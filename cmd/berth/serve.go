@@ -28,6 +28,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 	configFile := fs.String("config", "", "config file (default $BERTH_HOME/config.yaml)")
 	broker.AddFlags(fs)
 	autostarted := fs.Bool("autostarted", false, "started by berth-shim: apply idle_timeout")
+	tokenOnly := fs.Bool("token-only", false, "admit only the bearer token on TCP listeners, as on macOS, where the broker cannot tell a connection's account")
 	pprofAddr := fs.String("pprof", "", "serve Go runtime profiles on this loopback address (debugging, berth-bench)")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
@@ -41,6 +42,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 	}
 	cfg.ListenOptional = *autostarted
 	cfg.Autostarted = *autostarted
+	cfg.TokenOnly = *tokenOnly
 	dir := cfg.Home
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create home %s: %w", dir, err)

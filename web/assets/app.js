@@ -5,6 +5,43 @@
 
 const $ = (id) => document.getElementById(id);
 
+// Access. The broker admits the user's own browser by its account. Where it
+// cannot tell accounts apart (macOS), the page is opened with the one-time
+// link `berth dashboard` prints (#login=<code>): the page redeems the code
+// for a key, keeps it in this origin's storage and sends it with every
+// request. Every request also carries the Berth-Client header, which a page
+// of another origin cannot send, so the broker knows it is this page.
+const KEY = "berth-dashboard-key";
+
+function call(path, init = {}) {
+  const headers = Object.assign({ "Berth-Client": "dashboard" }, init.headers);
+  const key = localStorage.getItem(KEY);
+  if (key) headers.Authorization = "Bearer " + key;
+  return fetch(path, Object.assign({}, init, { headers, cache: "no-store" }));
+}
+
+async function login() {
+  const m = /^#login=([0-9a-f]+)$/.exec(location.hash);
+  if (!m) return;
+  history.replaceState(null, "", location.pathname); // the code leaves the address bar
+  const r = await call("/dashboard/login", {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code: m[1] }),
+  });
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || "login failed: " + r.status);
+  localStorage.setItem(KEY, body.key);
+}
+
+// refused shows why the broker turned the page away, instead of any data
+// (the first reason given: a failed login says more than what follows).
+function refused(message) {
+  localStorage.removeItem(KEY);
+  if ($("access").hidden) $("access-text").textContent = message;
+  $("access").hidden = false;
+  $("empty").hidden = true;
+  setLive("off", "no access");
+}
+
 // h builds an element: h("td", {class: "x"}, "text", child, ...).
 function h(tag, attrs, ...kids) {
   const el = document.createElement(tag);
@@ -176,17 +213,51 @@ function setLive(state, text) {
   $("live-text").textContent = text;
 }
 
-function connect() {
-  const es = new EventSource("/events");
-  es.addEventListener("snapshot", (ev) => {
-    const s = JSON.parse(ev.data);
-    TRANSPORTS = s.transports || [];
-    renderHealth(s.health);
-    renderProjects(s.projects || []);
-    renderLogs(s.logs || []);
-    setLive("on", "live");
-  });
-  es.onerror = () => setLive("off", "reconnecting…"); // EventSource retries by itself
+function render(s) {
+  TRANSPORTS = s.transports || [];
+  renderHealth(s.health);
+  renderProjects(s.projects || []);
+  renderLogs(s.logs || []);
+  $("access").hidden = true;
+  setLive("on", "live");
+}
+
+// dispatch handles one Server-Sent Event (the lines before a blank line).
+function dispatch(block) {
+  let event = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event:")) event = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+  }
+  if (event === "snapshot" && data.length) render(JSON.parse(data.join("\n")));
+}
+
+// connect reads /events with fetch (an EventSource cannot send the key),
+// and reconnects after a pause when the stream ends.
+async function connect() {
+  for (;;) {
+    try {
+      const r = await call("/events", { headers: { Accept: "text/event-stream" } });
+      if (r.status === 403) {
+        refused((await r.json()).error);
+        return;
+      }
+      if (!r.ok || !r.body) throw new Error("broker answered " + r.status);
+      const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value.replace(/\r\n?/g, "\n");
+        for (let i; (i = buf.indexOf("\n\n")) >= 0; buf = buf.slice(i + 2)) dispatch(buf.slice(0, i));
+      }
+    } catch (e) {
+      // the broker stopped or restarted: try again below
+    }
+    setLive("off", "reconnecting…");
+    await new Promise((done) => setTimeout(done, 2000));
+  }
 }
 
 async function runSearch(ev) {
@@ -197,7 +268,7 @@ async function runSearch(ev) {
   status.hidden = false;
   status.textContent = "Searching…";
   try {
-    const r = await fetch("/projects/" + encodeURIComponent(id) + "/search?n=5&q=" + encodeURIComponent(q));
+    const r = await call("/projects/" + encodeURIComponent(id) + "/search?n=5&q=" + encodeURIComponent(q));
     const body = await r.json();
     if (!r.ok) throw new Error(body.error || "broker answered " + r.status);
     status.textContent = plural(body.total, "matching section") + " · " + body.query_time_ms.toFixed(2) + " ms";
@@ -213,4 +284,6 @@ async function runSearch(ev) {
 }
 
 $("search").addEventListener("submit", runSearch);
-connect();
+// A failed login is shown, and the page still tries: where the broker
+// knows the user's account it needs no key.
+login().catch((e) => refused(e.message)).then(connect);

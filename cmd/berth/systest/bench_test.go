@@ -2,6 +2,7 @@ package systest
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/berth-dev/berth/api"
@@ -30,7 +31,7 @@ func BenchmarkWarmAttach(b *testing.B) {
 		name string
 		held api.AttachRequest
 	}{
-		{"same", api.AttachRequest{Kind: api.HolderShim, Transport: api.TransportDual}},
+		{"same", api.AttachRequest{Kind: api.HolderShim, PID: os.Getpid(), Transport: api.TransportDual}},
 		{"flips", api.AttachRequest{Kind: api.HolderCLI}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -42,7 +43,7 @@ func BenchmarkWarmAttach(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				resp, err := br.Client.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim})
+				resp, err := br.Client.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()})
 				if err != nil {
 					b.Fatal(err)
 				}

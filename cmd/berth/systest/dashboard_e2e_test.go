@@ -101,14 +101,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	base := fmt.Sprintf("http://127.0.0.1:%d/", ctl)
 	card := func(id string) chromedp.CSS { return chromedp.CSS(fmt.Sprintf(`#projects article[data-id=%q]`, id)) }
-	text := func(sel chromedp.CSS) string {
-		t.Helper()
-		s, err := chromedp.Run(bctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return s
-	}
+	text := func(sel chromedp.CSS) string { t.Helper(); return pageText(t, bctx, sel) }
 	err := chromedp.Do(bctx,
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(base),
@@ -184,6 +177,16 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		t.Logf("dashboard screenshot (%dpx wide, %s): %s", shot.width, shot.scheme, p)
 	}
+}
+
+// pageText is the text of the element sel selects on the browser's page.
+func pageText(t *testing.T, bctx context.Context, sel chromedp.CSS) string {
+	t.Helper()
+	s, err := chromedp.Run(bctx, chromedp.Text(sel))
+	if err != nil {
+		t.Fatalf("read %s: %v", sel, err)
+	}
+	return s
 }
 
 // colorScheme makes the page see prefers-color-scheme as scheme.

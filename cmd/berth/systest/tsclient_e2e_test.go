@@ -67,31 +67,39 @@ func TestTypeScriptSDKReachesEveryTransport(t *testing.T) {
 		{"http", "http"}, {"sse", "sse"}, {"websocket", "websocket"}, {"stdio", "stdio"},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
-			ctx := testCtx(t, 60*time.Second)
-			cmd := exec.CommandContext(ctx, node, "connect.mjs", root, tc.arg)
-			cmd.Dir = tsClientDir
-			cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home,
-				"PATH="+brokertest.Binaries(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("node connect.mjs %s: %v\nstdout: %s\nstderr: %s", tc.arg, err, out, stderr.String())
-			}
-			var got struct {
-				Tools []string   `json:"tools"`
-				Info  serverInfo `json:"info"`
-			}
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
-			}
-			if !slices.Contains(got.Tools, "get_server_info") || !slices.Contains(got.Tools, "search_standards") {
-				t.Errorf("tools/list = %v", got.Tools)
-			}
-			if got.Info.Project.Root != root || got.Info.Server.Transport != tc.transport || got.Info.Server.PID != b.PID() {
-				t.Errorf("get_server_info = %+v, want root %s transport %s pid %d", got.Info, root, tc.transport, b.PID())
-			}
+			runTSClient(t, node, b, "connect.mjs", root, tc.arg, tc.transport)
 		})
+	}
+}
+
+// runTSClient runs script (connect.mjs or plainurl.mjs) of tsClientDir
+// for root over arg, and checks that it listed the tools and that
+// get_server_info named root, transport and b's pid.
+func runTSClient(t *testing.T, node string, b *brokertest.Broker, script, root, arg, transport string) {
+	t.Helper()
+	ctx := testCtx(t, 60*time.Second)
+	cmd := exec.CommandContext(ctx, node, script, root, arg)
+	cmd.Dir = tsClientDir
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home,
+		"PATH="+brokertest.Binaries(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s %s: %v\nstdout: %s\nstderr: %s", script, arg, err, out, stderr.String())
+	}
+	var got struct {
+		Tools []string   `json:"tools"`
+		Info  serverInfo `json:"info"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
+	}
+	if !slices.Contains(got.Tools, "get_server_info") || !slices.Contains(got.Tools, "search_standards") {
+		t.Errorf("tools/list = %v", got.Tools)
+	}
+	if got.Info.Project.Root != root || got.Info.Server.Transport != transport || got.Info.Server.PID != b.PID() {
+		t.Errorf("get_server_info = %+v, want root %s transport %s pid %d", got.Info, root, transport, b.PID())
 	}
 }
 
