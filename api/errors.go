@@ -38,6 +38,8 @@ const (
 	CodeNotOwner       Code = "not_owner"           // the connection comes from another account, or one that cannot be told
 	CodeBusy           Code = "too_many_sessions"   // the project's mcp.max_sessions is reached
 	CodeInternal       Code = "internal"            // the broker failed; its log says why
+	CodeNoServers      Code = "no_servers"          // the project declares no MCP servers to approve
+	CodeUnknownServer  Code = "unknown_server"      // the project declares no server of that name
 )
 
 // Error is an error answer: the HTTP status, its Code and a message that

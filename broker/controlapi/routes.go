@@ -25,6 +25,9 @@ type Backend interface {
 	MCPHandler(id string) (http.Handler, error)
 	// Shutdown begins a clean stop (or refuses it, see api.ShutdownRequest).
 	Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error)
+	// Servers lists hosted MCP servers: every mounted project's, or with
+	// root set, that project's (servers.go).
+	Servers(ctx context.Context, root string) (api.ServerList, error)
 }
 
 // HandlerOptions configures NewHandler.
@@ -44,6 +47,8 @@ type HandlerOptions struct {
 	Events http.Handler
 	// Search answers GET /projects/{id}/search?q=&n= when set.
 	Search SearchFunc
+	// Approve serves POST /servers/approve when set: on the unix socket only.
+	Approve ApproveFunc
 }
 
 // SearchFunc runs a standards search on project id; n is 0 for the default
@@ -113,6 +118,7 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 			WriteJSON(w, http.StatusAccepted, resp)
 		})
 	}
+	serverRoutes(r, b, opts.Approve)
 	if opts.Search != nil {
 		r.Get("/projects/{id}/search", searchHandler(opts.Search))
 	}

@@ -18,7 +18,7 @@ func (u *upstream) status() Status {
 	}
 	u.mu.Unlock()
 	if st.PID != 0 {
-		st.RSS = treeRSS(st.PID)
+		st.RSSBytes = treeRSS(st.PID)
 	}
 	return st
 }

@@ -27,6 +27,7 @@ type upstream struct {
 	stderr *ring
 	client *mcp.Client
 	calls  callers
+	echo   echoes // share: user: the holding projects' own log rings
 
 	ctx      context.Context // cancelled by stop
 	cancel   context.CancelFunc
