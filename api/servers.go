@@ -93,6 +93,13 @@ type ApproveResponse struct {
 	Project  ProjectServers   `json:"project"` // the servers after the approval
 }
 
+// RestartRequest is the body of POST /servers/restart (control socket
+// only): start a failed server of a mounted project again.
+type RestartRequest struct {
+	Root   string `json:"root"`
+	Server string `json:"server"`
+}
+
 // Servers calls GET /servers: every mounted project's servers, or with
 // root set, that project's (mounted or not).
 func (c *Client) Servers(ctx context.Context, root string) (ServerList, error) {
@@ -108,4 +115,11 @@ func (c *Client) Servers(ctx context.Context, root string) (ServerList, error) {
 func (c *Client) ApproveServers(ctx context.Context, req ApproveRequest) (ApproveResponse, error) {
 	var r ApproveResponse
 	return r, c.do(ctx, http.MethodPost, "/servers/approve", req, &r)
+}
+
+// RestartServer calls POST /servers/restart (control socket only) and
+// returns the project's servers afterwards.
+func (c *Client) RestartServer(ctx context.Context, req RestartRequest) (ProjectServers, error) {
+	var r ProjectServers
+	return r, c.do(ctx, http.MethodPost, "/servers/restart", req, &r)
 }

@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search}
 	sockOpts := apiOpts
 	sockOpts.AllowShutdown = true
-	sockOpts.Approve = b.ApproveServers // the socket only, as /shutdown
+	sockOpts.Servers = &controlapi.ServerActions{Approve: b.ApproveServers, Restart: b.RestartServer} // the socket only, as /shutdown
 	handler := controlapi.NewHandler(b, sockOpts)
 	apiOpts.CheckHost = true
 	tcpHandler := controlapi.NewHandler(b, apiOpts)

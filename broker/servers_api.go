@@ -116,6 +116,25 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 	return resp, err
 }
 
+// RestartServer starts a failed hosted server of a mounted project again
+// (served on the control socket only).
+func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.ProjectServers, error) {
+	root, err := api.ResolveRoot(req.Root)
+	if err != nil {
+		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
+	}
+	m, _, err := b.mounts.get(api.ProjectID(root))
+	if err != nil {
+		return api.ProjectServers{}, err
+	}
+	if m.servers == nil || m.servers.hp.Restart(req.Server) != nil {
+		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
+			"no hosted server %q runs in %s (see `berth servers --project %s`)", req.Server, root, root)
+	}
+	b.log.Info("hosted server restart asked for", "project", m.id, "server", req.Server)
+	return m.projectServers(), nil
+}
+
 func nonNil(s []api.ServerStatus) []api.ServerStatus {
 	if s == nil {
 		return []api.ServerStatus{}

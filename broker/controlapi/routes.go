@@ -47,8 +47,9 @@ type HandlerOptions struct {
 	Events http.Handler
 	// Search answers GET /projects/{id}/search?q=&n= when set.
 	Search SearchFunc
-	// Approve serves POST /servers/approve when set: on the unix socket only.
-	Approve ApproveFunc
+	// Servers serves POST /servers/approve and /servers/restart when set:
+	// on the unix socket only.
+	Servers *ServerActions
 }
 
 // SearchFunc runs a standards search on project id; n is 0 for the default
@@ -118,7 +119,7 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 			WriteJSON(w, http.StatusAccepted, resp)
 		})
 	}
-	serverRoutes(r, b, opts.Approve)
+	serverRoutes(r, b, opts.Servers)
 	if opts.Search != nil {
 		r.Get("/projects/{id}/search", searchHandler(opts.Search))
 	}

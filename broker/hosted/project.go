@@ -280,6 +280,9 @@ func (p *Project) Status() []Status {
 		if e.target != nil {
 			st = e.target.up.status()
 			st.Tools, st.Calls, st.Errors = served[i], e.target.calls.Load(), e.target.errors.Load()
+			if st.State == StateFailed {
+				st.Fix = fmt.Sprintf("berth servers restart %s %s", shellQuote(p.spec.Root), e.decl.Name)
+			}
 		}
 		out[i] = e.describe(st)
 	}

@@ -28,6 +28,7 @@ type upstream struct {
 	client *mcp.Client
 	calls  callers
 	echo   echoes // share: user: the holding projects' own log rings
+	rss    rssCache
 
 	ctx      context.Context // cancelled by stop
 	cancel   context.CancelFunc

@@ -13,11 +13,14 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runServers is `berth servers [--project DIR] [--json]` and `berth
-// servers approve DIR [NAME...]`.
+// runServers is `berth servers [--project DIR] [--json]`, `berth servers
+// approve DIR [NAME...]` and `berth servers restart DIR NAME`.
 func runServers(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "approve" {
 		return runApproveServers(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "restart" {
+		return runRestartServer(ctx, args[1:])
 	}
 	fs := pflag.NewFlagSet("servers", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -127,5 +130,27 @@ func runApproveServers(ctx context.Context, args []string) error {
 		fmt.Printf("  %s: %s\n", a.Name, a.Command)
 	}
 	printServers(os.Stdout, []api.ProjectServers{resp.Project}, true)
+	return nil
+}
+
+// runRestartServer starts a failed server of a mounted project again.
+func runRestartServer(ctx context.Context, args []string) error {
+	if len(args) != 2 {
+		return usageError{"needs the project directory and the server's name: berth servers restart DIR NAME"}
+	}
+	root, err := api.ResolveRoot(args[0])
+	if err != nil {
+		return err
+	}
+	c, err := connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	ps, err := c.RestartServer(ctx, api.RestartRequest{Root: root, Server: args[1]})
+	if err != nil {
+		return notMountedHint(err, root)
+	}
+	fmt.Printf("restarting %s of %s\n", args[1], root)
+	printServers(os.Stdout, []api.ProjectServers{ps}, true)
 	return nil
 }

@@ -221,6 +221,18 @@ func TestHostedServerWaitsForApproval(t *testing.T) {
 	if got := callText(t, ctx, ide, "memory__read_graph", nil); !strings.Contains(got, "entities") {
 		t.Errorf("read_graph after approving the edit: %q", got)
 	}
+
+	// A config that does not load keeps what runs, and the log says why.
+	if err := os.WriteFile(filepath.Join(root, api.ProjectDir, "config.yaml"), []byte("servers:\n  memory: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.Eventually(t, "the broker log says the config does not load", func() bool {
+		raw, _ := os.ReadFile(filepath.Join(b.Home, api.LogName))
+		return strings.Contains(string(raw), "project config does not load")
+	})
+	if !hasMemoryTools(t, ctx, ide) {
+		t.Error("a config that does not load withdrew the running server's tools")
+	}
 }
 
 // TestApproveRefusesWhatItCannotApprove: approving a project without
@@ -417,4 +429,106 @@ func TestHostedEverythingThroughTheProjectPort(t *testing.T) {
 		t.Errorf("the cancel disturbed the server: %+v", st)
 	}
 	e.ResourcesAndPrompts(t, ctx)
+}
+
+// TestFailedServerIsShownAndRestarted: a server that keeps crashing is
+// marked failed with its last stderr line, Berth's own tools carry on, and
+// `berth servers restart` starts it again once its cause is fixed.
+func TestFailedServerIsShownAndRestarted(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	node, script := brokertest.NPMServer(t, "server-memory")
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "flaky", nil)
+	ready := filepath.Join(t.TempDir(), "ready")
+	// It crashes until the file ready exists, then runs server-memory.
+	sh := fmt.Sprintf(`test -f %q || { echo "flaky: not ready yet" >&2; exit 3; }; exec %q %q`, ready, node, script)
+	writeServers(t, root, fmt.Sprintf("  flaky:\n    command: /bin/sh\n    args: [-c, %q]\n    env: {MEMORY_FILE_PATH: %q}\n    start: eager\n",
+		sh, filepath.Join(t.TempDir(), "graph.jsonl")))
+	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	url := b.Attach(t, root).URL
+	var st api.ServerStatus
+	if !brokertest.Poll(60*time.Second, func() bool { st = serverStatus(t, ctx, b, root, "flaky"); return st.State == api.ServerFailed }) {
+		t.Fatalf("never failed: %+v", st)
+	}
+	restart := "berth servers restart " + root + " flaky"
+	if !strings.Contains(st.LastError, "exit status 3") || !strings.Contains(st.LastError, "flaky: not ready yet") || st.Fix != restart {
+		t.Errorf("failed status %+v: want the exit, the last stderr line and the fix %q", st, restart)
+	}
+	out, _ := berthCmd(t, b.Home, "servers", "--project", root)
+	mustContain(t, out, "flaky", "failed", "not ready yet", "run `"+restart+"`")
+	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: url})
+	if info := getServerInfo(t, ctx, s); !slices.Contains(info.Capabilities.ToolsAvailable, "search_standards") {
+		t.Errorf("Berth's own tools suffered from the failed server: %v", info.Capabilities.ToolsAvailable)
+	}
+	if msg := callErr(t, ctx, s, "flaky__read_graph"); !strings.Contains(msg, `"flaky"`) || !strings.Contains(msg, "failed") {
+		t.Errorf("calling the failed server's tool says %q", msg)
+	}
+
+	if err := os.WriteFile(ready, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := berthCmd(t, b.Home, "servers", "restart", root, "flaky")
+	if code != 0 {
+		t.Fatalf("berth servers restart: %d %s", code, out)
+	}
+	brokertest.Eventually(t, "the restarted server runs and serves its tools", func() bool {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__read_graph", Arguments: map[string]any{}})
+		return err == nil && !res.IsError
+	})
+	if st := serverStatus(t, ctx, b, root, "flaky"); st.State != api.ServerRunning || st.Fix != "" {
+		t.Errorf("after the restart: %+v", st)
+	}
+	if out, code := berthCmd(t, b.Home, "servers", "restart", root, "nope"); code != 1 || !strings.Contains(out, `no hosted server "nope"`) {
+		t.Errorf("restart of an unknown server: %d %q", code, out)
+	}
+}
+
+// TestUserServersNeedNoApprovalAndAreShared: a share: user server in the
+// broker's config serves every project without approval, as one process;
+// its stderr reaches each project's get_recent_logs.
+func TestUserServersNeedNoApprovalAndAreShared(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	node, script := brokertest.NPMServer(t, "server-memory")
+	home := brokertest.Home(t)
+	cfg := fmt.Sprintf("servers:\n  memory:\n    command: %q\n    args: [%q]\n    env: {MEMORY_FILE_PATH: %q}\n    share: user\n",
+		node, script, filepath.Join(t.TempDir(), "graph.jsonl"))
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := brokertest.StartBroker(t, brokertest.Options{Home: home})
+	var sessions []*mcp.ClientSession
+	for _, name := range []string{"alpha", "beta"} {
+		url := b.Attach(t, brokertest.Project(t, name, nil)).URL
+		sessions = append(sessions, connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: url}))
+	}
+	callText(t, ctx, sessions[0], "memory__create_entities", map[string]any{"entities": []any{
+		map[string]any{"name": "shared", "entityType": "note", "observations": []any{"one graph for every project"}}}})
+	if got := callText(t, ctx, sessions[1], "memory__read_graph", map[string]any{}); !strings.Contains(got, "one graph for every project") {
+		t.Errorf("beta reads %q", got)
+	}
+	list, err := b.Client.Servers(ctx, "")
+	if err != nil || len(list.Projects) != 2 {
+		t.Fatalf("servers: %v %+v", err, list)
+	}
+	pids := serverProcesses(t, home, script)
+	for _, p := range list.Projects {
+		s := p.Servers[0]
+		if s.Origin != api.OriginUser || s.Share != "user" || s.State != api.ServerRunning || len(pids) != 1 || s.PID != pids[0] {
+			t.Errorf("%s: %+v; processes %v: want one running user server", p.Name, s, pids)
+		}
+	}
+	for i, s := range sessions {
+		recs, errText := recentLogs(t, ctx, s, map[string]any{"limit": 500})
+		if errText != "" || !slices.ContainsFunc(recs, func(r api.LogLine) bool {
+			return r.Attrs["server"] == "memory" && strings.Contains(r.Attrs["line"], "Knowledge Graph MCP Server running")
+		}) {
+			t.Errorf("project %d's recent logs lack the shared server's stderr: %s %+v", i, errText, recs)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(home, api.LogName))
+	if n := strings.Count(string(raw), "Knowledge Graph MCP Server running"); n != 1 {
+		t.Errorf("the broker log has the shared server's start line %d times, want once", n)
+	}
 }

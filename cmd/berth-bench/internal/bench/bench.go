@@ -5,8 +5,9 @@
 //
 // e2e: warm attach and cold start of berth-shim, the forwarding hop of a
 // small tool call (peer: mcp-remote, installed with npm into the user cache
-// on first use), and the standards search against bleve (`go test -bench`
-// in the source tree). load: P projects mounted (broker RSS, mount time,
+// on first use), the standards search against bleve (`go test -bench`
+// in the source tree), and a hosted MCP server (the npm servers of the
+// tests, installed into the user cache) against running it per window. load: P projects mounted (broker RSS, mount time,
 // memory per idle project), then S concurrent sessions calling
 // get_server_info for a bounded time (calls/s, latency, errors, RSS,
 // goroutines before and after). It prints a markdown table and writes the
@@ -46,6 +47,7 @@ type Options struct {
 	ColdRuns    int
 	ColdFiles   int
 	HopCalls    int
+	Windows     int // windows of the hosted first-answer figure
 	SearchFiles int
 	Projects    int
 	Files       int // standards files per project of the scale figure
@@ -69,7 +71,8 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.Launches, "launches", 50, "warm attach launches per subject")
 	fs.IntVar(&o.ColdRuns, "cold-runs", 7, "cold starts")
 	fs.IntVar(&o.ColdFiles, "cold-files", 1000, "standards files of the cold start project")
-	fs.IntVar(&o.HopCalls, "hop-calls", 1000, "tool calls per subject of the forwarding hop")
+	fs.IntVar(&o.HopCalls, "hop-calls", 1000, "tool calls per subject of the forwarding hops")
+	fs.IntVar(&o.Windows, "windows", 30, "new windows per subject of the hosted server's first answer")
 	fs.IntVar(&o.SearchFiles, "search-files", 10000, "files of the search corpus")
 	fs.IntVar(&o.Projects, "projects", 50, "projects mounted for the scale and load figures")
 	fs.IntVar(&o.Files, "files", 100, "standards files per project of the scale figure")
@@ -93,11 +96,11 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("unknown mode %q: use load, e2e or all", o.Mode)
 	}
 	if *quick {
-		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles = 3, 2, 30, 50, 60
+		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 2, 30, 50, 60, 3
 		o.Projects, o.Files, o.Sessions, o.Duration = 3, 5, 4, time.Second
 	}
 	for name, v := range map[string]int{"launches": o.Launches, "cold-runs": o.ColdRuns, "cold-files": o.ColdFiles,
-		"hop-calls": o.HopCalls, "search-files": o.SearchFiles, "projects": o.Projects, "files": o.Files, "sessions": o.Sessions} {
+		"hop-calls": o.HopCalls, "search-files": o.SearchFiles, "windows": o.Windows, "projects": o.Projects, "files": o.Files, "sessions": o.Sessions} {
 		if v < 1 || v > 100_000 {
 			return o, fmt.Errorf("--%s %d: use 1 to 100000", name, v)
 		}
@@ -210,6 +213,9 @@ func (r *runner) runE2E(ctx context.Context) error {
 	}
 	if err := r.search(ctx); err != nil {
 		return fmt.Errorf("search: %w", err)
+	}
+	if err := r.hostedServers(ctx); err != nil {
+		return fmt.Errorf("hosted servers: %w", err)
 	}
 	return nil
 }
