@@ -40,6 +40,7 @@ const (
 	CodeInternal       Code = "internal"            // the broker failed; its log says why
 	CodeNoServers      Code = "no_servers"          // the project declares no MCP servers to approve
 	CodeUnknownServer  Code = "unknown_server"      // the project declares no server of that name
+	CodeNotFailed      Code = "not_failed"          // a restart of a hosted server that is not failed
 )
 
 // Error is an error answer: the HTTP status, its Code and a message that

@@ -127,12 +127,27 @@ func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.P
 	if err != nil {
 		return api.ProjectServers{}, err
 	}
-	if m.servers == nil || m.servers.hp.Restart(req.Server) != nil {
+	if m.servers == nil {
+		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer, "no hosted server %q runs in %s", req.Server, root)
+	}
+	restarted, err := m.servers.hp.Restart(req.Server)
+	if err != nil {
 		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
 			"no hosted server %q runs in %s (see `berth servers --project %s`)", req.Server, root, root)
 	}
+	ps := m.projectServers()
+	if !restarted {
+		state := api.ServerState("unknown")
+		for _, s := range ps.Servers {
+			if s.Name == req.Server {
+				state = s.State
+			}
+		}
+		return api.ProjectServers{}, api.Errorf(http.StatusConflict, api.CodeNotFailed,
+			"hosted server %q of %s is %s, not failed: only a failed server is restarted (one that crashes restarts by itself)", req.Server, root, state)
+	}
 	b.log.Info("hosted server restart asked for", "project", m.id, "server", req.Server)
-	return m.projectServers(), nil
+	return ps, nil
 }
 
 func nonNil(s []api.ServerStatus) []api.ServerStatus {

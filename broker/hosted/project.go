@@ -344,17 +344,16 @@ func (p *Project) Logs(name string) []Line {
 	return e.target.up.stderr.snapshot()
 }
 
-// Restart starts a failed server again (a server that is not failed is
-// left as it is).
-func (p *Project) Restart(name string) error {
+// Restart starts a failed server again; a server that is not failed is
+// left as it is, and Restart reports false.
+func (p *Project) Restart(name string) (restarted bool, err error) {
 	p.mu.Lock()
 	e := p.entries[name]
 	p.mu.Unlock()
 	if e == nil || e.target == nil {
-		return fmt.Errorf("no hosted server %q runs in this project", name)
+		return false, fmt.Errorf("no hosted server %q runs in this project", name)
 	}
-	e.target.up.restart()
-	return nil
+	return e.target.up.restart(), nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

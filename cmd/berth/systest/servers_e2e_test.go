@@ -483,6 +483,9 @@ func TestFailedServerIsShownAndRestarted(t *testing.T) {
 	if out, code := berthCmd(t, b.Home, "servers", "restart", root, "nope"); code != 1 || !strings.Contains(out, `no hosted server "nope"`) {
 		t.Errorf("restart of an unknown server: %d %q", code, out)
 	}
+	if _, err := b.Client.RestartServer(ctx, api.RestartRequest{Root: root, Server: "flaky"}); !errors.Is(err, api.CodeNotFailed) {
+		t.Errorf("restart of a running server: %v, want %s", err, api.CodeNotFailed)
+	}
 }
 
 // TestUserServersNeedNoApprovalAndAreShared: a share: user server in the

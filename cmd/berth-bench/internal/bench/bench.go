@@ -1,7 +1,7 @@
 // Package bench is berth-bench: end-to-end benchmarks of real Berth
 // processes against their peers, measured side by side in one run.
 //
-//	go run ./cmd/berth-bench [load|e2e|all] [flags]
+//	go run ./cmd/berth-bench [load|e2e|hosted|all] [flags]
 //
 // e2e: warm attach and cold start of berth-shim, the forwarding hop of a
 // small tool call (peer: mcp-remote, installed with npm into the user cache
@@ -37,7 +37,7 @@ import (
 
 // Options are the sizes and switches of a run.
 type Options struct {
-	Mode        string // load, e2e or all
+	Mode        string // load, e2e, hosted or all
 	NoPeer      bool
 	Out         string // directory of the raw output; "" = docs/bench in the source tree, else ./berth-bench
 	Bin         string // directory holding berth and berth-shim; "" = build them from the source tree
@@ -80,7 +80,7 @@ func ParseArgs(args []string) (Options, error) {
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long the load runs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|all] [flags]\n%s", fs.FlagUsages())
+			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|hosted|all] [flags]\n%s", fs.FlagUsages())
 		}
 		return o, fmt.Errorf("%w (see go run ./cmd/berth-bench --help)", err)
 	}
@@ -90,10 +90,10 @@ func ParseArgs(args []string) (Options, error) {
 	case 1:
 		o.Mode = fs.Arg(0)
 	default:
-		return o, fmt.Errorf("one mode only: load, e2e or all (got %q)", strings.Join(fs.Args(), " "))
+		return o, fmt.Errorf("one mode only: load, e2e, hosted or all (got %q)", strings.Join(fs.Args(), " "))
 	}
-	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "all" {
-		return o, fmt.Errorf("unknown mode %q: use load, e2e or all", o.Mode)
+	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "hosted" && o.Mode != "all" {
+		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted or all", o.Mode)
 	}
 	if *quick {
 		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 2, 30, 50, 60, 3
@@ -170,6 +170,11 @@ func RunOptions(ctx context.Context, o Options) (err error) {
 	if e2e {
 		if err := r.runE2E(ctx); err != nil {
 			return err
+		}
+	}
+	if o.Mode == "hosted" {
+		if err := r.hostedServers(ctx); err != nil {
+			return fmt.Errorf("hosted servers: %w", err)
 		}
 	}
 	if o.Mode == "load" || o.Mode == "all" {

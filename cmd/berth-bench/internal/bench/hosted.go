@@ -31,7 +31,7 @@ const (
 
 // hostedMetrics are every figure of the hosted bench, for a skip.
 var hostedMetrics = map[string][]string{
-	subjectHTTP:    {"call-p50", "added-p50", "first-answer-p50", "rss"},
+	subjectHTTP:    {"call-p50", "added-p50", "forward-p50", "first-answer-p50", "rss"},
 	subjectShim:    {"call-p50", "added-p50", "first-answer-p50", "rss-with-shims"},
 	subjectDirect:  {"call-p50"},
 	subjectOwn:     {"call-p50"},
@@ -209,6 +209,10 @@ func (r *runner) hostedHop(ctx context.Context, h *hostedSetup) error {
 			r.rs.add(hostedBench, s.name, "added-p50", ms(p50-base), "ms", len(s.lat))
 		}
 	}
+	// What the forwarding itself adds: the hosted call on the port, minus
+	// the port's own cost (Berth's own tool) and the server's (direct).
+	http, own := percentile(subjects[1].lat, 50), percentile(subjects[3].lat, 50)
+	r.rs.add(hostedBench, subjectHTTP, "forward-p50", ms(http-own-base), "ms", len(subjects[1].lat))
 	return nil
 }
 
@@ -401,6 +405,7 @@ func hostedRows() []row {
 		{label: "hosted hop p50 (project port minus a direct stdio connection)", bench: hostedBench, metric: "added-p50", node: true,
 			target: "<= 0.5 ms", met: func(rs *results) (bool, bool) { v, ok := get(rs, subjectHTTP, "added-p50"); return ok && v <= 0.5, ok }},
 		{label: "hosted hop p50 through berth-shim (minus direct stdio)", bench: hostedBench, metric: "added-p50", berthSubject: subjectShim, node: true},
+		{label: "of the hop, the forwarding alone (port call minus Berth's own tool on the port minus direct stdio)", bench: hostedBench, metric: "forward-p50", node: true},
 		{label: "hosted server: a window's first answer p50, server running (berth-shim)", bench: hostedBench, metric: "first-answer-p50",
 			berthSubject: subjectShim, peer: subjectStarted, node: true,
 			target: ">= 10x faster than started per window", met: ratio(subjectShim, "first-answer-p50", subjectStarted, "first-answer-p50", func(x float64) bool { return x >= 10 })},

@@ -112,6 +112,9 @@ func rows(mode string) []row {
 		)
 		out = append(out, hostedRows()...)
 	}
+	if mode == "hosted" {
+		out = append(out, hostedRows()...)
+	}
 	if mode == "load" || mode == "all" {
 		out = append(out,
 			row{label: "broker idle RSS (no project)", bench: "memory", metric: "idle-rss"},
