@@ -175,7 +175,9 @@ func (ms *mountServers) changed() {
 	limit := ms.eng.Config().MCP.MaxToolsWarning
 	ms.warnMu.Lock()
 	n := own + hostedTools
-	warn := limit > 0 && n > limit && n != ms.warned
+	// The engine warned about its own tools at open; this is about the
+	// hosted ones joining them.
+	warn := limit > 0 && hostedTools > 0 && n > limit && n != ms.warned
 	if warn || n <= limit {
 		ms.warned = n
 	}

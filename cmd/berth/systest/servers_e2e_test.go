@@ -347,6 +347,18 @@ func TestHostedMemorySharedByWindowsAndSubAgent(t *testing.T) {
 	if !slices.Contains(info.Capabilities.ToolsAvailable, "memory__read_graph") || !slices.Contains(info.Capabilities.ToolsAvailable, "get_server_info") {
 		t.Errorf("tools_available %v lacks the hosted tools or its own", info.Capabilities.ToolsAvailable)
 	}
+	// Berth's own tools alone stay under the default mcp.max_tools_warning
+	// (20); with server-memory's they pass it, and the log says so.
+	own := len(info.Capabilities.ToolsAvailable) - st.Tools
+	if own > 20 || own+st.Tools <= 20 {
+		t.Fatalf("%d own and %d hosted tools: the check below needs them on both sides of 20", own, st.Tools)
+	}
+	if !slices.ContainsFunc(recs, func(r api.LogLine) bool {
+		return strings.HasPrefix(r.Message, "more tools than mcp.max_tools_warning") && r.Attrs["hosted_tools"] == fmt.Sprint(st.Tools) &&
+			r.Attrs["tools"] == fmt.Sprint(own+st.Tools) && strings.Contains(r.Message, "servers.<name>.tools")
+	}) {
+		t.Errorf("no max_tools_warning counting the hosted tools in the project's logs")
+	}
 }
 
 // TestHostedServerRecoversFromKill9AndDiesWithTheBroker: after kill -9 of
