@@ -82,7 +82,7 @@ func (d *serverDeps) openServers(ctx context.Context, id string, eng *project.En
 	log = log.With("project", id)
 	spec := hosted.ProjectSpec{
 		ID: id, Name: eng.Name(), Root: eng.Root(), Log: log, Approvals: d.approvals,
-		Echo: slog.New(d.logs.Handler(ringOnly{})).With("project", id),
+		Echo: slog.New(d.logs.Handler(ringOnly{d.log.Handler()})).With("project", id),
 	}
 	stamp := configStamp(eng.Root())
 	hp, err := d.pool.Open(ctx, spec, hosted.Decls(d.user, eng.Config().Servers))
@@ -211,13 +211,13 @@ func (m *mount) servesHosted(tool string) bool {
 
 // ringOnly handles nothing itself: under the log ring's handler, records
 // reach the project's recent logs and go no further (the broker's log has
-// them already).
-type ringOnly struct{}
+// them already). It takes the levels the broker's log takes.
+type ringOnly struct{ levels slog.Handler }
 
-func (ringOnly) Enabled(context.Context, slog.Level) bool  { return true }
-func (ringOnly) Handle(context.Context, slog.Record) error { return nil }
-func (r ringOnly) WithAttrs([]slog.Attr) slog.Handler      { return r }
-func (r ringOnly) WithGroup(string) slog.Handler           { return r }
+func (r ringOnly) Enabled(ctx context.Context, l slog.Level) bool { return r.levels.Enabled(ctx, l) }
+func (ringOnly) Handle(context.Context, slog.Record) error        { return nil }
+func (r ringOnly) WithAttrs([]slog.Attr) slog.Handler             { return r }
+func (r ringOnly) WithGroup(string) slog.Handler                  { return r }
 
 // serversMetrics is read at every scrape of /metrics: each mounted
 // project's declared servers.
