@@ -45,9 +45,11 @@ func (r *runner) skipHosted(why string) {
 	}
 }
 
-// installHostedServers installs the locked npm servers into the user cache
-// (never the repository) on first use and returns node and the folder
-// holding node_modules; why is set instead when the figures cannot run.
+// installHostedServers returns node and the folder holding the locked npm
+// servers' node_modules: the tree's own when the tests (or .ci/run)
+// installed them there, else the user cache, installed on first use (the
+// bench never installs into the repository). why is set instead when the
+// figures cannot run.
 func installHostedServers(ctx context.Context, src string, progress io.Writer) (node, dir, why string, err error) {
 	node, lerr := exec.LookPath("node")
 	switch {
@@ -55,6 +57,9 @@ func installHostedServers(ctx context.Context, src string, progress io.Writer) (
 		return "", "", "node is not installed (install Node.js 18+ with npm)", nil
 	case src == "":
 		return "", "", "run from the Berth source tree (the servers' lock file is there)", nil
+	}
+	if installed(filepath.Join(src, hostedLockDir)) {
+		return node, filepath.Join(src, hostedLockDir), "", nil
 	}
 	lock, err := os.ReadFile(filepath.Join(src, hostedLockDir, "package-lock.json"))
 	if err != nil {
@@ -70,7 +75,7 @@ func installHostedServers(ctx context.Context, src string, progress io.Writer) (
 	}
 	sum := sha256.Sum256(append(pkg, lock...))
 	dir = filepath.Join(base, "hosted-"+hex.EncodeToString(sum[:6]))
-	if _, err := os.Stat(filepath.Join(dir, "installed")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "installed")); err == nil && installed(dir) {
 		return node, dir, "", nil
 	}
 	npm, err := exec.LookPath("npm")
@@ -96,6 +101,21 @@ func installHostedServers(ctx context.Context, src string, progress io.Writer) (
 	return node, dir, "", os.WriteFile(filepath.Join(dir, "installed"), nil, 0o644)
 }
 
+// installed reports whether both servers are in dir's node_modules.
+func installed(dir string) bool {
+	for _, pkg := range []string{"server-everything", "server-memory"} {
+		if _, err := os.Stat(serverScript(dir, pkg)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// serverScript is the entry point of an installed @modelcontextprotocol server.
+func serverScript(dir, pkg string) string {
+	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+}
+
 // hostedSetup is the broker and project of the hosted figures: the project
 // declares server-everything and server-memory, approved.
 type hostedSetup struct {
@@ -119,8 +139,7 @@ func (r *runner) hostedServers(ctx context.Context) error {
 		return nil
 	}
 	h := &hostedSetup{node: node, graph: filepath.Join(r.tmp, "hosted-graph.jsonl"),
-		everything: filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"),
-		mem:        filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js")}
+		everything: serverScript(dir, "server-everything"), mem: serverScript(dir, "server-memory")}
 	if h.errLog, err = os.Create(filepath.Join(r.tmp, "hosted.stderr")); err != nil {
 		return err
 	}
