@@ -18,6 +18,8 @@ type DashboardProject struct {
 	Project
 	// Calls are the project's recent tool calls, newest first.
 	Calls []ToolCall `json:"calls"`
+	// Servers are the MCP servers the broker hosts for the project.
+	Servers []ServerStatus `json:"servers,omitempty"`
 }
 
 // ToolCall is one MCP tool call a project answered.

@@ -45,6 +45,9 @@ const (
 	CodeLeaseRequired  Code = "lease_required"  // /projects/{id}/mcp without the Berth-Lease header
 	CodeHolderNotLive  Code = "holder_not_live" // /projects/{id}/mcp with the lease of a holder whose process is gone (or a pin)
 	CodeLoginExpired   Code = "login_expired"   // a dashboard login link used already, expired, or from another broker
+	CodeNoServers      Code = "no_servers"      // the project declares no MCP servers to approve
+	CodeUnknownServer  Code = "unknown_server"  // the project declares no server of that name
+	CodeNotFailed      Code = "not_failed"      // a restart of a hosted server that is not failed
 )
 
 // Error is an error answer: the HTTP status, its Code and a message that

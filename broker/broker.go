@@ -106,6 +106,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	started := time.Now()
 	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings, logs: logs, proc: selfProcess()}
 	b.metrics = metrics.New(api.Version, b.metricsSnapshot)
+	b.metrics.Servers(b.serversMetrics)
 	b.hub = web.NewHub(b.dashboard, web.HubOptions{})
 	logs.OnRecord(b.hub.Poke)
 	idle := newIdleTimer(cfg.idleTimeout(), func() { cancel(errIdle) })
@@ -117,6 +118,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		logs:    logs,
 		onCall:  b.toolCalled,
 		schemas: mcp.NewSchemaCache(),
+		servers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
 	}
 	idle.set(true)
 
@@ -124,6 +126,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search, Login: logins}
 	sockOpts := apiOpts
 	sockOpts.AllowShutdown, sockOpts.IssueLogins = true, true
+	sockOpts.Servers = &controlapi.ServerActions{Approve: b.ApproveServers, Restart: b.RestartServer} // the socket only, as /shutdown
 	handler := controlapi.NewHandler(b, sockOpts)
 	apiOpts.CheckHost, apiOpts.RefuseBrowsers, apiOpts.Token = true, true, token
 	tcpHandler := controlapi.NewHandler(b, apiOpts)
@@ -182,6 +185,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	b.hub.Close() // end the dashboards' event streams: Shutdown waits for them
 	b.mounts.closeAll(shutdownCtx)
+	b.mounts.servers.close(shutdownCtx) // after the mounts: what they left running
 	for _, srv := range servers {
 		if err := srv.Shutdown(shutdownCtx); err != nil {
 			srv.Close()

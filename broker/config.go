@@ -31,6 +31,9 @@ type Config struct {
 	// AllowOutside (rag.allow_outside) lists directories outside every
 	// project that indexing may follow symlinks into; absolute and clean.
 	AllowOutside []string
+	// Servers (servers) are the MCP servers hosted for every project,
+	// validated by config.ValidateServers (config_servers.go).
+	Servers map[string]config.Server
 
 	ListenOptional bool // a busy Listen address is logged, not fatal (auto-started brokers)
 	Autostarted    bool // started by a shim: idle_timeout applies, a newer shim may ask it to make way
@@ -73,6 +76,12 @@ func ConfigFrom(v *viper.Viper, home string) (Config, error) {
 			if l := v.GetStringSlice(k.Name); len(l) > 0 {
 				*p = l
 			}
+		case *map[string]config.Server:
+			servers, err := readServers(v)
+			if err != nil {
+				return c, err
+			}
+			*p = servers
 		default:
 			panic(fmt.Sprintf("config key %s: field of type %T", k.Name, p))
 		}

@@ -33,7 +33,7 @@ func (b *Broker) dashboard() any {
 			continue // unmounted meanwhile
 		}
 		p.Detail = m.engine.Status()
-		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent()})
+		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent(), Servers: m.projectServers().Servers})
 	}
 	slices.SortFunc(d.Projects, func(x, y api.DashboardProject) int { return strings.Compare(x.Root, y.Root) })
 	for _, r := range b.logs.Recent("", logring.Query{MinLevel: slog.LevelInfo, Limit: dashboardLogLines}) {
@@ -45,7 +45,7 @@ func (b *Broker) dashboard() any {
 // toolCalled feeds a mount's tool call to the metrics and the dashboard.
 func (b *Broker) toolCalled(m *mount, c api.ToolCall) {
 	tool := c.Tool
-	if !slices.Contains(m.engine.ToolNames(), tool) {
+	if !slices.Contains(m.engine.ToolNames(), tool) && !m.servesHosted(tool) {
 		tool = unknownTool
 	}
 	b.metrics.ToolCall(m.id, tool, outcome(c.OK), time.Duration(c.DurationMS*float64(time.Millisecond)))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-dev/berth/project/config"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
@@ -29,6 +30,9 @@ type Key struct {
 	DefaultDoc string
 	// NoFlag keys are set in the config file or the environment only.
 	NoFlag bool
+	// NoEnv keys have no environment variable either: a map such as
+	// servers is set in the config file only.
+	NoEnv bool
 	// field is where ConfigFrom stores the value: a pointer into c of
 	// Default's type.
 	field func(c *Config) any
@@ -37,6 +41,9 @@ type Key struct {
 // Env is the key's environment variable: BERTH_ and the name in upper
 // case with its dots as underscores (BERTH_PORTS_START).
 func (k Key) Env() string {
+	if k.NoEnv {
+		return ""
+	}
 	return "BERTH_" + strings.ToUpper(strings.ReplaceAll(k.Name, ".", "_"))
 }
 
@@ -104,6 +111,13 @@ var keys = []Key{
 		Name: "reap_interval", Default: 2 * time.Second, NoFlag: true, field: func(c *Config) any { return &c.ReapInterval },
 		Doc: "how often the broker checks that the shims holding projects are alive",
 	},
+	{
+		Name: "servers", Default: map[string]config.Server(nil), NoFlag: true, NoEnv: true, DefaultDoc: "none",
+		field: func(c *Config) any { return &c.Servers },
+		Doc: "MCP servers Berth runs for every project, beside the project's own `servers`, with no approval needed: " +
+			"a map of name to `command`, `args`, `env`, `cwd`, `url`, `enabled`, `share`, `start`, `tools`, `call_timeout`, " +
+			"as in a project's config; see [docs/servers.md](servers.md). In the config file only",
+	},
 }
 
 // Keys lists the broker's configuration keys.
@@ -116,6 +130,9 @@ func NewViper() *viper.Viper {
 	v := viper.New()
 	v.AllowEmptyEnv(true)
 	for _, k := range keys {
+		if k.NoEnv {
+			continue // read from the file alone (ConfigFrom)
+		}
 		v.SetDefault(k.Name, k.Default)
 		_ = v.BindEnv(k.Name, k.Env()) // fails only without a key name
 	}
@@ -168,12 +185,15 @@ func KeysMarkdown() string {
 		if k.Flag() != "" {
 			flag = "`--" + k.Flag() + "`"
 		}
-		env := k.Env()
+		env := "—"
+		if k.Env() != "" {
+			env = "`" + k.Env() + "`"
+		}
 		def := k.DefaultDoc
 		if def == "" {
 			def = "`" + formatValue(k.Default) + "`"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s |\n", k.Name, flag, env, def, k.Doc)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", k.Name, flag, env, def, k.Doc)
 	}
 	return b.String()
 }

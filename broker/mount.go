@@ -36,6 +36,7 @@ type mount struct {
 	stopIdle       context.CancelFunc // ends the idle-session check
 	observer       *observer          // tool calls
 	tags           *sessionTags       // each session's transport
+	servers        *mountServers      // hosted MCP servers (servers.go); nil when off
 	stateMu        sync.Mutex         // serializes the writes of its state file (statefile.go)
 }
 
@@ -45,6 +46,7 @@ type mountDeps struct {
 	token          string // the bearer token: admits a request from any account; "" = none
 	tokenOnly      bool   // no account check: only the token admits
 	onCall         func(*mount, api.ToolCall)
+	servers        *mountServers // installed on the engine's server; its middleware goes innermost
 }
 
 // newMount opens the engine and starts serving on ln (already bound).
@@ -63,6 +65,11 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	}
 	m.mcp = eng.Server()
 	m.tags = newSessionTags()
+	if m.servers = deps.servers; m.servers != nil {
+		// Inside the limits and the observer: starting a lazy server counts
+		// against a call's slot, and its failures are the call's.
+		m.mcp.AddReceivingMiddleware(m.servers.hp.Middleware())
+	}
 	cfg := eng.Config().MCP
 	lim := newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout)
 	m.mcp.AddReceivingMiddleware(lim.middleware)
@@ -132,6 +139,7 @@ func (m *mount) close(ctx context.Context) {
 		m.srv.Close()
 	}
 	<-m.done
+	m.servers.close(ctx)
 	if err := m.engine.Close(); err != nil {
 		m.log.Warn("close engine", "err", err)
 	}

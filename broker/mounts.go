@@ -52,6 +52,7 @@ type mounts struct {
 	logs    *logring.Ring    // handed to each engine for get_recent_logs
 	onCall  func(*mount, api.ToolCall)
 	schemas *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
+	servers *serverDeps      // hosted MCP servers (servers.go)
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -192,7 +193,8 @@ func (t *mounts) open(root, id string) (*mount, error) {
 		eng.Close()
 		return nil, api.Errorf(http.StatusServiceUnavailable, api.CodePortsExhausted, "mount %s: %v", root, err)
 	}
-	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall})
+	srvs := t.servers.openServers(t.ctx, id, eng, t.log)
+	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, servers: srvs})
 	t.log.Info("mounted", "project", id, "root", root, "port", m.port)
 	return m, nil
 }

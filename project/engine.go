@@ -78,6 +78,8 @@ type Engine struct {
 
 	mu    sync.Mutex // guards tools
 	tools []string   // what server lists, asked at open
+
+	hosted hostedRef // the broker's hosted servers on srv (hosted.go)
 }
 
 // Open opens the project at opts.Root.

@@ -22,6 +22,9 @@ type ServerInfoResult struct {
 	Server       ServerSection  `json:"server"`
 	Project      ProjectSection `json:"project"`
 	Capabilities Capabilities   `json:"capabilities"`
+	// Servers are the other MCP servers Berth hosts for the project, whose
+	// tools are served as <server>__<tool>; absent when none is declared.
+	Servers []HostedServer `json:"servers,omitempty"`
 }
 
 // ServerSection describes the broker.
@@ -121,7 +124,9 @@ func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoRes
 			dirs = append(dirs, d)
 		}
 	}
+	tools, servers := e.availableTools()
 	return ServerInfoResult{
+		Servers: servers,
 		Server: ServerSection{
 			Name:          "berth",
 			Version:       e.server.Version,
@@ -137,7 +142,7 @@ func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoRes
 			Git:         g,
 		},
 		Capabilities: Capabilities{
-			ToolsAvailable: e.ToolNames(),
+			ToolsAvailable: tools,
 			ToolGroups:     e.cfg.MCP.EnabledToolGroups,
 			Transports:     e.transports,
 			StandardsDirs:  dirs,

@@ -52,11 +52,10 @@ func build(version string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	modRoot, err := moduleRoot()
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+		return "", err
 	}
-	modRoot := filepath.Dir(strings.TrimSpace(string(out)))
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
 	if os.Getenv("BERTH_TEST_RACE") != "" { // build the processes under test with the race detector
 		args = append(args, "-race")

@@ -12,7 +12,9 @@ import (
 )
 
 // FuzzDecodeControlBodies sends arbitrary bytes as the JSON body of the
-// control API's POST /projects and POST /shutdown: decoding never panics,
+// control API's POST /projects, POST /shutdown, POST /servers/approve and
+// POST /servers/restart:
+// decoding never panics,
 // a refusal is a 4xx *api.Error with a code, and an accepted body is exactly one
 // object whose fields survive a round trip.
 func FuzzDecodeControlBodies(f *testing.F) {
@@ -21,6 +23,7 @@ func FuzzDecodeControlBodies(f *testing.F) {
 		`{"reason":"upgrade","if_unheld":true,"except_lease":"abc"}`,
 		`{"root":1}`, `{"rot":"/p"}`, `{"root":"/p"} {"root":"/q"}`, `[1,2]`, `null`, ``, `{"pid":1e400}`,
 		"{\"root\":\"\xff\"}",
+		`{"root":"/p","servers":["memory","web-api"]}`, `{"root":"/p","servers":"memory"}`, `{"servers":[null]}`, `{"root":"/p","server":"memory"}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -29,6 +32,10 @@ func FuzzDecodeControlBodies(f *testing.F) {
 		checkDecode(t, body, &ar)
 		var sr api.ShutdownRequest
 		checkDecode(t, body, &sr)
+		var ap api.ApproveRequest
+		checkDecode(t, body, &ap)
+		var rr api.RestartRequest
+		checkDecode(t, body, &rr)
 	})
 }
 

@@ -26,6 +26,9 @@ type Backend interface {
 	MCPHandler(id, lease string) (http.Handler, error)
 	// Shutdown begins a clean stop (or refuses it, see api.ShutdownRequest).
 	Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error)
+	// Servers lists hosted MCP servers: every mounted project's, or with
+	// root set, that project's (servers.go).
+	Servers(ctx context.Context, root string) (api.ServerList, error)
 }
 
 // HandlerOptions configures NewHandler.
@@ -54,6 +57,9 @@ type HandlerOptions struct {
 	// too when IssueLogins is (the 0600 socket only).
 	Login       Login
 	IssueLogins bool
+	// Servers serves POST /servers/approve and /servers/restart when set:
+	// on the unix socket only.
+	Servers *ServerActions
 }
 
 // SearchFunc runs a standards search on project id; n is 0 for the default
@@ -133,6 +139,7 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 	if opts.Login != nil {
 		loginRoutes(r, opts.Login, opts.IssueLogins)
 	}
+	serverRoutes(r, b, opts.Servers)
 	if opts.Search != nil {
 		r.Get("/projects/{id}/search", searchHandler(opts.Search))
 	}

@@ -114,7 +114,7 @@ func BenchmarkSharedRSS(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		shared = statusOf(b, hp, "memory").RSS
+		shared = statusOf(b, hp, "memory").RSSBytes
 		separate = 0
 		for range 6 {
 			cmd := exec.Command(d.Server.Command, d.Server.Args...)

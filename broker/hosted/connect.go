@@ -44,6 +44,7 @@ func (u *upstream) connect() (*generation, *lists, error) {
 		emit := func(text string) {
 			u.stderr.add(Line{Time: time.Now(), Server: u.label, Text: text})
 			u.log.Info("hosted server stderr", "server", u.label, "line", text)
+			u.echo.line(u.label, text)
 		}
 		p, err := startProc(u.def.Command, u.def.Args, u.cwd, u.def.Env, emit)
 		if err != nil {

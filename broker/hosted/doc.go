@@ -29,24 +29,25 @@
 //     server that is not approved (or changed since) does not run and
 //     reports StateNeedsApproval with the command that approves it.
 //
-// # Wiring (the mount's part)
+// # Wiring (the mount's part, broker/servers.go)
 //
 // The broker makes one Pool at start and closes it at shutdown, after the
-// mounts. A mount, once its *mcp.Server exists:
+// mounts. A mount, once its engine's *mcp.Server exists:
 //
 //	decls := hosted.Decls(brokerCfg.Servers, eng.Config().Servers)
-//	hp, err := pool.Open(ctx, hosted.ProjectSpec{ID: id, Name: name, Root: root, Log: m.log, Approvals: approvals}, decls)
+//	hp, err := pool.Open(ctx, hosted.ProjectSpec{ID: id, Name: name, Root: root, Log: log, Approvals: approvals, Echo: ringLog}, decls)
 //	srv.AddReceivingMiddleware(hp.Middleware()) // lazy start on first list or call; capabilities
 //	hp.Install(srv)                            // tools/prompts/resources, kept in step
-//	hp.OnChange(func() { /* dashboard snapshot, max_tools_warning with hp.ToolNames() */ })
+//	hp.OnChange(func() { /* dashboard snapshot, max_tools_warning with hp.ToolCount() */ })
 //
-// On a config reload or an approval it calls hp.Update(ctx, decls); at
+// On a config edit or an approval it calls hp.Update(ctx, decls); at
 // unmount hp.Close(ctx) (before closing the server's sessions is fine).
 // For people and metrics: hp.Status() (state, pid, RSS, restarts, tools,
-// calls, errors, last error, the fix), hp.Logs(name) (stderr lines),
-// hp.Restart(name) (a failed server), pool.Processes() (every process
-// across projects). Approvals: hosted.NewApprovals(db) with Approve, Check
-// and Revoke; pass it as ProjectSpec.Approvals.
+// calls, errors, last error, the fix), hp.Serves(tool) (metrics labels),
+// hp.Logs(name) (stderr lines), hp.Restart(name) (a failed server),
+// pool.Processes() (every process across projects), and Describe (what a
+// project that is not mounted would run). Approvals: hosted.NewApprovals(db)
+// with Approve, Check and Revoke; pass it as ProjectSpec.Approvals.
 // The SDK server sends notifications/tools/list_changed (and prompts,
 // resources) to every session whenever Install's items change: when a
 // server starts, restarts, fails, stops or reports a change of its lists.

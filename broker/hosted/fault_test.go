@@ -56,7 +56,7 @@ func TestFakeServerSurface(t *testing.T) {
 	if st.State != StateRunning || st.PID == 0 || st.Tools != len(slices.DeleteFunc(names, func(n string) bool { return !strings.HasPrefix(n, "fake__") })) {
 		t.Errorf("status %+v", st)
 	}
-	if st.RSS == 0 {
+	if st.RSSBytes == 0 {
 		t.Errorf("no RSS for pid %d", st.PID)
 	}
 	if logs := hp.Logs("fake"); len(logs) == 0 || logs[0].Text != "fake server ready" || logs[0].Server != "fake" {

@@ -65,11 +65,10 @@ func (p *Project) Uninstall(srv *mcp.Server) {
 }
 
 // ToolNames lists the hosted tools the project serves now (for
-// mcp.max_tools_warning and get_server_info).
+// mcp.max_tools_warning and get_server_info), as of the last sync.
 func (p *Project) ToolNames() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.surface()
 	return sortedKeys(p.tools)
 }
 

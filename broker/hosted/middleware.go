@@ -15,12 +15,14 @@ import (
 // ListWait: a slower server's tools arrive later with list_changed), and
 // advertises tools, prompts and resources with listChanged in the
 // initialize answer, so sessions that began before any hosted server ran
-// still hear of them.
+// still hear of them. Once a session has listed, servers added later (an
+// approval, a config edit) start at once for the same reason.
 func (p *Project) Middleware() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read":
+				p.listed.Store(true)
 				p.ensure(ctx, "", p.pool.opts.ListWait)
 			case "tools/call":
 				if params, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {

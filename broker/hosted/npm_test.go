@@ -8,77 +8,26 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// serversDir holds the npm MCP servers the tests run and their lock file.
-const serversDir = "testdata/servers"
-
-// needNode returns the node binary, installing the locked servers with `npm
-// ci` when they are missing. It skips only outside CI when Node.js itself is
-// absent, and fails when the install fails.
-func needNode(t testing.TB) string {
-	t.Helper()
-	const fix = "install Node.js 20+ with npm, or run `npm ci --prefix broker/hosted/testdata/servers`"
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("BERTH_CI") == "" {
-			t.Skip("node is not installed: " + fix)
-		}
-		t.Fatal("node is not installed: " + fix)
-	}
-	installOnce.Do(func() { installErr = npmCI() })
-	if installErr != nil {
-		t.Fatalf("%v: %s", installErr, fix)
-	}
-	return node
-}
-
-var (
-	installOnce sync.Once
-	installErr  error
-)
-
-func npmCI() error {
-	if _, err := os.Stat(npmScript("server-everything")); err == nil {
-		if _, err := os.Stat(npmScript("server-memory")); err == nil {
-			return nil
-		}
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", serversDir).CombinedOutput()
-	if err != nil {
-		return &exec.Error{Name: "npm ci --prefix " + serversDir + ": " + string(out), Err: err}
-	}
-	return nil
-}
-
-// npmScript is the entry point of an installed @modelcontextprotocol server.
-func npmScript(pkg string) string {
-	abs, _ := filepath.Abs(filepath.Join(serversDir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js"))
-	return abs
-}
-
 // memoryDecl declares server-memory keeping its graph in file.
 func memoryDecl(t testing.TB, share, file string) Decl {
-	d := Decl{Name: "memory", Origin: OriginUser, Server: validServer(needNode(t), []string{npmScript("server-memory")}, map[string]string{"MEMORY_FILE_PATH": file})}
+	node, script := brokertest.NPMServer(t, "server-memory")
+	d := Decl{Name: "memory", Origin: OriginUser, Server: validServer(node, []string{script}, map[string]string{"MEMORY_FILE_PATH": file})}
 	d.Server.Share = share
 	return d
 }
 
 func everythingDecl(t testing.TB) Decl {
-	return Decl{Name: "everything", Origin: OriginUser, Server: validServer(needNode(t), []string{npmScript("server-everything"), "stdio"}, nil)}
+	node, script := brokertest.NPMServer(t, "server-everything")
+	return Decl{Name: "everything", Origin: OriginUser, Server: validServer(node, []string{script, "stdio"}, nil)}
 }
 
 // direct connects a plain go-sdk stdio client to the server, as an IDE
@@ -132,7 +81,7 @@ func TestMemoryToolsNamespaced(t *testing.T) {
 			t.Errorf("memory__%s differs from the server's own (-want +got):\n%s", want.Name, diff)
 		}
 	}
-	if st := statusOf(t, hp, "memory"); st.Tools != len(own.Tools) || st.RSS == 0 {
+	if st := statusOf(t, hp, "memory"); st.Tools != len(own.Tools) || st.RSSBytes == 0 {
 		t.Errorf("status %+v: want %d tools and an RSS", st, len(own.Tools))
 	}
 	if !slices.ContainsFunc(hp.Logs("memory"), func(l Line) bool { return strings.Contains(l.Text, "Knowledge Graph MCP Server running") }) {
@@ -262,44 +211,9 @@ func TestMemoryKill9(t *testing.T) {
 func TestEverythingProgressAndCancel(t *testing.T) {
 	ctx := testCtx(t, 90*time.Second)
 	hp := openProject(t, newPool(t, Options{}), "p1", everythingDecl(t))
-	progress := make(chan *mcp.ProgressNotificationParams, 64)
-	s := connect(t, hp, sessionOpts{client: mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress <- req.Params },
-	}})
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "everything__trigger-long-running-operation",
-		Arguments: map[string]any{"duration": 0.3, "steps": 3}, Meta: mcp.Meta{"progressToken": "caller-1"}})
-	if err != nil || res.IsError {
-		t.Fatalf("long running operation: %v %+v", err, res)
-	}
-	for i := 1; i <= 3; i++ {
-		p := <-progress
-		if p.ProgressToken != "caller-1" || p.Progress != float64(i) || p.Total != 3 {
-			t.Fatalf("progress %d = %+v", i, p)
-		}
-	}
-
-	callCtx, cancel := context.WithCancel(ctx)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := s.CallTool(callCtx, &mcp.CallToolParams{Name: "everything__trigger-long-running-operation",
-			Arguments: map[string]any{"duration": 60, "steps": 600}, Meta: mcp.Meta{"progressToken": "caller-2"}})
-		errc <- err
-	}()
-	if p := <-progress; p.ProgressToken != "caller-2" {
-		t.Fatalf("progress of the second call: %+v", p)
-	}
-	cancel()
-	select {
-	case err := <-errc:
-		if err == nil {
-			t.Fatal("cancelled call succeeded")
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the cancelled call did not return")
-	}
-	if got := s.call(t, ctx, "everything__echo", map[string]any{"message": "after"}); !strings.Contains(got, "after") {
-		t.Errorf("echo after cancel: %q", got)
-	}
+	opts, progress := brokertest.NewEverythingClient()
+	s := connect(t, hp, sessionOpts{client: *opts})
+	brokertest.Everything{S: s.ClientSession, Progress: progress}.ProgressAndCancel(t, ctx)
 }
 
 // TestEverythingResourcesAndPrompts: resources (static and templated) and
@@ -307,49 +221,7 @@ func TestEverythingProgressAndCancel(t *testing.T) {
 func TestEverythingResourcesAndPrompts(t *testing.T) {
 	ctx := testCtx(t, 90*time.Second)
 	hp := openProject(t, newPool(t, Options{}), "p1", everythingDecl(t))
-	s := connect(t, hp, sessionOpts{})
-	rl, err := s.ListResources(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var static string
-	for _, r := range rl.Resources {
-		if strings.HasPrefix(r.URI, "demo://resource/static/document/") {
-			static = r.URI
-		}
-	}
-	if static == "" {
-		t.Fatalf("no static document among %d resources", len(rl.Resources))
-	}
-	rr, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: static})
-	if err != nil || len(rr.Contents) == 0 || rr.Contents[0].Text == "" {
-		t.Fatalf("read %s: %v %+v", static, err, rr)
-	}
-	tl, err := s.ListResourceTemplates(ctx, nil)
-	if err != nil || !slices.ContainsFunc(tl.ResourceTemplates, func(rt *mcp.ResourceTemplate) bool {
-		return rt.URITemplate == "demo://resource/dynamic/text/{resourceId}"
-	}) {
-		t.Fatalf("templates: %v %+v", err, tl)
-	}
-	rr, err = s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "demo://resource/dynamic/text/7"})
-	if err != nil || len(rr.Contents) == 0 || !strings.Contains(rr.Contents[0].Text, "7") {
-		t.Fatalf("read a templated resource: %v %+v", err, rr)
-	}
-	pl, err := s.ListPrompts(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, p := range pl.Prompts {
-		names = append(names, p.Name)
-	}
-	if !slices.Contains(names, "everything__simple-prompt") || !slices.Contains(names, "everything__args-prompt") {
-		t.Fatalf("prompts %v", names)
-	}
-	pr, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "everything__args-prompt", Arguments: map[string]string{"city": "Lisbon"}})
-	if err != nil || len(pr.Messages) == 0 || !strings.Contains(pr.Messages[0].Content.(*mcp.TextContent).Text, "Lisbon") {
-		t.Fatalf("args-prompt: %v %+v", err, pr)
-	}
+	brokertest.Everything{S: connect(t, hp, sessionOpts{}).ClientSession}.ResourcesAndPrompts(t, ctx)
 }
 
 // TestEverythingAsksTheCaller: server-everything (MCP 2025-11-25) asks for

@@ -98,7 +98,11 @@ func (p *Pool) acquire(spec ProjectSpec, name string, s config.Server) (*lease, 
 	p.mu.Unlock()
 	root := (&url.URL{Scheme: "file", Path: filepath.ToSlash(spec.Root)}).String()
 	sh.addRoot(root, spec.Name)
-	return &lease{pool: p, s: sh, root: root}, nil
+	l := &lease{pool: p, s: sh, root: root}
+	if s.Share == config.ShareUser && spec.Echo != nil {
+		sh.up.echo.add(l, spec.Echo)
+	}
+	return l, nil
 }
 
 // addRoot tells the server about a project root it now serves (roots/list
@@ -127,6 +131,7 @@ func (sh *shared) removeRoot(uri string) {
 func (l *lease) release(ctx context.Context) error {
 	var stop *upstream
 	l.once.Do(func() {
+		l.s.up.echo.remove(l)
 		l.s.removeRoot(l.root)
 		p := l.pool
 		p.mu.Lock()

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,6 +38,11 @@ type ProjectSpec struct {
 	Log  *slog.Logger // the mount's logger (with its project attribute)
 	// Approvals decides project-declared servers; nil means none is approved.
 	Approvals ApprovalChecker
+	// Echo, when set, also gets the stderr lines of the share: user
+	// servers the project holds (they are logged to Options.Log without
+	// a project): a logger that keeps records for the project's recent
+	// logs without writing them to the broker's log again.
+	Echo *slog.Logger
 }
 
 // Project is the hosted servers of one mounted project: the leases on
@@ -57,6 +64,11 @@ type Project struct {
 	servers  map[*mcp.Server]*installed
 	onChange []func()
 	closed   bool
+
+	// listed is set once a session has listed what the project offers:
+	// from then on a lazy server that Update adds starts at once, so that
+	// sessions which already listed hear of its tools (list_changed).
+	listed atomic.Bool
 
 	changed chan struct{} // cap 1: an upstream changed state or lists
 	stopc   chan struct{}
@@ -122,7 +134,7 @@ func (p *Project) Update(ctx context.Context, decls []Decl) error {
 			e.target.timeout = p.pool.opts.CallTimeout
 		}
 		e.unsub = l.s.up.subscribe(func() { poke(p.changed) })
-		if e.decl.Server.Start == config.StartEager {
+		if e.decl.Server.Start == config.StartEager || p.listed.Load() {
 			l.s.up.start()
 		}
 	}
@@ -264,17 +276,60 @@ func (p *Project) Status() []Status {
 	p.mu.Unlock()
 	out := make([]Status, len(entries))
 	for i, e := range entries {
-		s := e.decl.Server
 		st := Status{State: e.state, LastError: e.note, Fix: e.fix}
 		if e.target != nil {
 			st = e.target.up.status()
 			st.Tools, st.Calls, st.Errors = served[i], e.target.calls.Load(), e.target.errors.Load()
+			if st.State == StateFailed {
+				st.Fix = fmt.Sprintf("berth servers restart %s %s", shellQuote(p.spec.Root), e.decl.Name)
+			}
 		}
-		st.Name, st.Origin, st.Share, st.Digest = e.decl.Name, e.decl.Origin, s.Share, s.Digest()
-		st.Command = commandLine(s.Command, s.Args, s.URL)
-		out[i] = st
+		out[i] = e.describe(st)
 	}
 	return out
+}
+
+// describe fills the declaration's part of st.
+func (e *entry) describe(st Status) Status {
+	s := e.decl.Server
+	st.Name, st.Origin, st.Share, st.Digest = e.decl.Name, e.decl.Origin, s.Share, s.Digest()
+	st.Command = commandLine(s.Command, s.Args, s.URL)
+	return st
+}
+
+// Describe reports decls as the project of spec would serve them, without
+// starting anything: for a project that is not mounted. A server that
+// would run is api.ServerNotMounted; the others say why they would not
+// (disabled, invalid, waiting for approval with the command that
+// approves it).
+func Describe(spec ProjectSpec, decls []Decl) []Status {
+	spec.Log = slog.New(slog.DiscardHandler) // plan's warnings are for mounts
+	next := (&Project{spec: spec}).plan(decls)
+	out := make([]Status, 0, len(next))
+	for _, name := range sortedKeys(next) {
+		e := next[name]
+		st := Status{State: e.state, LastError: e.note, Fix: e.fix}
+		if st.State == "" {
+			st.State = api.ServerNotMounted
+		}
+		out = append(out, e.describe(st))
+	}
+	return out
+}
+
+// Serves reports whether tool is one of the hosted tools the project
+// serves now (for the metrics' tool labels).
+func (p *Project) Serves(tool string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tools[tool]
+}
+
+// ToolCount is how many hosted tools the project serves now.
+func (p *Project) ToolCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.tools)
 }
 
 // Logs returns the server's last stderr lines, oldest first; nil for a
@@ -289,17 +344,16 @@ func (p *Project) Logs(name string) []Line {
 	return e.target.up.stderr.snapshot()
 }
 
-// Restart starts a failed server again (a server that is not failed is
-// left as it is).
-func (p *Project) Restart(name string) error {
+// Restart starts a failed server again; a server that is not failed is
+// left as it is, and Restart reports false.
+func (p *Project) Restart(name string) (restarted bool, err error) {
 	p.mu.Lock()
 	e := p.entries[name]
 	p.mu.Unlock()
 	if e == nil || e.target == nil {
-		return fmt.Errorf("no hosted server %q runs in this project", name)
+		return false, fmt.Errorf("no hosted server %q runs in this project", name)
 	}
-	e.target.up.restart()
-	return nil
+	return e.target.up.restart(), nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -2,6 +2,8 @@ package hosted
 
 import (
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/shirou/gopsutil/v4/process"
 )
@@ -18,9 +20,31 @@ func (u *upstream) status() Status {
 	}
 	u.mu.Unlock()
 	if st.PID != 0 {
-		st.RSS = treeRSS(st.PID)
+		st.RSSBytes = u.rss.get(st.PID)
 	}
 	return st
+}
+
+// rssEvery bounds how often a server's RSS is read: reading it scans
+// /proc for the children, and get_server_info, the dashboard and
+// /metrics all ask for statuses.
+const rssEvery = time.Second
+
+// rssCache keeps a server's last RSS reading.
+type rssCache struct {
+	mu  sync.Mutex // held while reading: one reading at a time per server
+	pid int
+	at  time.Time
+	v   uint64
+}
+
+func (c *rssCache) get(pid int) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pid != pid || time.Since(c.at) >= rssEvery {
+		c.pid, c.at, c.v = pid, time.Now(), treeRSS(pid)
+	}
+	return c.v
 }
 
 // treeRSS is the resident memory of pid and its direct children (npx and

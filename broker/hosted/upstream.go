@@ -27,6 +27,8 @@ type upstream struct {
 	stderr *ring
 	client *mcp.Client
 	calls  callers
+	echo   echoes // share: user: the holding projects' own log rings
+	rss    rssCache
 
 	ctx      context.Context // cancelled by stop
 	cancel   context.CancelFunc
@@ -92,8 +94,20 @@ func poke(c chan struct{}) {
 // start asks a lazy server to start; it is a no-op once it has.
 func (u *upstream) start() { poke(u.startc) }
 
-// restart starts a failed server again with a clean crash history.
-func (u *upstream) restart() { poke(u.restartc) }
+// restart starts a failed server again with a clean crash history and
+// reports whether it was failed. A server in another state is left alone
+// (no request is kept for later: a server that fails afterwards stays
+// failed until asked again). A failed server leaves that state only by
+// this poke or by stopping, so the check and the poke cannot race.
+func (u *upstream) restart() bool {
+	u.mu.Lock()
+	failed := u.state == StateFailed
+	u.mu.Unlock()
+	if failed {
+		poke(u.restartc)
+	}
+	return failed
+}
 
 // stop ends the server and waits until its process is gone (or ctx ends).
 func (u *upstream) stop(ctx context.Context) error {

@@ -181,6 +181,7 @@ function projectCard(p) {
       h("div", null, h("dt", null, "Index"), h("dd", null, indexCell(d.index))),
       h("div", null, h("dt", null, "Workflow sessions"), h("dd", null, workflowCell(d))),
     ),
+    serversSection(p.servers),
     h("h4", null, "Recent tool calls"),
     callsTable(p.calls));
 }

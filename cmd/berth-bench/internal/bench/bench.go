@@ -1,12 +1,13 @@
 // Package bench is berth-bench: end-to-end benchmarks of real Berth
 // processes against their peers, measured side by side in one run.
 //
-//	go run ./cmd/berth-bench [load|e2e|all] [flags]
+//	go run ./cmd/berth-bench [load|e2e|hosted|all] [flags]
 //
 // e2e: warm attach and cold start of berth-shim, the forwarding hop of a
 // small tool call (peer: mcp-remote, installed with npm into the user cache
-// on first use), and the standards search against bleve (`go test -bench`
-// in the source tree). load: P projects mounted (broker RSS, mount time,
+// on first use), the standards search against bleve (`go test -bench`
+// in the source tree), and a hosted MCP server (the npm servers of the
+// tests, installed into the user cache) against running it per window. load: P projects mounted (broker RSS, mount time,
 // memory per idle project), then S concurrent sessions calling
 // get_server_info for a bounded time (calls/s, latency, errors, RSS,
 // goroutines before and after). It prints a markdown table and writes the
@@ -36,7 +37,7 @@ import (
 
 // Options are the sizes and switches of a run.
 type Options struct {
-	Mode        string // load, e2e or all
+	Mode        string // load, e2e, hosted or all
 	NoPeer      bool
 	Out         string // directory of the raw output; "" = docs/bench in the source tree, else ./berth-bench
 	Bin         string // directory holding berth and berth-shim; "" = build them from the source tree
@@ -46,6 +47,7 @@ type Options struct {
 	ColdRuns    int
 	ColdFiles   int
 	HopCalls    int
+	Windows     int // windows of the hosted first-answer figure
 	SearchFiles int
 	Projects    int
 	Files       int // standards files per project of the scale figure
@@ -69,7 +71,8 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.Launches, "launches", 50, "warm attach launches per subject")
 	fs.IntVar(&o.ColdRuns, "cold-runs", 7, "cold starts")
 	fs.IntVar(&o.ColdFiles, "cold-files", 1000, "standards files of the cold start project")
-	fs.IntVar(&o.HopCalls, "hop-calls", 1000, "tool calls per subject of the forwarding hop")
+	fs.IntVar(&o.HopCalls, "hop-calls", 1000, "tool calls per subject of the forwarding hops")
+	fs.IntVar(&o.Windows, "windows", 30, "new windows per subject of the hosted server's first answer")
 	fs.IntVar(&o.SearchFiles, "search-files", 10000, "files of the search corpus")
 	fs.IntVar(&o.Projects, "projects", 50, "projects mounted for the scale and load figures")
 	fs.IntVar(&o.Files, "files", 100, "standards files per project of the scale figure")
@@ -77,7 +80,7 @@ func ParseArgs(args []string) (Options, error) {
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long the load runs")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|all] [flags]\n%s", fs.FlagUsages())
+			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|hosted|all] [flags]\n%s", fs.FlagUsages())
 		}
 		return o, fmt.Errorf("%w (see go run ./cmd/berth-bench --help)", err)
 	}
@@ -87,17 +90,17 @@ func ParseArgs(args []string) (Options, error) {
 	case 1:
 		o.Mode = fs.Arg(0)
 	default:
-		return o, fmt.Errorf("one mode only: load, e2e or all (got %q)", strings.Join(fs.Args(), " "))
+		return o, fmt.Errorf("one mode only: load, e2e, hosted or all (got %q)", strings.Join(fs.Args(), " "))
 	}
-	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "all" {
-		return o, fmt.Errorf("unknown mode %q: use load, e2e or all", o.Mode)
+	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "hosted" && o.Mode != "all" {
+		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted or all", o.Mode)
 	}
 	if *quick {
-		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles = 3, 2, 30, 50, 60
+		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 2, 30, 50, 60, 3
 		o.Projects, o.Files, o.Sessions, o.Duration = 3, 5, 4, time.Second
 	}
 	for name, v := range map[string]int{"launches": o.Launches, "cold-runs": o.ColdRuns, "cold-files": o.ColdFiles,
-		"hop-calls": o.HopCalls, "search-files": o.SearchFiles, "projects": o.Projects, "files": o.Files, "sessions": o.Sessions} {
+		"hop-calls": o.HopCalls, "search-files": o.SearchFiles, "windows": o.Windows, "projects": o.Projects, "files": o.Files, "sessions": o.Sessions} {
 		if v < 1 || v > 100_000 {
 			return o, fmt.Errorf("--%s %d: use 1 to 100000", name, v)
 		}
@@ -169,6 +172,11 @@ func RunOptions(ctx context.Context, o Options) (err error) {
 			return err
 		}
 	}
+	if o.Mode == "hosted" {
+		if err := r.hostedServers(ctx); err != nil {
+			return fmt.Errorf("hosted servers: %w", err)
+		}
+	}
 	if o.Mode == "load" || o.Mode == "all" {
 		if err := r.scaleAndLoad(ctx); err != nil {
 			return fmt.Errorf("scale and load: %w", err)
@@ -210,6 +218,9 @@ func (r *runner) runE2E(ctx context.Context) error {
 	}
 	if err := r.search(ctx); err != nil {
 		return fmt.Errorf("search: %w", err)
+	}
+	if err := r.hostedServers(ctx); err != nil {
+		return fmt.Errorf("hosted servers: %w", err)
 	}
 	return nil
 }

@@ -179,12 +179,7 @@ func (r *runner) hop(ctx context.Context, e *e2eBroker) error {
 	}
 	defer direct.close(context.WithoutCancel(ctx))
 
-	type subject struct {
-		name string
-		call func(id int) error
-		lat  []time.Duration
-	}
-	subjects := []*subject{{name: "direct-http", call: func(int) error { return direct.callTool(ctx, hopTool) }}}
+	subjects := []*hopSubject{{name: "direct-http", call: func(int) error { return direct.callTool(ctx, hopTool) }}}
 	errLog, err := os.Create(filepath.Join(r.tmp, "hop.stderr"))
 	if err != nil {
 		return err
@@ -207,7 +202,7 @@ func (r *runner) hop(ctx context.Context, e *e2eBroker) error {
 		if err := c.client.handshake(); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		subjects = append(subjects, &subject{name: name, call: func(id int) error {
+		subjects = append(subjects, &hopSubject{name: name, call: func(id int) error {
 			return c.client.call(toolCallRequest(id, hopTool), id)
 		}})
 		return nil
@@ -220,18 +215,8 @@ func (r *runner) hop(ctx context.Context, e *e2eBroker) error {
 			return err
 		}
 	}
-	const chunk = 25
-	deadline := time.Now().Add(2 * time.Minute)
-	for id := 10; id < 10+r.o.HopCalls && time.Now().Before(deadline); id += chunk {
-		for _, s := range subjects {
-			for i := range chunk {
-				t := time.Now()
-				if err := s.call(id + i); err != nil {
-					return fmt.Errorf("%s call: %w", s.name, err)
-				}
-				s.lat = append(s.lat, time.Since(t))
-			}
-		}
+	if err := interleave(subjects, r.o.HopCalls, 0); err != nil {
+		return err
 	}
 	base := percentile(subjects[0].lat, 50)
 	for _, s := range subjects {
@@ -243,6 +228,38 @@ func (r *runner) hop(ctx context.Context, e *e2eBroker) error {
 	}
 	if r.peer == nil {
 		r.rs.skip("hop", peerName, r.peerSkip, "call-p50", "added-p50")
+	}
+	return nil
+}
+
+// hopSubject is one path of a forwarding-hop figure.
+type hopSubject struct {
+	name string
+	call func(id int) error // one call with JSON-RPC id
+	lat  []time.Duration
+}
+
+// hopChunk is how many calls each subject makes in turn.
+const hopChunk = 25
+
+// interleave makes n timed calls on each subject, in rounds of hopChunk
+// calls per subject in turn (so that noise from other work on the machine
+// falls on all alike), after warm untimed rounds; at most 2 minutes.
+func interleave(subjects []*hopSubject, n, warm int) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	first := 10 + warm*hopChunk
+	for id := 10; id < first+n && time.Now().Before(deadline); id += hopChunk {
+		for _, s := range subjects {
+			for i := range hopChunk {
+				t := time.Now()
+				if err := s.call(id + i); err != nil {
+					return fmt.Errorf("%s call: %w", s.name, err)
+				}
+				if id >= first {
+					s.lat = append(s.lat, time.Since(t))
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -58,6 +58,7 @@ type row struct {
 	target        string
 	met           func(rs *results) (bool, bool) // (met, known)
 	berthSubject  string                         // subject of the Berth column (default berth)
+	node          bool                           // needs Node.js (skipped without it)
 }
 
 func (r row) subject() string {
@@ -109,6 +110,10 @@ func rows(mode string) []row {
 			row{label: "search reopen unchanged", bench: "search", metric: "reopen", peer: "bleve"},
 			row{label: "search index size", bench: "search", metric: "index-size", peer: "bleve"},
 		)
+		out = append(out, hostedRows()...)
+	}
+	if mode == "hosted" {
+		out = append(out, hostedRows()...)
 	}
 	if mode == "load" || mode == "all" {
 		out = append(out,

@@ -26,8 +26,11 @@ func toolsListRequest(id int) []byte {
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`, id)
 }
 
-func toolCallRequest(id int, tool string) []byte {
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, tool)
+func toolCallRequest(id int, tool string) []byte { return toolCallWith(id, tool, "{}") }
+
+// toolCallWith calls tool with args, a JSON object.
+func toolCallWith(id int, tool, args string) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args)
 }
 
 // reply is the part of a JSON-RPC response the bench checks.
@@ -126,8 +129,13 @@ func openHTTPSession(ctx context.Context, hc *http.Client, url string) (*httpSes
 
 // callTool calls a tool with no arguments.
 func (s *httpSession) callTool(ctx context.Context, tool string) error {
+	return s.callWith(ctx, tool, "{}")
+}
+
+// callWith calls a tool with args, a JSON object.
+func (s *httpSession) callWith(ctx context.Context, tool, args string) error {
 	s.nextID++
-	r, err := s.post(ctx, toolCallRequest(s.nextID, tool), true)
+	r, err := s.post(ctx, toolCallWith(s.nextID, tool, args), true)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,125 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// ServerState is where a hosted MCP server is in its life, or why it does
+// not run.
+type ServerState string
+
+// States of a hosted server that runs (or is supervised).
+const (
+	ServerStopped    ServerState = "stopped"    // not running: lazy and not used yet, or stopped
+	ServerStarting   ServerState = "starting"   // process started, MCP handshake under way
+	ServerRunning    ServerState = "running"    // answering
+	ServerRestarting ServerState = "restarting" // exited or crashed; waiting out the backoff
+	ServerFailed     ServerState = "failed"     // crashed too often; not restarted
+)
+
+// States of a declared server that Berth does not run.
+const (
+	ServerDisabled      ServerState = "disabled"       // enabled: false
+	ServerNeedsApproval ServerState = "needs approval" // declared by the project and not approved (or changed since)
+	ServerInvalid       ServerState = "invalid"        // its name cannot prefix tools; see LastError
+	ServerNotMounted    ServerState = "not mounted"    // approved (or the user's), but the project is not served now
+)
+
+// ServerOrigin says who declared a server.
+type ServerOrigin string
+
+// Origins of a declaration.
+const (
+	OriginProject ServerOrigin = "project" // the project's .praxis-os config: runs only once approved
+	OriginUser    ServerOrigin = "user"    // the broker's own config: trusted
+)
+
+// ServerStatus is one declared MCP server as a project sees it: `berth
+// servers`, the dashboard, get_server_info.
+type ServerStatus struct {
+	Name      string       `json:"name"`  // the tool prefix in this project
+	State     ServerState  `json:"state"` // see the Server* states
+	Origin    ServerOrigin `json:"origin"`
+	Share     string       `json:"share"`
+	Command   string       `json:"command"` // command line or url, for display
+	PID       int          `json:"pid,omitempty"`
+	RSSBytes  uint64       `json:"rss_bytes,omitempty"` // resident memory of the process and its children
+	Restarts  int          `json:"restarts"`
+	Tools     int          `json:"tools"`  // tools served in this project (after the allow/deny list)
+	Calls     uint64       `json:"calls"`  // requests this project forwarded to it (tools, prompts, resources)
+	Errors    uint64       `json:"errors"` // of those, the ones that failed (its own JSON-RPC errors included)
+	StartedAt time.Time    `json:"started_at,omitzero"`
+	LastError string       `json:"last_error,omitempty"`
+	Fix       string       `json:"fix,omitempty"` // the command that gets it running, when one does
+	Digest    string       `json:"digest"`
+}
+
+// ProjectServers is one project's declared servers.
+type ProjectServers struct {
+	ID      string         `json:"id"`
+	Name    string         `json:"name"`
+	Root    string         `json:"root"`
+	Mounted bool           `json:"mounted"`
+	Servers []ServerStatus `json:"servers"`
+}
+
+// ServerList is the body of GET /servers.
+type ServerList struct {
+	Projects []ProjectServers `json:"projects"`
+}
+
+// ApproveRequest is the body of POST /servers/approve (control socket
+// only): approve the project's declared servers as they are defined now.
+type ApproveRequest struct {
+	Root string `json:"root"`
+	// Servers names the servers to approve; empty approves every server
+	// the project declares.
+	Servers []string `json:"servers,omitempty"`
+}
+
+// ApprovedServer is one definition an approval recorded.
+type ApprovedServer struct {
+	Name    string `json:"name"`
+	Command string `json:"command"` // what it runs, as approved
+	Digest  string `json:"digest"`
+}
+
+// ApproveResponse is the answer to POST /servers/approve.
+type ApproveResponse struct {
+	Approved []ApprovedServer `json:"approved"`
+	Project  ProjectServers   `json:"project"` // the servers after the approval
+}
+
+// RestartRequest is the body of POST /servers/restart (control socket
+// only): start a failed server of a mounted project again.
+type RestartRequest struct {
+	Root   string `json:"root"`
+	Server string `json:"server"`
+}
+
+// Servers calls GET /servers: every mounted project's servers, or with
+// root set, that project's (mounted or not).
+func (c *Client) Servers(ctx context.Context, root string) (ServerList, error) {
+	path := "/servers"
+	if root != "" {
+		path += "?root=" + url.QueryEscape(root)
+	}
+	var r ServerList
+	return r, c.do(ctx, http.MethodGet, path, nil, &r)
+}
+
+// ApproveServers calls POST /servers/approve (control socket only).
+func (c *Client) ApproveServers(ctx context.Context, req ApproveRequest) (ApproveResponse, error) {
+	var r ApproveResponse
+	return r, c.do(ctx, http.MethodPost, "/servers/approve", req, &r)
+}
+
+// RestartServer calls POST /servers/restart (control socket only) and
+// returns the project's servers afterwards.
+func (c *Client) RestartServer(ctx context.Context, req RestartRequest) (ProjectServers, error) {
+	var r ProjectServers
+	return r, c.do(ctx, http.MethodPost, "/servers/restart", req, &r)
+}

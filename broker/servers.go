@@ -1,0 +1,236 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/hosted"
+	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/logring"
+	"github.com/berth-dev/berth/store"
+)
+
+// serverDeps are what every mount's hosted servers share: the broker's one
+// pool of server processes, the approvals in berth.db and the servers of
+// the broker's own config.
+type serverDeps struct {
+	pool      *hosted.Pool
+	approvals *hosted.Approvals
+	user      map[string]config.Server // the broker config's servers: trusted
+	logs      *logring.Ring
+	log       *slog.Logger
+	onChange  func() // the dashboard's poke
+}
+
+func newServerDeps(cfg Config, db *store.DB, log *slog.Logger, logs *logring.Ring, onChange func()) *serverDeps {
+	return &serverDeps{
+		pool:      hosted.NewPool(hosted.Options{Log: log, Version: api.Version}),
+		approvals: hosted.NewApprovals(db),
+		user:      cfg.Servers,
+		logs:      logs,
+		log:       log,
+		onChange:  onChange,
+	}
+}
+
+// close stops every server still running (at shutdown, after the mounts).
+func (d *serverDeps) close(ctx context.Context) {
+	if err := d.pool.Close(ctx); err != nil {
+		d.log.Warn("stop hosted servers", "err", err)
+	}
+}
+
+// configPoll is how often a mount looks for an edit of its project's
+// config file (its servers are applied live).
+const configPoll = 500 * time.Millisecond
+
+// mountServers are one mount's hosted MCP servers: the set it serves,
+// installed on the mount's one MCP server and kept in step with the
+// project's config file and the user's approvals.
+type mountServers struct {
+	hp   *hosted.Project
+	deps *serverDeps
+	eng  *project.Engine
+	log  *slog.Logger
+
+	mu    sync.Mutex // serializes reloads; guards stamp
+	stamp string     // what the config files looked like when last read
+
+	warnMu sync.Mutex // guards warned; apart from mu, which is held while Update calls changed
+	warned int        // the tool count last warned about (mcp.max_tools_warning)
+
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// openServers starts serving the project's hosted servers on its engine's
+// MCP server. It never fails the mount: a project whose servers cannot be
+// set up is served without them, and the log says why.
+func (d *serverDeps) openServers(ctx context.Context, id string, eng *project.Engine, log *slog.Logger) *mountServers {
+	if d == nil {
+		return nil
+	}
+	log = log.With("project", id)
+	spec := hosted.ProjectSpec{
+		ID: id, Name: eng.Name(), Root: eng.Root(), Log: log, Approvals: d.approvals,
+		Echo: slog.New(d.logs.Handler(ringOnly{d.log.Handler()})).With("project", id),
+	}
+	stamp := configStamp(eng.Root())
+	hp, err := d.pool.Open(ctx, spec, hosted.Decls(d.user, eng.Config().Servers))
+	if err != nil {
+		log.Warn("hosted MCP servers are off for this project", "err", err)
+		return nil
+	}
+	ms := &mountServers{hp: hp, deps: d, eng: eng, log: log, stamp: stamp, done: make(chan struct{})}
+	hp.Install(eng.Server())
+	hp.OnChange(ms.changed)
+	ms.changed()
+	pollCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	ms.stop = stop
+	go ms.follow(pollCtx)
+	eng.SetHosted(ms)
+	return ms
+}
+
+// close stops following the config and lets go of the servers (those no
+// other project holds stop), bounded by ctx.
+func (ms *mountServers) close(ctx context.Context) {
+	if ms == nil {
+		return
+	}
+	ms.stop()
+	<-ms.done
+	if err := ms.hp.Close(ctx); err != nil {
+		ms.log.Warn("stop hosted servers", "err", err)
+	}
+}
+
+// follow applies edits of the project's config file to the servers.
+func (ms *mountServers) follow(ctx context.Context) {
+	defer close(ms.done)
+	t := time.NewTicker(configPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			ms.reload(ctx, false)
+		}
+	}
+}
+
+// reload reads the project's config again and serves its servers: when
+// the file changed, or always with force (after an approval). A config
+// that does not load keeps the servers as they are; the log says why.
+func (ms *mountServers) reload(ctx context.Context, force bool) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	root := ms.eng.Root()
+	stamp := configStamp(root)
+	if !force && stamp == ms.stamp {
+		return
+	}
+	ms.stamp = stamp
+	cfg, err := config.Load(root)
+	if err != nil {
+		ms.log.Warn("project config does not load: its hosted servers stay as they were until it is fixed", "err", err)
+		return
+	}
+	if err := ms.hp.Update(ctx, hosted.Decls(ms.deps.user, cfg.Servers)); err != nil {
+		ms.log.Warn("update hosted servers", "err", err)
+	}
+}
+
+// configStamp sums up the project's config files (which exist, their
+// sizes and times), to tell an edit without reading them.
+func configStamp(root string) string {
+	var b strings.Builder
+	for _, name := range []string{"config.yaml", "config.yml", "config.json"} {
+		fi, err := os.Stat(filepath.Join(root, api.ProjectDir, name))
+		switch {
+		case err == nil:
+			fmt.Fprintf(&b, "%s %d %d;", name, fi.Size(), fi.ModTime().UnixNano())
+		case !os.IsNotExist(err):
+			fmt.Fprintf(&b, "%s %v;", name, err)
+		}
+	}
+	return b.String()
+}
+
+// changed runs after the hosted surface may have changed: it warns when
+// the project now offers more tools than mcp.max_tools_warning and pokes
+// the dashboard.
+func (ms *mountServers) changed() {
+	own, hostedTools := len(ms.eng.ToolNames()), ms.hp.ToolCount()
+	limit := ms.eng.Config().MCP.MaxToolsWarning
+	ms.warnMu.Lock()
+	n := own + hostedTools
+	// The engine warned about its own tools at open; this is about the
+	// hosted ones joining them.
+	warn := limit > 0 && hostedTools > 0 && n > limit && n != ms.warned
+	if warn || n <= limit {
+		ms.warned = n
+	}
+	ms.warnMu.Unlock()
+	if warn {
+		ms.log.Warn("more tools than mcp.max_tools_warning: some clients degrade past that many; trim a server with servers.<name>.tools (allow/deny) or mcp.enabled_tool_groups",
+			"tools", n, "hosted_tools", hostedTools, "max_tools_warning", limit)
+	}
+	if ms.deps.onChange != nil {
+		ms.deps.onChange()
+	}
+}
+
+// ToolNames implements project.Hosted.
+func (ms *mountServers) ToolNames() []string { return ms.hp.ToolNames() }
+
+// Servers implements project.Hosted.
+func (ms *mountServers) Servers() []project.HostedServer {
+	list := ms.hp.Status()
+	out := make([]project.HostedServer, len(list))
+	for i, st := range list {
+		out[i] = project.HostedServer{Name: st.Name, State: string(st.State), Origin: string(st.Origin), Tools: st.Tools, LastError: st.LastError, Fix: st.Fix}
+	}
+	return out
+}
+
+// servesHosted reports whether tool is a hosted tool the mount serves now.
+func (m *mount) servesHosted(tool string) bool {
+	return m.servers != nil && m.servers.hp.Serves(tool)
+}
+
+// ringOnly handles nothing itself: under the log ring's handler, records
+// reach the project's recent logs and go no further (the broker's log has
+// them already). It takes the levels the broker's log takes.
+type ringOnly struct{ levels slog.Handler }
+
+func (r ringOnly) Enabled(ctx context.Context, l slog.Level) bool { return r.levels.Enabled(ctx, l) }
+func (ringOnly) Handle(context.Context, slog.Record) error        { return nil }
+func (r ringOnly) WithAttrs([]slog.Attr) slog.Handler             { return r }
+func (r ringOnly) WithGroup(string) slog.Handler                  { return r }
+
+// serversMetrics is read at every scrape of /metrics: each mounted
+// project's declared servers.
+func (b *Broker) serversMetrics() []metrics.Server {
+	var out []metrics.Server
+	for _, m := range b.mounts.all() {
+		if m.servers == nil {
+			continue
+		}
+		for _, st := range m.servers.hp.Status() {
+			out = append(out, metrics.Server{Project: m.id, Server: st.Name, Up: st.State == api.ServerRunning,
+				Calls: st.Calls, Errors: st.Errors, Restarts: st.Restarts, RSS: st.RSSBytes})
+		}
+	}
+	return out
+}

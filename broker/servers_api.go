@@ -1,0 +1,165 @@
+package broker
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/hosted"
+	"github.com/berth-dev/berth/project/config"
+)
+
+// Servers implements controlapi.Backend: the hosted servers of every
+// mounted project that declares some, or of the project at root, mounted
+// or not.
+func (b *Broker) Servers(_ context.Context, root string) (api.ServerList, error) {
+	list := api.ServerList{Projects: []api.ProjectServers{}}
+	if root == "" {
+		for _, m := range b.mounts.all() {
+			if ps := m.projectServers(); len(ps.Servers) > 0 {
+				list.Projects = append(list.Projects, ps)
+			}
+		}
+		slices.SortFunc(list.Projects, func(x, y api.ProjectServers) int { return strings.Compare(x.Root, y.Root) })
+		return list, nil
+	}
+	ps, err := b.projectServers(root)
+	if err != nil {
+		return list, err
+	}
+	list.Projects = append(list.Projects, ps)
+	return list, nil
+}
+
+// projectServers describes the servers of the project at root: live when
+// it is mounted, else as its config declares them.
+func (b *Broker) projectServers(root string) (api.ProjectServers, error) {
+	root, err := api.ResolveRoot(root)
+	if err != nil {
+		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
+	}
+	id := api.ProjectID(root)
+	if m, _, err := b.mounts.get(id); err == nil {
+		return m.projectServers(), nil
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "%v", err)
+	}
+	spec := hosted.ProjectSpec{ID: id, Root: root, Approvals: b.mounts.servers.approvals}
+	return api.ProjectServers{
+		ID: id, Name: filepath.Base(root), Root: root,
+		Servers: nonNil(hosted.Describe(spec, hosted.Decls(b.mounts.servers.user, cfg.Servers))),
+	}, nil
+}
+
+// projectServers is the mount's servers as they run.
+func (m *mount) projectServers() api.ProjectServers {
+	ps := api.ProjectServers{ID: m.id, Name: m.name, Root: m.root, Mounted: true, Servers: []api.ServerStatus{}}
+	if m.servers != nil {
+		ps.Servers = nonNil(m.servers.hp.Status())
+	}
+	return ps
+}
+
+// ApproveServers records the user's approval of the servers the project
+// at req.Root declares, as they are defined now, and serves them at once
+// when the project is mounted. It is served on the control socket only.
+func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (api.ApproveResponse, error) {
+	root, err := api.ResolveRoot(req.Root)
+	if err != nil {
+		return api.ApproveResponse{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
+	}
+	cfg, err := config.Load(root)
+	if err != nil {
+		return api.ApproveResponse{}, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "%v (fix it, then approve again)", err)
+	}
+	if len(cfg.Servers) == 0 {
+		return api.ApproveResponse{}, api.Errorf(http.StatusNotFound, api.CodeNoServers,
+			"%s declares no MCP servers: nothing to approve (servers are declared under servers: in %s, see docs/servers.md)", root, orDefault(cfg.File, ".praxis-os/config.yaml"))
+	}
+	declared := make([]string, 0, len(cfg.Servers))
+	for name := range cfg.Servers {
+		declared = append(declared, name)
+	}
+	slices.Sort(declared)
+	names := req.Servers
+	if len(names) == 0 {
+		names = declared
+	}
+	decls := make(map[string]config.Server, len(names))
+	for _, name := range names {
+		s, ok := cfg.Servers[name]
+		if !ok {
+			return api.ApproveResponse{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
+				"%s declares no server %q (it declares: %s)", root, name, strings.Join(declared, ", "))
+		}
+		decls[name] = s
+	}
+	id := api.ProjectID(root)
+	approvals := b.mounts.servers.approvals
+	var resp api.ApproveResponse
+	for _, st := range hosted.Describe(hosted.ProjectSpec{ID: id, Root: root}, hosted.Decls(nil, decls)) {
+		if err := approvals.Approve(id, st.Name, decls[st.Name]); err != nil {
+			return api.ApproveResponse{}, err
+		}
+		resp.Approved = append(resp.Approved, api.ApprovedServer{Name: st.Name, Command: st.Command, Digest: st.Digest})
+		b.log.Info("hosted server approved", "project", id, "server", st.Name, "command", st.Command, "digest", st.Digest)
+	}
+	if m, _, err := b.mounts.get(id); err == nil && m.servers != nil {
+		m.servers.reload(ctx, true)
+	}
+	resp.Project, err = b.projectServers(root)
+	return resp, err
+}
+
+// RestartServer starts a failed hosted server of a mounted project again
+// (served on the control socket only).
+func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.ProjectServers, error) {
+	root, err := api.ResolveRoot(req.Root)
+	if err != nil {
+		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
+	}
+	m, _, err := b.mounts.get(api.ProjectID(root))
+	if err != nil {
+		return api.ProjectServers{}, err
+	}
+	if m.servers == nil {
+		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer, "no hosted server %q runs in %s", req.Server, root)
+	}
+	restarted, err := m.servers.hp.Restart(req.Server)
+	if err != nil {
+		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
+			"no hosted server %q runs in %s (see `berth servers --project %s`)", req.Server, root, root)
+	}
+	ps := m.projectServers()
+	if !restarted {
+		state := api.ServerState("unknown")
+		for _, s := range ps.Servers {
+			if s.Name == req.Server {
+				state = s.State
+			}
+		}
+		return api.ProjectServers{}, api.Errorf(http.StatusConflict, api.CodeNotFailed,
+			"hosted server %q of %s is %s, not failed: only a failed server is restarted (one that crashes restarts by itself)", req.Server, root, state)
+	}
+	b.log.Info("hosted server restart asked for", "project", m.id, "server", req.Server)
+	return ps, nil
+}
+
+func nonNil(s []api.ServerStatus) []api.ServerStatus {
+	if s == nil {
+		return []api.ServerStatus{}
+	}
+	return s
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
