@@ -38,6 +38,7 @@ const (
 	CodeNotOwner       Code = "not_owner"           // the connection comes from another account, or one that cannot be told
 	CodeBusy           Code = "too_many_sessions"   // the project's mcp.max_sessions is reached
 	CodeInternal       Code = "internal"            // the broker failed; its log says why
+	CodeBadConfig      Code = "bad_config"          // a config file or setting is wrong: the message names the file, line, key and fix
 )
 
 // Error is an error answer: the HTTP status, its Code and a message that

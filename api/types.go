@@ -24,6 +24,11 @@ type Health struct {
 	// (a corrupt berth.db moved aside, workflow sessions it could not recover).
 	Warnings []string `json:"warnings,omitempty"`
 
+	// ConfigFile is the config file the broker read its settings from ("" for none).
+	ConfigFile string `json:"config_file,omitempty"`
+	// Refused are the projects whose last attach was refused, newest first.
+	Refused []RefusedProject `json:"refused,omitempty"`
+
 	// RSSBytes is the broker's resident memory (0 when the OS does not say).
 	RSSBytes uint64 `json:"rss_bytes,omitempty"`
 }

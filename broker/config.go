@@ -1,18 +1,11 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/berth-dev/berth/api"
-	"github.com/berth-dev/berth/project/config"
-	"github.com/spf13/viper"
 )
 
 // Config is the broker's configuration. The fields that are keys are
@@ -34,54 +27,6 @@ type Config struct {
 
 	ListenOptional bool // a busy Listen address is logged, not fatal (auto-started brokers)
 	Autostarted    bool // started by a shim: idle_timeout applies, a newer shim may ask it to make way
-}
-
-// ReadConfig reads the config file into v: file, else $home/config.yaml
-// when it exists. It returns the file read ("" for none).
-func ReadConfig(v *viper.Viper, home, file string) (string, error) {
-	if file == "" {
-		file = filepath.Join(home, api.ConfigName)
-		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-			return "", nil
-		}
-	}
-	v.SetConfigFile(file)
-	if err := v.ReadInConfig(); err != nil {
-		return file, fmt.Errorf("config %s: %w (fix it or pass --config)", file, err)
-	}
-	return file, nil
-}
-
-// ConfigFrom reads every key from v (defaults, environment, flags and the
-// file read) for the broker of home, and validates the result.
-func ConfigFrom(v *viper.Viper, home string) (Config, error) {
-	var c Config
-	for _, k := range keys {
-		switch p := k.field(&c).(type) {
-		case *string:
-			*p = strings.TrimSpace(v.GetString(k.Name))
-		case *int:
-			*p = v.GetInt(k.Name)
-		case *time.Duration:
-			*p = v.GetDuration(k.Name)
-		case *[]string:
-			if l := v.GetStringSlice(k.Name); len(l) > 0 {
-				*p = l
-			}
-		default:
-			panic(fmt.Sprintf("config key %s: field of type %T", k.Name, p))
-		}
-	}
-	c.Home = home
-	c.Auth = strings.ToLower(c.Auth)
-	if len(c.AllowOutside) > 0 {
-		allow, err := config.AbsDirs("rag.allow_outside", "", c.AllowOutside)
-		if err != nil {
-			return c, err
-		}
-		c.AllowOutside = allow
-	}
-	return c, c.Validate()
 }
 
 // idleTimeout is the idle timeout that applies: idle_timeout for a broker

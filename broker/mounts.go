@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -174,6 +175,9 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 func (t *mounts) open(root, id string) (*mount, error) {
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
 		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside})
+	if config.IsError(err) {
+		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadConfig, "project %s is not served: %v", root, err)
+	}
 	if err != nil {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "open project %s: %v", root, err)
 	}

@@ -18,8 +18,8 @@ func runCall(ctx context.Context, args []string) error {
 	fs := pflag.NewFlagSet("call", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("project", ".", "project directory")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		return usageError{"needs a tool name and, optionally, its JSON arguments"}

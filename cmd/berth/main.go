@@ -41,7 +41,7 @@ func commands() []command {
 		{"workflows", "--project DIR", "list the project's workflow definitions (with errors)", runWorkflows},
 		{"sessions", "--project DIR", "list the project's workflow sessions and their progress", runSessions},
 		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
-		{"ide-config", "cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim", runIDEConfig},
+		{"ide-config", "[import] cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim; import moves its other servers into Berth", runIDEConfig},
 		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
 		{"doctor", "", "check the broker's home, socket, lock, database, ports, state files and versions", runDoctor},
