@@ -52,6 +52,22 @@ type Project struct {
 	// (TransportDual, TransportStdio or TransportHTTP); empty when the
 	// broker has not written one.
 	Transport string `json:"transport,omitempty"`
+	// Index is the state of the project's search index; absent when the
+	// project's rag tool group is off.
+	Index *IndexState `json:"index,omitempty"`
+}
+
+// IndexState is a project's search index in short.
+type IndexState struct {
+	// State is loading (reading the stored index), indexing (catching up
+	// with the files), ready or closed.
+	State    string `json:"state"`
+	Files    int    `json:"files"`    // files indexed
+	Sections int    `json:"sections"` // sections indexed
+	// Done and Total count the files the current catch-up has examined
+	// and has to examine, while it runs.
+	Done  int `json:"done,omitempty"`
+	Total int `json:"total,omitempty"`
 }
 
 // ProjectList is the body of GET /projects.

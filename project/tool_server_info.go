@@ -22,6 +22,9 @@ type ServerInfoResult struct {
 	Server       ServerSection  `json:"server"`
 	Project      ProjectSection `json:"project"`
 	Capabilities Capabilities   `json:"capabilities"`
+	// Warnings name settings of the project's config that Berth ignored
+	// (a tool group it does not serve), with the fix.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ServerSection describes the broker.
@@ -142,5 +145,6 @@ func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoRes
 			Transports:     e.transports,
 			StandardsDirs:  dirs,
 		},
+		Warnings: e.cfg.Warnings,
 	}
 }

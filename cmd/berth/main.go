@@ -36,6 +36,7 @@ func commands() []command {
 		{"projects", "[--json]", "list the projects the broker serves", runProjects},
 		{"attach", "DIR", "serve a project over HTTP with no IDE (kept across restarts)", runAttach},
 		{"detach", "DIR", "stop serving a project attached with `berth attach`", runDetach},
+		{"tools", "--project DIR [--json]", "list the project's MCP tools: name, group, what each does", runTools},
 		{"call", "--project DIR TOOL [JSON-args]", "call one MCP tool and print its result", runCall},
 		{"search", "--project DIR QUERY", "search the project's standards", runSearch},
 		{"workflows", "--project DIR", "list the project's workflow definitions (with errors)", runWorkflows},
