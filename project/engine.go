@@ -215,7 +215,7 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 	}
 	e.catalog.configure(opts)
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
-	lister := newToolLister(s) // before any middleware
+	lister := newToolLister(s)    // before any middleware
 	groups := map[string]string{} // tool -> its group, for tools/list's _meta
 	e.schemaJSON.group = func(tool string) string { return toolGroup(groups, tool) }
 	s.AddReceivingMiddleware(e.schemaJSON.toolList)
