@@ -27,6 +27,7 @@ func runIDEImport(_ context.Context, args []string) error {
 	fset.SetOutput(io.Discard)
 	project := fset.String("project", "", "import into this project's .praxis-os/config.yaml (else into the broker's config, for every project)")
 	name := fset.String("name", "", "the Berth entry's name in the app's file (as for ide-config)")
+	portable := fset.Bool("portable", false, "write the app's Berth entry with no path of this machine (a project file, as for ide-config)")
 	if err := parseFlags(fset, args); err != nil {
 		return err
 	}
@@ -37,13 +38,15 @@ func runIDEImport(_ context.Context, args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	plan, err := planFor(app, *project, *name, false)
+	plan, err := planFor(app, *project, *name, *portable)
 	if err != nil {
 		return err
 	}
 	root := ""
 	if *project != "" {
-		root = projectOf(plan)
+		if root, err = api.ResolveRoot(*project); err != nil {
+			return err
+		}
 	}
 	data, err := os.ReadFile(plan.Path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -84,16 +87,6 @@ func runIDEImport(_ context.Context, args []string) error {
 	backups = append(backups, backup)
 	printImport(os.Stdout, app, plan, target, imports, found, backups, root)
 	return nil
-}
-
-// projectOf is the project root a plan's entry names.
-func projectOf(p ideconfig.Plan) string {
-	for i, a := range p.Entry.Args {
-		if a == "--project" && i+1 < len(p.Entry.Args) {
-			return p.Entry.Args[i+1]
-		}
-	}
-	return ""
 }
 
 // importDest is the Berth config file servers are imported into.
@@ -162,7 +155,11 @@ func (t *importDest) add(imports []ideconfig.Import, app ideconfig.App, from str
 	var add []config.NamedServer
 	for _, im := range keep {
 		if _, ok := existing[im.Name]; !ok {
-			add = append(add, config.NamedServer{Name: im.Name, Server: im.Server, Comment: fmt.Sprintf("imported from %s (%s)", app.Title, from)})
+			ns := config.NamedServer{Name: im.Name, Server: im.Server}
+			if len(add) == 0 {
+				ns.Comment = fmt.Sprintf("imported from %s (%s)", app.Title, displayPath(from, t.project))
+			}
+			add = append(add, ns)
 		}
 	}
 	t.change = func(old []byte) ([]byte, error) {
@@ -220,4 +217,20 @@ func printImport(w io.Writer, app ideconfig.App, plan ideconfig.Plan, t *importD
 	default:
 		fmt.Fprintf(w, "next: restart %s (or reload its MCP servers)\n", app.Title)
 	}
+}
+
+// displayPath is path as a config file that others may read should show
+// it: relative to the project when inside it, ~/... under the home.
+func displayPath(path, root string) string {
+	if root != "" {
+		if rel, err := filepath.Rel(root, path); err == nil && filepath.IsLocal(rel) {
+			return rel
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if rel, err := filepath.Rel(home, path); err == nil && filepath.IsLocal(rel) {
+			return "~/" + rel
+		}
+	}
+	return path
 }

@@ -3,11 +3,13 @@ package systest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tree is every file under dir with a digest of its content and its mode,
@@ -187,5 +190,54 @@ func TestProjectConfigMistakes(t *testing.T) {
 	}
 	if _, err := b.Client.Project(testCtx(t, 10*time.Second), api.ProjectID(good)); err != nil {
 		t.Fatalf("the good project is gone: %v", err)
+	}
+}
+
+// TestPraxisConfigWithBrowserIsServedWithAWarning: praxis-os's default
+// config.json, with the browser group Berth does not serve and a misspelt
+// group, mounts; the warnings are in get_server_info, the broker's log and
+// doctor (which exits 0: nothing needs the user).
+func TestPraxisConfigWithBrowserIsServedWithAWarning(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "praxis", map[string]string{
+		".praxis-os/config.json":    `{"rag": {"standards_path": ".praxis-os/standards", "index_path": ".praxis-os/.cache/vector_index", "embedding_provider": "local"}, "mcp": {"enabled_tool_groups": ["rag", "workflow", "browser", "wokflow"], "max_tools_warning": 20}}`,
+		".praxis-os/standards/a.md": "# A\n\nalpha\n",
+	})
+	file := filepath.Join(root, ".praxis-os", "config.json")
+	warnings := []string{
+		file + `:1:163: mcp.enabled_tool_groups: "browser" is praxis-os's browser tools (Playwright), which Berth does not serve: its tools are not offered (Berth serves rag, workflow, pos)`,
+		file + `:1:163: mcp.enabled_tool_groups: unknown group "wokflow" is ignored (did you mean "workflow"? Berth serves rag, workflow, pos)`,
+	}
+	ctx := testCtx(t, time.Minute)
+	tr, _ := shimTransport(t, b.Home, root)
+	s := connectMCP(t, ctx, tr)
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("get_server_info: %v %+v", err, res)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var info struct {
+		Warnings     []string `json:"warnings"`
+		Capabilities struct {
+			ToolsAvailable []string `json:"tools_available"`
+			ToolGroups     []string `json:"tool_groups"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(raw, &info); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(warnings, info.Warnings); d != "" {
+		t.Errorf("get_server_info warnings (-want +got):\n%s", d)
+	}
+	if !slices.Equal(info.Capabilities.ToolGroups, []string{"rag", "workflow"}) || !slices.Contains(info.Capabilities.ToolsAvailable, "search_standards") || !slices.Contains(info.Capabilities.ToolsAvailable, "start_workflow") {
+		t.Errorf("served groups %v, tools %v", info.Capabilities.ToolGroups, info.Capabilities.ToolsAvailable)
+	}
+	brokertest.Eventually(t, "the warnings in the broker's log", func() bool {
+		log := b.Stderr() // slog's text format quotes the message
+		return strings.Contains(log, `msg="project config: `+strings.ReplaceAll(warnings[0], `"`, `\"`)+`"`) && strings.Contains(log, `unknown group \"wokflow\" is ignored`)
+	})
+	out, code := doctorLines(t, b.Home)
+	if code != 0 || !strings.Contains(out, "warn  project praxis: "+warnings[0]+" -- the rest of the project is served") {
+		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/berth-dev/berth/project/config"
+	"github.com/tailscale/hujson"
 )
 
 // appServer is an entry of an app's MCP file, in any app's dialect.
@@ -197,8 +198,17 @@ func LeaveOnlyBerth(data []byte, p Plan, imported []Import) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	trailing := false // the servers' trailing comma, kept through the removals
+	if obj, _ := d.servers(p.App.ServersKey); obj != nil && len(obj.Members) > 0 {
+		trailing = obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
+	}
 	for _, im := range imported {
 		d.removeNamed(p.App.ServersKey, im.From)
+	}
+	if obj, _ := d.servers(p.App.ServersKey); obj != nil && len(obj.Members) > 0 && trailing {
+		if last := &obj.Members[len(obj.Members)-1].Value; last.AfterExtra == nil {
+			last.AfterExtra = hujson.Extra{}
+		}
 	}
 	entry, err := marshalNoEscape(p.Entry)
 	if err != nil {

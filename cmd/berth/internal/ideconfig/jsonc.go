@@ -188,6 +188,13 @@ func (d *document) appendMember(obj *hujson.Object, outer, name string, value []
 		}
 	}
 	trailing := len(obj.Members) > 0 && obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
+	if len(obj.Members) > 0 && !compact {
+		// A comment on the last member's line stays on that line.
+		if i := bytes.IndexByte(obj.AfterExtra, '\n'); i >= 0 && bytes.Contains(obj.AfterExtra[:i], []byte("/")) {
+			before = string(obj.AfterExtra[:i]) + before
+			obj.AfterExtra = obj.AfterExtra[i:]
+		}
+	}
 	if len(obj.Members) == 0 && !compact {
 		// Comments between the braces stay above the new member.
 		if c := bytes.TrimRight(obj.AfterExtra, " \t\r\n"); len(c) > 0 {

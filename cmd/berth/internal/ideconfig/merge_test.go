@@ -87,6 +87,20 @@ func TestMergeCursorFileWithoutTrailingCommas(t *testing.T) {
 	}
 }
 
+func TestMergeKeepsACommentOnTheLastLine(t *testing.T) {
+	for _, comma := range []string{"", ","} {
+		in := "{\n  \"mcpServers\": {\n    \"a\": {}" + comma + " // notes\n  }\n}\n"
+		out, err := Merge([]byte(in), "mcpServers", "b", Entry{Command: "c", Args: []string{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "{\n  \"mcpServers\": {\n    \"a\": {}, // notes\n    \"b\": {\n      \"command\": \"c\",\n      \"args\": []\n    }" + comma + "\n  }\n}\n"
+		if string(out) != want {
+			t.Errorf("comma %q:\n%s\nwant\n%s", comma, out, want)
+		}
+	}
+}
+
 func TestMergeNewAndEmptyFiles(t *testing.T) {
 	want := "{\n  \"servers\": {\n    \"berth\": {\n      \"type\": \"stdio\",\n      \"command\": \"c\",\n      \"args\": []\n    }\n  }\n}\n"
 	for _, in := range []string{"", "  \n", "{}\n"} {
