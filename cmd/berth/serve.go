@@ -25,7 +25,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 	}()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	configFile := fs.String("config", "", "config file (default $BERTH_HOME/config.yaml)")
+	configFile := fs.String("config", "", "config file (default $BERTH_CONFIG, else ~/.config/berth/config.yaml for the default home, $BERTH_HOME/config.yaml for another)")
 	broker.AddFlags(fs)
 	autostarted := fs.Bool("autostarted", false, "started by berth-shim: apply idle_timeout")
 	pprofAddr := fs.String("pprof", "", "serve Go runtime profiles on this loopback address (debugging, berth-bench)")
