@@ -60,7 +60,7 @@ func withSession(ctx context.Context, dir string, f func(*mcp.ClientSession, *pr
 		return err
 	}
 	prog.set("opening the project")
-	att, err := c.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()})
+	att, err := c.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid(), Version: api.Version})
 	if err != nil {
 		return err
 	}

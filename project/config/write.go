@@ -44,6 +44,15 @@ func AddServers(file string, data []byte, servers []NamedServer, s *Schema) ([]b
 		out = appendSection(data, servers)
 	case root.Kind != yaml.MappingNode:
 		return nil, &Error{File: file, Line: root.Line, Column: root.Column, Msg: "the file must hold keys, not " + describe(root)}
+	case root.Style&yaml.FlowStyle != 0: // the whole file on one line: written again
+		root.Style = 0
+		if key == nil {
+			val = &yaml.Node{Kind: yaml.MappingNode}
+			root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "servers"}, val)
+		}
+		if out, err = reencode(doc, val, servers); err != nil {
+			return nil, &Error{File: file, Msg: err.Error()}
+		}
 	case key == nil:
 		out = appendSection(data, servers)
 	case isNull(val) || (val.Kind == yaml.MappingNode && val.Style&yaml.FlowStyle != 0 && len(val.Content) == 0):
@@ -55,14 +64,15 @@ func AddServers(file string, data []byte, servers []NamedServer, s *Schema) ([]b
 			return nil, &Error{File: file, Msg: err.Error()}
 		}
 	}
-	if err := checkData(file, out, s); err != nil {
+	if err := checkData(file, out, s, servers); err != nil {
 		return nil, fmt.Errorf("the servers could not be added without breaking the file (%v): add them by hand", err)
 	}
 	return out, nil
 }
 
-// checkData parses data and checks it against s, servers included.
-func checkData(file string, data []byte, s *Schema) error {
+// checkData parses data and checks it against s, servers included, and
+// that it declares want as they are.
+func checkData(file string, data []byte, s *Schema, want []NamedServer) error {
 	doc, err := ParseFile(file, data)
 	if err != nil {
 		return err
@@ -70,8 +80,17 @@ func checkData(file string, data []byte, s *Schema) error {
 	if err := Check(file, doc, s); err != nil {
 		return err
 	}
-	_, err = LoadServers(file, doc)
-	return err
+	got, err := LoadServers(file, doc)
+	if err != nil {
+		return err
+	}
+	for _, ns := range want {
+		g, ok := got[ns.Name]
+		if !ok || g.Digest() != ns.Server.Digest() || g.IsEnabled() != ns.Server.IsEnabled() {
+			return fmt.Errorf("server %q does not read back as written", ns.Name)
+		}
+	}
+	return nil
 }
 
 // topKey returns the key and value nodes of key in the mapping root.

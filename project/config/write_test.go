@@ -36,7 +36,7 @@ func TestAddServersKeepsTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkData("config.yaml", out, ProjectSchema()); err != nil {
+	if err := checkData("config.yaml", out, ProjectSchema(), []NamedServer{mem}); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
