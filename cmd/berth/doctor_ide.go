@@ -13,15 +13,19 @@ import (
 	"github.com/berth-dev/berth/cmd/berth/internal/ideconfig"
 )
 
-// checkIDEFiles reads the apps' MCP files doctor knows (the users' own,
+// checkIDEFiles reads the apps' MCP files doctor knows (the user's own,
 // and the project files of the projects it knows) and checks the entries
 // that run berth-shim: the file parses as the app reads it, the command
-// exists, the home is this one.
+// exists, the home is this one. For a home of its own (BERTH_HOME naming
+// another folder than the default), the user's own files count only for
+// the entries that name that home: they are the default home's.
 func (d *doctor) checkIDEFiles() {
 	userHome, err := os.UserHomeDir()
 	if err != nil {
 		return
 	}
+	def, err := api.UserStateHome()
+	defaultHome := err == nil && filepath.Clean(def) == filepath.Clean(d.home)
 	configDir, _ := os.UserConfigDir()
 	seen := map[string]bool{}
 	for _, app := range ideconfig.Apps {
@@ -41,14 +45,16 @@ func (d *doctor) checkIDEFiles() {
 				continue
 			}
 			seen[path] = true
-			d.checkIDEFile(app, path)
+			d.checkIDEFile(app, path, root == "" && !defaultHome)
 		}
 	}
 }
 
-func (d *doctor) checkIDEFile(app ideconfig.App, path string) {
+// checkIDEFile checks the Berth entries of one app's file; with
+// ownHomeOnly, only those that name this home.
+func (d *doctor) checkIDEFile(app ideconfig.App, path string, ownHomeOnly bool) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || (err != nil && ownHomeOnly) {
 		return
 	}
 	if err != nil {
@@ -57,11 +63,16 @@ func (d *doctor) checkIDEFile(app ideconfig.App, path string) {
 	}
 	entries, err := ideconfig.BerthEntries(app, data)
 	if err != nil {
-		d.fail("fix the file (see the position it names); "+app.Title+" cannot start its MCP servers until then", "%s: %s: %v", app.Title, path, err)
+		if !ownHomeOnly {
+			d.fail("fix the file (see the position it names); "+app.Title+" cannot start its MCP servers until then", "%s: %s: %v", app.Title, path, err)
+		}
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(entries)) {
 		e := entries[name]
+		if h := e.Env[api.HomeEnv]; ownHomeOnly && (h == "" || filepath.Clean(h) != filepath.Clean(d.home)) {
+			continue
+		}
 		cmd := e.Command
 		switch {
 		case filepath.IsAbs(cmd) && !isExecutable(cmd):

@@ -45,7 +45,7 @@ func commands() []command {
 		{"ide-config", "[import] cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim; import moves its other servers into Berth", runIDEConfig},
 		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
-		{"doctor", "", "check the broker's home, socket, lock, database, ports, state files and versions", runDoctor},
+		{"doctor", "", "check every config, the home, socket, lock, database, ports, state files and versions; exit 1 when something needs you", runDoctor},
 		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},
 		{"version", "", "print this berth's version and the running broker's", runVersion},
 	}
@@ -88,5 +88,5 @@ func usage() {
 	for _, c := range commands() {
 		fmt.Fprintf(os.Stderr, "  %-10s %-34s %s\n", c.name, c.args, c.summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nThe broker's home is $BERTH_HOME (default ~/.local/state/berth).")
+	fmt.Fprintln(os.Stderr, "\nThe broker's home is $BERTH_HOME (default ~/.local/state/berth); its settings are in\n~/.config/berth/config.yaml (docs/configuration.md says where each file lives).")
 }

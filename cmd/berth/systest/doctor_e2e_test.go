@@ -137,3 +137,38 @@ func TestDoctorOnHealthyAndBrokenHomes(t *testing.T) {
 		t.Errorf("the broker did not warn about the open home:\n%s", b.Stderr())
 	}
 }
+
+// TestDoctorChecksTheIDEFilesAndConfigs: doctor reads the broker's config
+// where the user keeps it, and the IDE files that run berth-shim: a
+// missing shim or a file the IDE cannot read is a FAIL with the fix.
+func TestDoctorChecksTheIDEFilesAndConfigs(t *testing.T) {
+	home := userHome(t)
+	env := userEnv(home)
+	cursor := filepath.Join(home, ".cursor", "mcp.json")
+	userCfg := filepath.Join(userConfigDir(home), "berth", "config.yaml")
+	oldCfg := filepath.Join(defaultHomeUnder(home), "config.yaml")
+
+	writeFile(t, cursor, "{\n  // mine\n  \"mcpServers\": {\"berth\": {\"command\": \""+brokertest.Shim(t)+"\", \"args\": [\"--project\", \"${workspaceFolder}\"]},},\n}\n")
+	out, code := runAs(t, env, "doctor")
+	if code != 0 || !strings.Contains(out, "ok    Cursor: "+cursor+": server \"berth\" runs berth-shim") ||
+		!strings.Contains(out, "note  no broker config file: the defaults apply (settings go in "+userCfg+")") {
+		t.Fatalf("doctor with a good Cursor file: exit %d\n%s", code, out)
+	}
+
+	writeFile(t, cursor, `{"mcpServers": {"berth": {"command": "/gone/berth-shim", "args": []}}}`)
+	writeFile(t, oldCfg, "log_level: debug\n")
+	out, code = runAs(t, env, "doctor")
+	if code != 1 || !strings.Contains(out, "FAIL  Cursor: "+cursor+": server \"berth\" runs /gone/berth-shim, which does not exist -- fix: `berth ide-config cursor --write`") ||
+		!strings.Contains(out, "warn  config: reading settings from the old location "+oldCfg+": move the file to "+userCfg) {
+		t.Fatalf("doctor with a gone shim and the old config location: exit %d\n%s", code, out)
+	}
+
+	writeFile(t, cursor, "{\"mcpServers\": {\"berth\": {\"command\": \"x\"}\n")
+	writeFile(t, userCfg, "log_levl: debug\n")
+	out, code = runAs(t, env, "doctor")
+	if code != 1 || !strings.Contains(out, "FAIL  Cursor: "+cursor+": invalid JSON at line 2, column 1") ||
+		!strings.Contains(out, "FAIL  broker config: "+userCfg+`:1:1: unknown key "log_levl": did you mean "log_level"?`) ||
+		!strings.Contains(out, "warn  config: "+oldCfg+" is not read: the settings are read from "+userCfg) {
+		t.Fatalf("doctor with a broken Cursor file and a misspelt key: exit %d\n%s", code, out)
+	}
+}
