@@ -94,7 +94,7 @@ function indexCell(ix) {
     parts.push(h("div", { class: "bar", title: pct + "%" }, h("span", { style: "width:" + pct + "%" })));
     if (ix.files) parts.push(h("span", { class: "muted small" }, "serving " + plural(ix.files, "file") + " · " + plural(ix.chunks, "section") + " meanwhile"));
   } else if (busy && !ix.files) {
-    parts.push(h("span", { class: "muted" }, "counting files…"));
+    parts.push(h("span", { class: "muted" }, ix.state === "loading" ? "reading the stored index…" : "counting files…"));
   } else {
     parts.push(h("span", { class: "muted" }, plural(ix.files, "file") + " · " + plural(ix.chunks, "section")));
   }
