@@ -64,7 +64,9 @@ func runDoctor(ctx context.Context, args []string) error {
 		return err
 	}
 	d := &doctor{home: home, projects: map[string]string{}}
+	prog := startProgress("checking " + home)
 	d.run(ctx)
+	prog.end()
 	failed := 0
 	for _, f := range d.findings {
 		line := fmt.Sprintf("%-4s  %s", f.level, f.what)
