@@ -13,6 +13,17 @@ type Dashboard struct {
 	Transports []string `json:"transports"`
 }
 
+// RefusedProject is a project the broker would not mount, and why (its
+// config does not load, no port is free). It is listed until it mounts.
+type RefusedProject struct {
+	Root  string    `json:"root"`
+	ID    string    `json:"id"`
+	Error string    `json:"error"`
+	Code  Code      `json:"code"`
+	Time  time.Time `json:"time"`  // the last refusal
+	Count int       `json:"count"` // refusals since the broker started
+}
+
 // DashboardProject is a project with its engine status and recent tool calls.
 type DashboardProject struct {
 	Project

@@ -48,6 +48,7 @@ const (
 	CodeNoServers      Code = "no_servers"      // the project declares no MCP servers to approve
 	CodeUnknownServer  Code = "unknown_server"  // the project declares no server of that name
 	CodeNotFailed      Code = "not_failed"      // a restart of a hosted server that is not failed
+	CodeBadConfig      Code = "bad_config"      // a config file or setting is wrong: the message names the file, line, key and fix
 )
 
 // Error is an error answer: the HTTP status, its Code and a message that

@@ -19,12 +19,22 @@ const (
 // HomeEnv names the environment variable that overrides the broker's home.
 const HomeEnv = "BERTH_HOME"
 
-// DefaultHome is $BERTH_HOME, else the OS user state dir: ~/.local/state/berth
-// on Linux ($XDG_STATE_HOME honoured), ~/Library/Application Support/berth on macOS.
+// ConfigEnv names the environment variable that names the broker's config
+// file, as `berth serve --config` does.
+const ConfigEnv = "BERTH_CONFIG"
+
+// DefaultHome is $BERTH_HOME, else UserStateHome.
 func DefaultHome() (string, error) {
 	if h := os.Getenv(HomeEnv); h != "" {
 		return filepath.Abs(h)
 	}
+	return UserStateHome()
+}
+
+// UserStateHome is the home a broker has when nothing names one: the OS
+// user state dir, ~/.local/state/berth on Linux ($XDG_STATE_HOME
+// honoured), ~/Library/Application Support/berth on macOS.
+func UserStateHome() (string, error) {
 	if runtime.GOOS == "linux" {
 		if x := os.Getenv("XDG_STATE_HOME"); x != "" {
 			return filepath.Join(x, "berth"), nil
@@ -44,3 +54,18 @@ func DefaultHome() (string, error) {
 
 // SocketPath is the control socket inside home.
 func SocketPath(home string) string { return filepath.Join(home, SocketName) }
+
+// UserConfigFile is where the user's broker settings live when the broker
+// has the default home: $XDG_CONFIG_HOME/berth/config.yaml when that is
+// set, else the OS user config dir's (~/.config/berth/config.yaml on
+// Linux, ~/Library/Application Support/berth/config.yaml on macOS).
+func UserConfigFile() (string, error) {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "berth", ConfigName), nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("find your config directory: %w (set %s or XDG_CONFIG_HOME)", err, ConfigEnv)
+	}
+	return filepath.Join(dir, "berth", ConfigName), nil
+}

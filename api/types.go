@@ -24,6 +24,11 @@ type Health struct {
 	// (a corrupt berth.db moved aside, workflow sessions it could not recover).
 	Warnings []string `json:"warnings,omitempty"`
 
+	// ConfigFile is the config file the broker read its settings from ("" for none).
+	ConfigFile string `json:"config_file,omitempty"`
+	// Refused are the projects whose last attach was refused, newest first.
+	Refused []RefusedProject `json:"refused,omitempty"`
+
 	// RSSBytes is the broker's resident memory (0 when the OS does not say).
 	RSSBytes uint64 `json:"rss_bytes,omitempty"`
 }
@@ -47,6 +52,22 @@ type Project struct {
 	// (TransportDual, TransportStdio or TransportHTTP); empty when the
 	// broker has not written one.
 	Transport string `json:"transport,omitempty"`
+	// Index is the state of the project's search index; absent when the
+	// project's rag tool group is off.
+	Index *IndexState `json:"index,omitempty"`
+}
+
+// IndexState is a project's search index in short.
+type IndexState struct {
+	// State is loading (reading the stored index), indexing (catching up
+	// with the files), ready or closed.
+	State    string `json:"state"`
+	Files    int    `json:"files"`    // files indexed
+	Sections int    `json:"sections"` // sections indexed
+	// Done and Total count the files the current catch-up has examined
+	// and has to examine, while it runs.
+	Done  int `json:"done,omitempty"`
+	Total int `json:"total,omitempty"`
 }
 
 // ProjectList is the body of GET /projects.

@@ -32,6 +32,9 @@ import (
 // Options are the process-level hooks of Run.
 type Options struct {
 	Logger *slog.Logger
+	// ConfigFile is the config file the settings were read from ("" for
+	// none), for the log and /health.
+	ConfigFile string
 	// Ready is called once the control API is being served.
 	Ready func()
 	// Stopping is called once when the clean stop begins, whatever its
@@ -56,8 +59,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return fmt.Errorf("create home %s: %w", cfg.Home, err)
 	}
-	if err := os.Chmod(cfg.Home, 0o700); err != nil {
-		return fmt.Errorf("secure home %s: %w", cfg.Home, err)
+	homeWarning, err := secureHome(cfg.Home)
+	if err != nil {
+		return err
 	}
 	lock, err := acquireLock(filepath.Join(cfg.Home, api.LockName))
 	if err != nil {
@@ -78,6 +82,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		return err
 	}
 	defer db.Close()
+	if homeWarning != "" {
+		log.Warn(homeWarning)
+		warnings = append(warnings, homeWarning)
+	}
 
 	var tcpLn net.Listener
 	if cfg.Listen != "" {
@@ -104,7 +112,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	started := time.Now()
-	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings, logs: logs, proc: selfProcess()}
+	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings, logs: logs, proc: selfProcess(), configFile: opts.ConfigFile, refused: &refusals{}}
 	b.metrics = metrics.New(api.Version, b.metricsSnapshot)
 	b.metrics.Servers(b.serversMetrics)
 	b.hub = web.NewHub(b.dashboard, web.HubOptions{})
@@ -156,7 +164,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	if tcpLn != nil {
 		serve(tcpLn, tcpHandler, peer.NewGuard(peer.Options{Token: token, Admit: logins.admits, TokenOnly: tokenOnly, Name: "control", Logger: log}))
 	}
-	log.Info("broker ready", "pid", os.Getpid(), "home", cfg.Home, "socket", sockPath, "listen", cfg.Listen, "version", api.Version)
+	log.Info("broker ready", "pid", os.Getpid(), "home", cfg.Home, "socket", sockPath, "listen", cfg.Listen, "version", api.Version, "config", opts.ConfigFile)
 	if opts.Ready != nil {
 		opts.Ready()
 	}
@@ -234,6 +242,9 @@ type Broker struct {
 	metrics  *metrics.Metrics // /metrics
 	hub      *web.Hub         // the dashboard's event stream
 	proc     *process.Process // this process, for its RSS; nil if unknown
+	// configFile is the file the settings came from ("" for none).
+	configFile string
+	refused    *refusals // projects whose attach failed, for the dashboard
 }
 
 // Health implements controlapi.Backend.
@@ -249,6 +260,8 @@ func (b *Broker) Health() api.Health {
 	h.Autostarted = b.cfg.Autostarted
 	h.PortStart, h.PortEnd = b.cfg.PortStart, b.cfg.PortEnd
 	h.Warnings = b.warnings
+	h.ConfigFile = b.configFile
+	h.Refused = b.refused.snapshot()
 	return h
 }
 
@@ -293,6 +306,9 @@ func (b *Broker) Attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	start := time.Now()
 	resp, err := b.mounts.attach(ctx, req)
 	b.metrics.Attach(err == nil, time.Since(start))
+	if b.refused.note(req.Root, err) {
+		b.log.Warn("project refused", "root", req.Root, "err", err)
+	}
 	return resp, err
 }
 
@@ -318,7 +334,9 @@ func (b *Broker) remountPinned(ctx context.Context) {
 		if !rec.Pinned || ctx.Err() != nil {
 			continue
 		}
-		if _, err := b.mounts.attach(ctx, api.AttachRequest{Root: rec.Root, Kind: api.HolderCLI}); err != nil {
+		_, err := b.mounts.attach(ctx, api.AttachRequest{Root: rec.Root, Kind: api.HolderCLI})
+		if err != nil {
+			b.refused.note(rec.Root, err)
 			b.log.Warn("pinned project not mounted", "project", rec.ID, "root", rec.Root, "err", err)
 			continue
 		}

@@ -1,18 +1,13 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project/config"
-	"github.com/spf13/viper"
 )
 
 // Config is the broker's configuration. The fields that are keys are
@@ -42,60 +37,6 @@ type Config struct {
 	// only the bearer token (and the dashboard's login keys), as on systems
 	// that cannot tell a connection's account (macOS). `berth serve --token-only`.
 	TokenOnly bool
-}
-
-// ReadConfig reads the config file into v: file, else $home/config.yaml
-// when it exists. It returns the file read ("" for none).
-func ReadConfig(v *viper.Viper, home, file string) (string, error) {
-	if file == "" {
-		file = filepath.Join(home, api.ConfigName)
-		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-			return "", nil
-		}
-	}
-	v.SetConfigFile(file)
-	if err := v.ReadInConfig(); err != nil {
-		return file, fmt.Errorf("config %s: %w (fix it or pass --config)", file, err)
-	}
-	return file, nil
-}
-
-// ConfigFrom reads every key from v (defaults, environment, flags and the
-// file read) for the broker of home, and validates the result.
-func ConfigFrom(v *viper.Viper, home string) (Config, error) {
-	var c Config
-	for _, k := range keys {
-		switch p := k.field(&c).(type) {
-		case *string:
-			*p = strings.TrimSpace(v.GetString(k.Name))
-		case *int:
-			*p = v.GetInt(k.Name)
-		case *time.Duration:
-			*p = v.GetDuration(k.Name)
-		case *[]string:
-			if l := v.GetStringSlice(k.Name); len(l) > 0 {
-				*p = l
-			}
-		case *map[string]config.Server:
-			servers, err := readServers(v)
-			if err != nil {
-				return c, err
-			}
-			*p = servers
-		default:
-			panic(fmt.Sprintf("config key %s: field of type %T", k.Name, p))
-		}
-	}
-	c.Home = home
-	c.Auth = strings.ToLower(c.Auth)
-	if len(c.AllowOutside) > 0 {
-		allow, err := config.AbsDirs("rag.allow_outside", "", c.AllowOutside)
-		if err != nil {
-			return c, err
-		}
-		c.AllowOutside = allow
-	}
-	return c, c.Validate()
 }
 
 // idleTimeout is the idle timeout that applies: idle_timeout for a broker

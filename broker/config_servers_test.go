@@ -9,7 +9,8 @@ import (
 	"github.com/berth-dev/berth/project/config"
 )
 
-// configFile writes a broker config file and reads it as `berth serve` does.
+// configFile writes a broker config file and reads it as `berth serve` does:
+// a mistake is refused by ReadConfig (strictly) or ConfigFrom.
 func configFile(t *testing.T, body string) (Config, error) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "config.yaml")
@@ -17,8 +18,8 @@ func configFile(t *testing.T, body string) (Config, error) {
 		t.Fatal(err)
 	}
 	v := NewViper()
-	if _, err := ReadConfig(v, t.TempDir(), file); err != nil {
-		t.Fatal(err)
+	if err := ReadConfig(v, file); err != nil {
+		return Config{}, err
 	}
 	return ConfigFrom(v, "/h")
 }
@@ -43,7 +44,7 @@ func TestBrokerConfigServers(t *testing.T) {
 		"servers:\n  web:\n    command: x\n    url: http://h/mcp\n":  "servers.web: both command and url are set",
 		"servers:\n  Web:\n    command: x\n":                         `servers.Web: "Web" is not a valid tool prefix`,
 		"servers:\n  web:\n    command: x\n    share: team\n":        `servers.web.share "team"`,
-		"servers:\n  web:\n    command: x\n    call_timeout: soon\n": `servers.web.call_timeout "soon" is not a duration`,
+		"servers:\n  web:\n    command: x\n    call_timeout: soon\n": `servers.web.call_timeout: "soon" is not a duration`,
 	} {
 		_, err := configFile(t, body)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "config.yaml") {

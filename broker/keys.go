@@ -61,8 +61,8 @@ var keys = []Key{
 	{
 		Name: "home", Default: "", field: func(c *Config) any { return &c.Home },
 		DefaultDoc: "`~/.local/state/berth` on Linux (`$XDG_STATE_HOME/berth` when set), `~/Library/Application Support/berth` on macOS",
-		Doc: "everything the broker keeps: `berth.sock`, `berth.lock`, `berth.db`, `berth.log`, `berth.out`, `token`, `config.yaml`. " +
-			"As a key it is only useful in a `--config` file, and applies only when neither `--home` nor `BERTH_HOME` is set. " +
+		Doc: "everything the broker keeps: `berth.sock`, `berth.lock`, `berth.db`, `berth.log`, `berth.out`, `token`. " +
+			"In a config file it applies only when neither `--home` nor `BERTH_HOME` is set (absolute, or `~/...`). " +
 			"Shims and the broker must agree on it: a shim finds the broker only on the socket of its own home",
 	},
 	{

@@ -11,7 +11,9 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/project/logring"
+	"github.com/berth-dev/berth/project/search"
 	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -178,6 +180,9 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 func (t *mounts) open(root, id string) (*mount, error) {
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
 		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside})
+	if config.IsError(err) {
+		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadConfig, "%v (the project is not served until this is fixed)", err)
+	}
 	if err != nil {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "open project %s: %v", root, err)
 	}
@@ -385,8 +390,21 @@ func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	return api.Project{
 		ID: id, Name: m.name, Root: m.root, Port: m.port, URL: m.url(),
 		Sessions: m.sessions(), SessionsByTransport: m.tags.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
-		Transport: e.published,
+		Transport: e.published, Index: indexState(m),
 	}
+}
+
+// indexState is the mount's search index in short; nil when rag is off.
+func indexState(m *mount) *api.IndexState {
+	st, ok := m.engine.IndexStatus()
+	if !ok {
+		return nil
+	}
+	is := &api.IndexState{State: st.State, Files: st.Files, Sections: st.Chunks}
+	if st.State != search.StateReady {
+		is.Done, is.Total = st.Progress.Done, st.Progress.Total
+	}
+	return is
 }
 
 func (t *mounts) changedLocked() {

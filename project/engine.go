@@ -217,14 +217,21 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 	}
 	e.catalog.configure(opts)
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
-	lister := newToolLister(s) // before any middleware
+	lister := newToolLister(s)    // before any middleware
+	groups := map[string]string{} // tool -> its group, for tools/list's _meta
+	e.schemaJSON.group = func(tool string) string { return toolGroup(groups, tool) }
 	s.AddReceivingMiddleware(e.schemaJSON.toolList)
 	addServerInfo(s, e)
 	if e.index != nil {
 		search.AddTools(s, e.index)
+		groups[search.ToolName] = config.GroupRAG
 	}
 	if e.workflow != nil {
-		workflow.AddTools(s, e.workflow, e.cfg.HasGroup(config.GroupWorkflow), e.cfg.HasGroup(config.GroupPOS))
+		for _, g := range []string{config.GroupWorkflow, config.GroupPOS} {
+			for _, name := range workflow.AddTools(s, e.workflow, g == config.GroupWorkflow && e.cfg.HasGroup(g), g == config.GroupPOS && e.cfg.HasGroup(g)) {
+				groups[name] = g
+			}
+		}
 	}
 	workflow.AddCurrentDate(s)
 	if e.logs != nil {
@@ -268,10 +275,11 @@ func (e *Engine) transport(ctx context.Context) string {
 // Status is the engine's detail for GET /projects/{id}.
 func (e *Engine) Status() map[string]any {
 	st := map[string]any{
-		"config_file": e.cfg.File,
-		"tool_groups": e.cfg.MCP.EnabledToolGroups,
-		"tools":       e.ToolNames(),
-		"watching":    e.watcher != nil,
+		"config_file":     e.cfg.File,
+		"tool_groups":     e.cfg.MCP.EnabledToolGroups,
+		"config_warnings": e.cfg.Warnings,
+		"tools":           e.ToolNames(),
+		"watching":        e.watcher != nil,
 	}
 	if e.index != nil {
 		st["index"] = e.index.Status()

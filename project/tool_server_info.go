@@ -25,6 +25,9 @@ type ServerInfoResult struct {
 	// Servers are the other MCP servers Berth hosts for the project, whose
 	// tools are served as <server>__<tool>; absent when none is declared.
 	Servers []HostedServer `json:"servers,omitempty"`
+	// Warnings name settings of the project's config that Berth ignored
+	// (a tool group it does not serve), with the fix.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ServerSection describes the broker.
@@ -147,5 +150,6 @@ func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoRes
 			Transports:     e.transports,
 			StandardsDirs:  dirs,
 		},
+		Warnings: e.cfg.Warnings,
 	}
 }

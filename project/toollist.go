@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -66,6 +67,9 @@ func (l *toolLister) names(ctx context.Context) ([]string, error) {
 // pointer: they never change after registration.
 type schemaBytes struct {
 	m sync.Map // *jsonschema.Schema -> json.RawMessage
+	// group names a tool's group for tools/list's _meta (GroupMetaKey);
+	// nil adds none. Set before the server serves.
+	group func(tool string) string
 }
 
 // marshaled is v as JSON bytes, or v itself if it is not a schema.
@@ -88,7 +92,8 @@ func (c *schemaBytes) marshaled(v any) any {
 // toolList answers tools/list with each tool's schemas as JSON marshaled
 // once: the SDK marshals *jsonschema.Schema through reflection on every
 // list, which was most of the IDE's first tools/list (about 3 ms for
-// Berth's tools). The answer's bytes are the same.
+// Berth's tools). The answer is the same, with each tool's group in its
+// _meta (GroupMetaKey).
 func (sb *schemaBytes) toolList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -102,6 +107,13 @@ func (sb *schemaBytes) toolList(next mcp.MethodHandler) mcp.MethodHandler {
 			c := *t
 			c.InputSchema = sb.marshaled(t.InputSchema)
 			c.OutputSchema = sb.marshaled(t.OutputSchema)
+			if sb.group != nil {
+				c.Meta = maps.Clone(t.Meta)
+				if c.Meta == nil {
+					c.Meta = mcp.Meta{}
+				}
+				c.Meta[GroupMetaKey] = sb.group(t.Name)
+			}
 			out.Tools[i] = &c
 		}
 		return &out, nil

@@ -126,6 +126,9 @@ func start(ctx context.Context, home string, as Autostart) error {
 		return fmt.Errorf("broker failed to start: %v (see %s)", err, log)
 	case rep.Code == api.CodeAlreadyRunning:
 		return &lockBusyError{msg: rep.Error, pid: rep.HolderPID}
+	case rep.Code == api.CodeBadConfig:
+		// The message names the file, line or variable: the log has nothing more.
+		return &api.Error{Code: api.CodeBadConfig, Message: "the broker cannot start: " + rep.Error}
 	case !rep.OK():
 		return fmt.Errorf("broker failed to start: %s (see %s)", rep.Error, log)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
@@ -19,8 +20,8 @@ func runCall(ctx context.Context, args []string) error {
 	fs := pflag.NewFlagSet("call", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("project", ".", "project directory")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		return usageError{"needs a tool name and, optionally, its JSON arguments"}
@@ -44,34 +45,56 @@ func runCall(ctx context.Context, args []string) error {
 	return nil
 }
 
-// callTool attaches dir (starting the broker if needed), calls one tool
-// through the broker's socket and detaches.
-func callTool(ctx context.Context, dir, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+// withSession attaches dir (starting the broker if needed), opens an MCP
+// session on the project through the broker's socket, runs f with it and
+// detaches. A wait over a second shows a progress line on a terminal;
+// f's MCP progress notifications feed it.
+func withSession(ctx context.Context, dir string, f func(*mcp.ClientSession, *progress) error) error {
 	root, err := api.ResolveRoot(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	prog := startProgress("connecting to the broker")
+	defer prog.end()
 	c, err := connect(ctx, true)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	att, err := c.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()})
+	prog.set("opening the project")
+	att, err := c.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid(), Version: api.Version})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer c.Detach(context.WithoutCancel(ctx), att.ID, att.Lease)
-	client := mcp.NewClient(&mcp.Implementation{Name: "berth-cli", Version: api.Version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "berth-cli", Version: api.Version}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			prog.news(req.Params.Message)
+		},
+	})
 	holder := &http.Client{Transport: leaseTransport{lease: att.Lease, next: c.HTTP.Transport}}
 	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.MCPURL(att.ID), HTTPClient: holder, DisableStandaloneSSE: true}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", att.ID, err)
+		return fmt.Errorf("connect to %s: %w", att.ID, err)
 	}
 	defer sess.Close()
-	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return nil, unknownToolHint(ctx, sess, tool, dir, err)
-	}
-	return res, nil
+	return f(sess, prog)
+}
+
+// callTool calls one tool of the project at dir and returns its result.
+// A tool the project does not offer is an error naming the closest one.
+func callTool(ctx context.Context, dir, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	var res *mcp.CallToolResult
+	err := withSession(ctx, dir, func(sess *mcp.ClientSession, prog *progress) error {
+		prog.set("waiting for " + tool)
+		params := &mcp.CallToolParams{Name: tool, Arguments: args}
+		params.SetProgressToken("berth-cli")
+		var err error
+		if res, err = sess.CallTool(ctx, params); err != nil {
+			return unknownToolHint(ctx, sess, tool, dir, err)
+		}
+		return nil
+	})
+	return res, err
 }
 
 // leaseTransport sends the attach's lease with every request: the
@@ -94,12 +117,18 @@ func unknownToolHint(ctx context.Context, sess *mcp.ClientSession, tool, dir str
 	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
 		return err
 	}
+	var names []string
 	for t, lerr := range sess.Tools(ctx, nil) {
 		if lerr != nil || t.Name == tool {
 			return err
 		}
+		names = append(names, t.Name)
 	}
-	return fmt.Errorf("%w (list the tools with `berth call --project %s get_server_info`)", err, dir)
+	hint := ""
+	if m := config.Closest(tool, names); m != "" {
+		hint = fmt.Sprintf("did you mean %s? ", m)
+	}
+	return fmt.Errorf("the project has no tool %q (%slist them with `berth tools --project %s`)", tool, hint, dir)
 }
 
 // printResult prints structured content as indented JSON, else the text.

@@ -226,8 +226,22 @@ func (d *demo) stopBroker(pid int) error {
 	_, statErr := os.Stat(api.StatePath(d.root))
 	d.detail("broker %d stopped; state file removed: %v; total %.2fs", pid, errors.Is(statErr, os.ErrNotExist), time.Since(d.start).Seconds())
 	fmt.Fprintln(d.out, "\nDemo finished: everything it started is stopped.")
+	fmt.Fprint(d.out, demoNext)
 	return nil
 }
+
+// demoNext is what to do after the demo, with a project of one's own.
+const demoNext = `
+Next, with your own project:
+  1. Install both binaries, side by side (from this checkout):
+       CGO_ENABLED=0 go install ./cmd/berth ./cmd/berth-shim
+  2. Give the project a .praxis-os/ folder; markdown in .praxis-os/standards/ is searched.
+  3. Make your IDE launch Berth for it (cursor, vscode, claude or windsurf):
+       berth ide-config vscode --project DIR --write
+     MCP servers that IDE already runs can move into Berth, shared by every window:
+       berth ide-config import vscode --project DIR
+  4. Check: berth doctor, then berth tools --project DIR
+`
 
 func writeExample(root string) error {
 	sub, err := fs.Sub(exampleFS, "example")

@@ -15,31 +15,46 @@ import (
 	"github.com/berth-dev/berth/store"
 )
 
+// Levels of `berth doctor` findings. Only FAIL needs the user, and only
+// FAIL makes the exit code 1 (docs/troubleshooting.md).
+const (
+	levelOK   = "ok"   // as it should be
+	levelNote = "note" // worth knowing, nothing wrong
+	levelWarn = "warn" // not as it should be, but Berth copes or repairs it by itself
+	levelFail = "FAIL" // needs you: the line says what to do
+)
+
 // finding is one line of `berth doctor`.
 type finding struct {
-	level string // "ok", "note" or "FAIL"
+	level string
 	what  string
-	fix   string // for FAIL: what to do
+	fix   string // FAIL: what to do; warn: what Berth does about it
 }
 
 // doctor collects findings about one home.
 type doctor struct {
 	home     string
 	findings []finding
+	projects map[string]string // root -> name of the projects it knows, for their configs
 }
 
-func (d *doctor) ok(format string, a ...any)   { d.add("ok", fmt.Sprintf(format, a...), "") }
-func (d *doctor) note(format string, a ...any) { d.add("note", fmt.Sprintf(format, a...), "") }
+func (d *doctor) ok(format string, a ...any)   { d.add(levelOK, fmt.Sprintf(format, a...), "") }
+func (d *doctor) note(format string, a ...any) { d.add(levelNote, fmt.Sprintf(format, a...), "") }
+func (d *doctor) warn(then, format string, a ...any) {
+	d.add(levelWarn, fmt.Sprintf(format, a...), then)
+}
 func (d *doctor) fail(fix, format string, a ...any) {
-	d.add("FAIL", fmt.Sprintf(format, a...), fix)
+	d.add(levelFail, fmt.Sprintf(format, a...), fix)
 }
 func (d *doctor) add(level, what, fix string) {
 	d.findings = append(d.findings, finding{level, what, fix})
 }
 
 // runDoctor checks the broker's home, socket, lock, database, port range,
-// the state files of the projects it knows, and versions. One line per
-// finding; exit 1 when something is wrong.
+// every config it knows (the broker's, BERTH_ variables, projects', IDE
+// files), the state files of the projects it knows, and versions. One line
+// per finding. Exit 0 when nothing needs the user, 1 when a line says
+// FAIL, 2 for a wrong command line.
 func runDoctor(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usageError{"takes no arguments"}
@@ -48,39 +63,45 @@ func runDoctor(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := &doctor{home: home}
+	d := &doctor{home: home, projects: map[string]string{}}
+	prog := startProgress("checking " + home)
 	d.run(ctx)
+	prog.end()
 	failed := 0
 	for _, f := range d.findings {
 		line := fmt.Sprintf("%-4s  %s", f.level, f.what)
-		if f.fix != "" {
+		switch {
+		case f.level == levelFail:
 			line += " -- fix: " + f.fix
 			failed++
+		case f.fix != "":
+			line += " -- " + f.fix
 		}
 		fmt.Println(line)
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d problem(s) found in %s", failed, home)
+		return fmt.Errorf("%d problem(s) need you (the FAIL lines say what to do)", failed)
 	}
 	return nil
 }
 
 func (d *doctor) run(ctx context.Context) {
-	if !d.checkHome() {
-		return
-	}
 	cfg := d.checkConfig()
-	c := api.NewUnixClient(api.SocketPath(d.home))
-	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	h, herr := c.Health(hctx)
-	cancel()
-	running := herr == nil
-	d.checkSocketAndLock(running, h)
-	if running {
-		d.checkRunning(ctx, c, h, cfg)
-	} else {
-		d.checkStopped(cfg)
+	if d.checkHome() {
+		c := api.NewUnixClient(api.SocketPath(d.home))
+		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		h, herr := c.Health(hctx)
+		cancel()
+		running := herr == nil
+		d.checkSocketAndLock(running, h)
+		if running {
+			d.checkRunning(ctx, c, h, cfg)
+		} else {
+			d.checkStopped(cfg)
+		}
 	}
+	d.checkProjectConfigs()
+	d.checkIDEFiles()
 }
 
 // checkHome: the home exists, is a directory of ours, closed to others.
@@ -101,26 +122,11 @@ func (d *doctor) checkHome() bool {
 		d.fail("use a home of your own (BERTH_HOME)", "home %s belongs to uid %d, not to you", d.home, owner)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		d.fail("chmod 700 "+d.home, "home %s has mode %04o: others can read the token and the socket", d.home, perm)
+		d.fail("chmod 700 "+d.home+" (a broker sets it when it starts)", "home %s has mode %04o: other accounts can read the token and the database", d.home, perm)
 	} else {
 		d.ok("home %s (mode %04o)", d.home, perm)
 	}
 	return true
-}
-
-// checkConfig reads the configuration the broker would use.
-func (d *doctor) checkConfig() *broker.Config {
-	v := broker.NewViper()
-	if _, err := broker.ReadConfig(v, d.home, ""); err != nil {
-		d.fail("fix the file (YAML) or move it away", "%v", err)
-		return nil
-	}
-	cfg, err := broker.ConfigFrom(v, d.home)
-	if err != nil {
-		d.fail("fix the key it names in "+filepath.Join(d.home, api.ConfigName)+" or the BERTH_* variable", "config: %v", err)
-		return nil
-	}
-	return &cfg
 }
 
 func (d *doctor) checkSocketAndLock(running bool, h api.Health) {
@@ -137,7 +143,7 @@ func (d *doctor) checkSocketAndLock(running bool, h api.Health) {
 	case held:
 		d.fail(fmt.Sprintf("`kill %d` (then `berth doctor` again)", pid), "broker pid %d holds the lock but does not answer on %s", pid, sock)
 	case serr == nil:
-		d.fail("none needed to run (the next broker replaces it); or remove "+sock, "stale socket %s: no broker answers on it", sock)
+		d.warn("the next broker replaces it", "stale socket %s: no broker answers on it", sock)
 	default:
 		d.note("no broker is running (a shim starts one; or `berth serve`)")
 	}
@@ -150,11 +156,13 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 		d.ok("database %s (checked by the running broker at start)", filepath.Join(d.home, api.DBName))
 	}
 	for _, w := range h.Warnings {
-		d.fail("nothing to repair; read it, keep or delete the old file, and restart the broker to clear this", "broker reported at start: %s", w)
+		d.warn("repaired at start; this line goes at the next restart", "broker reported at start: %s", w)
 	}
 	switch cmp, ok := api.CompareVersions(h.Version, api.Version); {
 	case !ok:
 		d.note("versions: berth %s, broker %s (not comparable)", api.Version, h.Version)
+	case cmp < 0 && h.Autostarted:
+		d.warn("the next berth-shim of this version restarts it once nobody uses it; or `berth stop`", "broker %s is older than this berth %s", h.Version, api.Version)
 	case cmp < 0:
 		d.fail("`berth stop`; the next shim or `berth serve` starts this version", "broker %s is older than this berth %s", h.Version, api.Version)
 	case cmp > 0:
@@ -170,7 +178,11 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 	mine := map[int]bool{}
 	for _, p := range ps {
 		mine[p.Port] = true
+		d.projects[p.Root] = p.Name
 		d.checkStateFile(p.Name, p.Root, h.PID, p.Port, true)
+	}
+	for _, r := range h.Refused {
+		d.fail(refusalFix(r), "project %s was refused %s: %s", r.Root, agoText(r.Time), r.Error)
 	}
 	if h.PortStart > 0 && h.PortEnd >= h.PortStart {
 		d.checkPorts(h.PortStart, h.PortEnd, mine)
@@ -187,7 +199,7 @@ func (d *doctor) checkStopped(cfg *broker.Config) {
 		d.note("no database yet (%s)", path)
 	} else if db, err := store.OpenReadOnly(path, time.Second); err != nil {
 		if errors.Is(err, store.ErrCorrupt) {
-			d.fail("none needed: the next broker moves it aside and rebuilds it (workflow sessions it can read are kept)", "database: %v", err)
+			d.warn("the next broker moves it aside and rebuilds it, keeping the workflow sessions it can read", "database: %v", err)
 		} else {
 			d.fail("stop the process that holds it; only the broker opens berth.db", "database: %v", err)
 		}
@@ -200,9 +212,10 @@ func (d *doctor) checkStopped(cfg *broker.Config) {
 			d.ok("database %s (%d projects known)", path, len(recs))
 		}
 		for _, id := range bad {
-			d.fail("none needed: the broker skips it", "registry record %s cannot be read", id)
+			d.warn("the broker skips it", "registry record %s cannot be read", id)
 		}
 		for _, r := range recs {
+			d.projects[r.Root] = r.Name
 			d.checkStateFile(r.Name, r.Root, 0, 0, false)
 		}
 	}
@@ -238,7 +251,7 @@ func (d *doctor) checkStateFile(name, root string, pid, port int, served bool) {
 	case err != nil:
 		d.fail("remove it; the next attach writes it again", "project %s: %s: %v", name, p, err)
 	case !served:
-		d.fail("remove it, or start the broker (it removes stale state files)", "project %s: stale state file %s names broker pid %d, and no broker runs", name, p, sf.PID)
+		d.warn("the next broker removes it (sub-agents that read it now find no server)", "project %s: stale state file %s names broker pid %d, and no broker runs", name, p, sf.PID)
 	case sf.PID != pid:
 		d.fail("reopen the IDE window or `berth attach` it again", "project %s: state file names pid %d, the broker is pid %d", name, sf.PID, pid)
 	case sf.Port != nil && *sf.Port != port:
@@ -266,7 +279,7 @@ func (d *doctor) checkPorts(start, end int, mine map[int]bool) {
 	free := total - taken - len(mine)
 	switch {
 	case free <= 0:
-		d.fail("widen ports.start/ports.end in "+filepath.Join(d.home, api.ConfigName)+" or free ports", "port range %d-%d: no free port (%d held by other programs)", start, end, taken)
+		d.fail("widen ports.start/ports.end in the broker's config (see the config line above), or free ports", "port range %d-%d: no free port (%d held by other programs)", start, end, taken)
 	default:
 		d.ok("port range %d-%d: %d free, %d used by projects, %d by other programs", start, end, free, len(mine), taken)
 	}

@@ -21,8 +21,8 @@ func runSearch(ctx context.Context, args []string) error {
 	n := fs.IntP("n", "n", 5, "number of results (1-50)")
 	prefix := fs.String("path", "", "only files under this path prefix (relative to the root)")
 	asJSON := fs.Bool("json", false, "print the tool's JSON result")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
 		return usageError{"needs a query"}
@@ -61,8 +61,8 @@ func runWorkflows(ctx context.Context, args []string) error {
 	fs.SetOutput(io.Discard)
 	dir := fs.String("project", ".", "project directory")
 	asJSON := fs.Bool("json", false, "print the tool's JSON result")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -119,8 +119,8 @@ func runSessions(ctx context.Context, args []string) error {
 	dir := fs.String("project", ".", "project directory")
 	status := fs.String("status", "", "only sessions with this status (active, completed)")
 	asJSON := fs.Bool("json", false, "print the tool's JSON result")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}

@@ -15,59 +15,29 @@ import (
 )
 
 // runIDEConfig prints, or with --write merges into the app's own file, the
-// MCP server entry that launches berth-shim.
-func runIDEConfig(_ context.Context, args []string) error {
+// MCP server entry that launches berth-shim; `ide-config import` moves the
+// app's other servers into Berth's config.
+func runIDEConfig(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "import" {
+		return runIDEImport(ctx, args[1:])
+	}
 	fset := pflag.NewFlagSet("ide-config", pflag.ContinueOnError)
 	fset.SetOutput(io.Discard)
 	project := fset.String("project", "", "project root (default: Cursor's global entry names the open workspace; the others need a project, found from the working directory)")
-	write := fset.Bool("write", false, "merge the entry into the app's configuration file")
+	write := fset.Bool("write", false, "merge the entry into the app's configuration file (a backup of the old file is kept beside it)")
 	name := fset.String("name", "", "server name (default berth, or berth-<project> in a file shared by all projects)")
-	if err := fset.Parse(args); err != nil {
-		return usageError{err.Error()}
+	portable := fset.Bool("portable", false, "write the project's own file with no path of this machine (berth-shim from PATH, the IDE's workspace folder), for the team to commit")
+	if err := parseFlags(fset, args); err != nil {
+		return err
 	}
 	if fset.NArg() != 1 {
-		return usageError{"name one app: " + strings.Join(ideconfig.Names(), ", ")}
+		return usageError{"name one app: " + strings.Join(ideconfig.Names(), ", ") + " (or `import APP` to move its servers into Berth)"}
 	}
 	app, err := ideconfig.Lookup(fset.Arg(0))
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	root := ""
-	switch {
-	case *project != "":
-		if root, err = api.ResolveRoot(*project); err != nil {
-			return err
-		}
-	case app.Name != "cursor":
-		wd, err := os.Getwd()
-		if err != nil {
-			return err
-		}
-		if root, err = api.FindRoot(wd); err != nil {
-			return fmt.Errorf("%s needs a project: %w", app.Title, err)
-		}
-	}
-	shim, err := shimCommand()
-	if err != nil {
-		return err
-	}
-	userHome, err := os.UserHomeDir()
-	if err != nil {
-		return fmt.Errorf("find your home directory: %w (set HOME)", err)
-	}
-	configDir, err := os.UserConfigDir()
-	if err != nil {
-		return fmt.Errorf("find your configuration directory: %w", err)
-	}
-	home := "" // passed on only when set: otherwise the shim's default is the same as ours
-	if os.Getenv(api.HomeEnv) != "" {
-		if home, err = api.DefaultHome(); err != nil {
-			return err
-		}
-	}
-	plan, err := ideconfig.NewPlan(app, ideconfig.Options{
-		Project: root, Shim: shim, Home: home, Name: *name, UserHome: userHome, ConfigDir: configDir,
-	})
+	plan, err := planFor(app, *project, *name, *portable)
 	if err != nil {
 		return err
 	}
@@ -76,11 +46,12 @@ func runIDEConfig(_ context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "%s reads this from %s (under %q); `berth ide-config %s --write` merges it there.\n", app.Title, plan.Path, app.ServersKey, app.Name)
+		again := append([]string{"berth", "ide-config"}, args...)
+		fmt.Fprintf(os.Stderr, "%s reads this from %s (under %q); `%s` merges it there.\n", app.Title, plan.Path, app.ServersKey, shellJoin(append(again, "--write")))
 		os.Stdout.Write(snippet)
 		return nil
 	}
-	res, err := plan.Write()
+	res, backup, err := plan.Write()
 	if err != nil {
 		return err
 	}
@@ -90,9 +61,58 @@ func runIDEConfig(_ context.Context, args []string) error {
 	case ideconfig.Created:
 		fmt.Printf("wrote %s with server %q; restart %s (or reload its MCP servers) to use it\n", plan.Path, plan.Name, app.Title)
 	default:
-		fmt.Printf("set server %q in %s, keeping the rest; restart %s (or reload its MCP servers) to use it\n", plan.Name, plan.Path, app.Title)
+		fmt.Printf("set server %q in %s, keeping the rest (the file as it was is in %s); restart %s (or reload its MCP servers) to use it\n", plan.Name, plan.Path, backup, app.Title)
 	}
 	return nil
+}
+
+// planFor builds app's entry for the project dir ("" for the one around
+// the working directory, or none for Cursor's global file).
+func planFor(app ideconfig.App, dir, name string, portable bool) (ideconfig.Plan, error) {
+	root := ""
+	var err error
+	switch {
+	case dir != "":
+		if root, err = api.ResolveRoot(dir); err != nil {
+			return ideconfig.Plan{}, err
+		}
+	case app.Name != "cursor" || portable:
+		wd, err := os.Getwd()
+		if err != nil {
+			return ideconfig.Plan{}, err
+		}
+		if root, err = api.FindRoot(wd); err != nil {
+			return ideconfig.Plan{}, fmt.Errorf("%s needs a project: %w", app.Title, err)
+		}
+	}
+	var shim []string
+	if portable {
+		if _, err := exec.LookPath(ideconfig.ShimName); err != nil {
+			fmt.Fprintf(os.Stderr, "berth ide-config: note: %s is not on PATH here; the IDE finds it only on its PATH (install it, e.g. go install github.com/berth-dev/berth/cmd/berth-shim@latest)\n", ideconfig.ShimName)
+		}
+		if os.Getenv(api.HomeEnv) != "" {
+			fmt.Fprintf(os.Stderr, "berth ide-config: note: a portable entry names no %s: shims use the default home\n", api.HomeEnv)
+		}
+	} else if shim, err = shimCommand(); err != nil {
+		return ideconfig.Plan{}, err
+	}
+	userHome, err := os.UserHomeDir()
+	if err != nil {
+		return ideconfig.Plan{}, fmt.Errorf("find your home directory: %w (set HOME)", err)
+	}
+	configDir, err := os.UserConfigDir()
+	if err != nil {
+		return ideconfig.Plan{}, fmt.Errorf("find your configuration directory: %w", err)
+	}
+	home := "" // passed on only when set: otherwise the shim's default is the same as ours
+	if os.Getenv(api.HomeEnv) != "" && !portable {
+		if home, err = api.DefaultHome(); err != nil {
+			return ideconfig.Plan{}, err
+		}
+	}
+	return ideconfig.NewPlan(app, ideconfig.Options{
+		Project: root, Shim: shim, Home: home, Name: name, UserHome: userHome, ConfigDir: configDir, Portable: portable,
+	})
 }
 
 // shimCommand is the absolute command that runs the shim: berth-shim beside
@@ -105,12 +125,12 @@ func shimCommand() ([]string, error) {
 	}
 	temp := tempBuild(exe)
 	if !temp {
-		beside := filepath.Join(filepath.Dir(exe), "berth-shim")
+		beside := filepath.Join(filepath.Dir(exe), ideconfig.ShimName)
 		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
 			return []string{beside}, nil
 		}
 	}
-	if p, err := exec.LookPath("berth-shim"); err == nil {
+	if p, err := exec.LookPath(ideconfig.ShimName); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {
 			return []string{abs}, nil
 		}
@@ -119,4 +139,16 @@ func shimCommand() ([]string, error) {
 		return nil, fmt.Errorf("berth runs from a temporary build (%s) and berth-shim is not on PATH: install both first (go install ./cmd/berth ./cmd/berth-shim)", exe)
 	}
 	return []string{exe, "shim"}, nil
+}
+
+// shellJoin writes args as a shell command line, quoting what needs it.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`&|;<>()*?[]#~!{}") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }

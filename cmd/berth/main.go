@@ -36,17 +36,18 @@ func commands() []command {
 		{"projects", "[--json]", "list the projects the broker serves", runProjects},
 		{"attach", "DIR", "serve a project over HTTP with no IDE (kept across restarts)", runAttach},
 		{"detach", "DIR", "stop serving a project attached with `berth attach`", runDetach},
+		{"tools", "--project DIR [--json]", "list the project's MCP tools: name, group, what each does", runTools},
 		{"call", "--project DIR TOOL [JSON-args]", "call one MCP tool and print its result", runCall},
 		{"search", "--project DIR QUERY", "search the project's standards", runSearch},
 		{"workflows", "--project DIR", "list the project's workflow definitions (with errors)", runWorkflows},
 		{"sessions", "--project DIR", "list the project's workflow sessions and their progress", runSessions},
 		{"servers", "[--project DIR] | approve/restart", "hosted MCP servers: list, approve DIR, restart DIR NAME", runServers},
 		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
-		{"ide-config", "cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim", runIDEConfig},
+		{"ide-config", "[import] cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim; import moves its other servers into Berth", runIDEConfig},
 		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
 		{"dashboard", "", "print a one-time link that opens the dashboard in a browser", runDashboard},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
-		{"doctor", "", "check the broker's home, socket, lock, database, ports, state files and versions", runDoctor},
+		{"doctor", "", "check every config, the home, socket, lock, database, ports, state files and versions; exit 1 when something needs you", runDoctor},
 		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},
 		{"version", "", "print this berth's version and the running broker's", runVersion},
 	}
@@ -89,5 +90,5 @@ func usage() {
 	for _, c := range commands() {
 		fmt.Fprintf(os.Stderr, "  %-10s %-34s %s\n", c.name, c.args, c.summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nThe broker's home is $BERTH_HOME (default ~/.local/state/berth).")
+	fmt.Fprintln(os.Stderr, "\nThe broker's home is $BERTH_HOME (default ~/.local/state/berth); its settings are in\n~/.config/berth/config.yaml (docs/configuration.md says where each file lives).")
 }

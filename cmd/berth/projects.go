@@ -18,8 +18,8 @@ func runProjects(ctx context.Context, args []string) error {
 	fs := pflag.NewFlagSet("projects", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -47,16 +47,31 @@ func printProjects(w io.Writer, ps []api.Project) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPORT\tSESSIONS\tHOLDERS\tUP\tROOT")
+	fmt.Fprintln(tw, "ID\tNAME\tPORT\tSESSIONS\tHOLDERS\tINDEX\tUP\tROOT")
 	for _, p := range ps {
 		holders := fmt.Sprint(p.Holders)
 		if p.Pinned {
 			holders += " (pinned)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.ID, p.Name, p.Port, p.Sessions, holders,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Port, p.Sessions, holders, indexText(p.Index),
 			time.Since(p.StartedAt).Round(time.Second), p.Root)
 	}
 	tw.Flush()
+}
+
+// indexText is a project's index state for the table: "ready, 120 files",
+// "indexing 8448/18006 files", "off".
+func indexText(ix *api.IndexState) string {
+	switch {
+	case ix == nil:
+		return "off"
+	case ix.Total > 0:
+		return fmt.Sprintf("%s %d/%d files", ix.State, ix.Done, ix.Total)
+	case ix.State == "ready":
+		return fmt.Sprintf("ready, %d files", ix.Files)
+	default:
+		return ix.State
+	}
 }
 
 func runAttach(ctx context.Context, args []string) error {
@@ -71,7 +86,9 @@ func runAttach(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	prog := startProgress("attaching " + root)
 	a, err := shim.Attach(ctx, shim.AttachOptions{Home: home, Root: root, Transport: api.TransportHTTP, Kind: api.HolderCLI})
+	prog.end()
 	if err != nil {
 		return err
 	}

@@ -25,20 +25,20 @@ func runServe(ctx context.Context, args []string) (err error) {
 	}()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	configFile := fs.String("config", "", "config file (default $BERTH_HOME/config.yaml)")
+	configFile := fs.String("config", "", "config file (default $BERTH_CONFIG, else ~/.config/berth/config.yaml for the default home, $BERTH_HOME/config.yaml for another)")
 	broker.AddFlags(fs)
 	autostarted := fs.Bool("autostarted", false, "started by berth-shim: apply idle_timeout")
 	tokenOnly := fs.Bool("token-only", false, "admit only the bearer token on TCP listeners, as on macOS, where the broker cannot tell a connection's account")
 	pprofAddr := fs.String("pprof", "", "serve Go runtime profiles on this loopback address (debugging, berth-bench)")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	cfg, err := loadConfig(fs, *configFile)
+	cfg, cf, err := broker.Load(fs, *configFile)
 	if err != nil {
-		return err
+		return configError(err)
 	}
 	cfg.ListenOptional = *autostarted
 	cfg.Autostarted = *autostarted
@@ -52,6 +52,9 @@ func runServe(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer closeLog()
+	if cf.Notice != "" {
+		log.Warn("config: " + cf.Notice)
+	}
 	forceOnSecondSignal(log)
 	if *pprofAddr != "" {
 		stopPprof, err := servePprof(*pprofAddr, log)
@@ -61,7 +64,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 		defer stopPprof()
 	}
 	sd := newSDNotifier()
-	return broker.Run(ctx, cfg, broker.Options{Logger: log, Ready: func() {
+	return broker.Run(ctx, cfg, broker.Options{Logger: log, ConfigFile: cf.Path, Ready: func() {
 		ready.Report(api.Ready{PID: os.Getpid()})
 		if err := sd.notify("READY=1"); err != nil {
 			log.Warn("tell systemd the broker is ready", "err", err)
@@ -71,39 +74,6 @@ func runServe(ctx context.Context, args []string) (err error) {
 		// and an idle exit.
 		_ = sd.notify("STOPPING=1")
 	}})
-}
-
-// loadConfig reads the broker's configuration: the keys' defaults, the
-// config file (--config, else the home's config.yaml), BERTH_* variables
-// and the flags, highest last. The home comes from --home or BERTH_HOME,
-// else the config file's home key, else the default.
-func loadConfig(fs *pflag.FlagSet, file string) (broker.Config, error) {
-	v := broker.NewViper()
-	if err := broker.BindFlags(v, fs); err != nil {
-		return broker.Config{}, err
-	}
-	home := v.GetString("home") // the flag or the environment: the file is in the home
-	if home == "" {
-		var err error
-		if home, err = api.DefaultHome(); err != nil {
-			return broker.Config{}, err
-		}
-	}
-	if _, err := broker.ReadConfig(v, home, file); err != nil {
-		return broker.Config{}, err
-	}
-	if h := v.GetString("home"); h != "" {
-		home = h // the file's, when neither --home nor BERTH_HOME is set
-	}
-	home, err := filepath.Abs(home)
-	if err != nil {
-		return broker.Config{}, err
-	}
-	cfg, err := broker.ConfigFrom(v, home)
-	if err != nil {
-		return cfg, fmt.Errorf("config: %w", err)
-	}
-	return cfg, nil
 }
 
 // forceOnSecondSignal exits at once, without the clean shutdown, when a
@@ -126,11 +96,24 @@ func forceOnSecondSignal(log *slog.Logger) {
 func readyError(err error) api.Ready {
 	rep := api.Ready{Error: err.Error()}
 	var running *broker.RunningError
-	if errors.As(err, &running) {
+	switch {
+	case errors.As(err, &running):
 		rep.Code, rep.HolderPID = api.CodeAlreadyRunning, running.PID
+	case errors.As(err, new(badConfig)):
+		rep.Code = api.CodeBadConfig
 	}
 	return rep
 }
+
+// badConfig marks an error in the broker's configuration: the file, a
+// BERTH_ variable or a flag. The readiness report carries it with
+// api.CodeBadConfig, so that a shim says what to fix instead of pointing
+// at a log the broker never opened.
+type badConfig struct{ error }
+
+func (e badConfig) Unwrap() error { return e.error }
+
+func configError(err error) error { return badConfig{err} }
 
 // brokerLogger logs to $home/berth.log at log_level and, for a broker run
 // by hand, to stderr.

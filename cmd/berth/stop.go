@@ -33,9 +33,12 @@ func runStop(ctx context.Context, args []string) error {
 	if _, err := c.Shutdown(ctx, api.ShutdownRequest{Reason: "berth stop"}); err != nil {
 		return fmt.Errorf("ask broker pid %d to stop: %w", h.PID, err)
 	}
+	prog := startProgress(fmt.Sprintf("waiting for broker pid %d to stop", h.PID))
+	defer prog.end()
 	deadline := time.Now().Add(stopWait)
 	for time.Now().Before(deadline) {
 		if !api.ProcessAlive(h.PID) {
+			prog.end()
 			fmt.Printf("broker stopped (pid %d)\n", h.PID)
 			return nil
 		}

@@ -4,13 +4,11 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/berth-dev/berth/api"
-	"github.com/spf13/viper"
 )
 
 // Dir is the name of the per-project folder that marks a project root
@@ -35,24 +33,24 @@ const (
 
 // MCP holds the mcp.* keys.
 type MCP struct {
-	HTTPPort          int      `mapstructure:"http_port"`
-	EnabledToolGroups []string `mapstructure:"enabled_tool_groups"`
-	MaxToolsWarning   int      `mapstructure:"max_tools_warning"`
-	MaxSessions       int      `mapstructure:"max_sessions"`
-	MaxToolCalls      int      `mapstructure:"max_tool_calls"`
+	HTTPPort          int      `mapstructure:"http_port" yaml:"http_port"`
+	EnabledToolGroups []string `mapstructure:"enabled_tool_groups" yaml:"enabled_tool_groups"`
+	MaxToolsWarning   int      `mapstructure:"max_tools_warning" yaml:"max_tools_warning"`
+	MaxSessions       int      `mapstructure:"max_sessions" yaml:"max_sessions"`
+	MaxToolCalls      int      `mapstructure:"max_tool_calls" yaml:"max_tool_calls"`
 }
 
 // RAG holds the rag.* keys: source folders relative to the project root,
 // and the folders outside it that symlinks in them may lead to.
 type RAG struct {
-	StandardsPath string `mapstructure:"standards_path"`
-	UsagePath     string `mapstructure:"usage_path"`
-	WorkflowsPath string `mapstructure:"workflows_path"`
+	StandardsPath string `mapstructure:"standards_path" yaml:"standards_path"`
+	UsagePath     string `mapstructure:"usage_path" yaml:"usage_path"`
+	WorkflowsPath string `mapstructure:"workflows_path" yaml:"workflows_path"`
 	// AllowOutside lists directories outside the project that indexing may
 	// follow symlinks into; absolute after Load (relative entries are taken
 	// from the root, "~" is the home directory). Load empties it when the
 	// config file is not the user's own (see Config.Warnings).
-	AllowOutside []string `mapstructure:"allow_outside"`
+	AllowOutside []string `mapstructure:"allow_outside" yaml:"allow_outside"`
 }
 
 // Config is one project's configuration with defaults applied.
@@ -63,7 +61,8 @@ type Config struct {
 	Servers map[string]Server `mapstructure:"servers"`
 	// File is the file the settings came from, or "" when defaults alone apply.
 	File string `mapstructure:"-"`
-	// Warnings name settings Load ignored, with the fix.
+	// Warnings name settings Load ignored (a tool group Berth does not
+	// serve, rag.allow_outside in a file others may write), with the fix.
 	Warnings []string `mapstructure:"-"`
 }
 
@@ -86,7 +85,9 @@ func Default() Config {
 }
 
 // Load reads the config of the project at root. A missing file gives the
-// defaults; an unreadable or invalid one is an error naming the file.
+// defaults. A file that does not parse, holds a key Berth does not know or
+// a value of the wrong form is an *Error naming the file, the line and
+// column, the key and the fix.
 func Load(root string) (Config, error) {
 	cfg := Default()
 	dir := filepath.Join(root, Dir)
@@ -97,50 +98,59 @@ func Load(root string) (Config, error) {
 			file = p
 			break
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return cfg, fmt.Errorf("project config %s: %w", p, err)
+			return cfg, &Error{File: p, Msg: err.Error()}
 		}
 	}
 	if file == "" {
 		return cfg, nil
 	}
-	v := viper.New()
-	v.SetConfigFile(file)
-	if err := v.ReadInConfig(); err != nil {
-		return cfg, fmt.Errorf("project config %s: %w (fix the syntax or remove the file)", file, err)
-	}
-	servers, err := ReadServers(file)
+	data, err := os.ReadFile(file)
 	if err != nil {
-		return cfg, fmt.Errorf("project config %s: %w", file, err)
+		return cfg, &Error{File: file, Msg: err.Error()}
 	}
-	if err := v.Unmarshal(&cfg); err != nil {
-		return cfg, fmt.Errorf("project config %s: %w", file, err)
+	doc, err := ParseFile(file, data)
+	if err != nil {
+		return cfg, err
 	}
-	cfg.Servers = servers
+	if err := Check(file, doc, projectSchema); err != nil {
+		return cfg, err
+	}
+	dropNulls(doc)
+	var f struct {
+		MCP     *MCP                 `yaml:"mcp"`
+		RAG     *RAG                 `yaml:"rag"`
+		Servers map[string]rawServer `yaml:"servers"`
+	}
+	f.MCP, f.RAG = &cfg.MCP, &cfg.RAG
+	if err := doc.Decode(&f); err != nil {
+		return cfg, &Error{File: file, Msg: err.Error()}
+	}
+	if cfg.Servers, err = decodeServers(f.Servers); err != nil {
+		return cfg, placeError(file, doc, err)
+	}
 	cfg.File = file
 	if err := cfg.validate(); err != nil {
-		return cfg, fmt.Errorf("project config %s: %w", file, err)
+		return cfg, placeError(file, doc, err)
 	}
+	cfg.checkGroups(doc)
 	if err := cfg.loadAllowOutside(root); err != nil {
-		return cfg, fmt.Errorf("project config %s: %w", file, err)
+		return cfg, placeError(file, doc, err)
 	}
 	return cfg, nil
 }
 
 func (c *Config) validate() error {
 	if c.MCP.HTTPPort < 0 || c.MCP.HTTPPort > 65535 {
-		return fmt.Errorf("mcp.http_port %d is not a port (use 1-65535)", c.MCP.HTTPPort)
+		return keyErrorf("mcp.http_port", "mcp.http_port %d is not a port (use 1-65535)", c.MCP.HTTPPort)
 	}
 	if c.MCP.HTTPPort == 0 {
 		c.MCP.HTTPPort = DefaultPort
 	}
-	if c.MCP.MaxSessions < 0 || c.MCP.MaxToolCalls < 0 {
-		return fmt.Errorf("mcp.max_sessions (%d) and mcp.max_tool_calls (%d) must not be negative (0 = no limit)", c.MCP.MaxSessions, c.MCP.MaxToolCalls)
+	if c.MCP.MaxSessions < 0 {
+		return keyErrorf("mcp.max_sessions", "mcp.max_sessions %d must not be negative (0 = no limit)", c.MCP.MaxSessions)
 	}
-	known := []string{GroupRAG, GroupWorkflow, GroupPOS}
-	for _, g := range c.MCP.EnabledToolGroups {
-		if !slices.Contains(known, g) {
-			return fmt.Errorf("mcp.enabled_tool_groups: unknown group %q (known: rag, workflow, pos)", g)
-		}
+	if c.MCP.MaxToolCalls < 0 {
+		return keyErrorf("mcp.max_tool_calls", "mcp.max_tool_calls %d must not be negative (0 = no limit)", c.MCP.MaxToolCalls)
 	}
 	def := Default()
 	if c.RAG.StandardsPath == "" {
@@ -152,9 +162,11 @@ func (c *Config) validate() error {
 	if c.RAG.WorkflowsPath == "" {
 		c.RAG.WorkflowsPath = def.RAG.WorkflowsPath
 	}
-	for key, p := range map[string]string{"rag.standards_path": c.RAG.StandardsPath, "rag.usage_path": c.RAG.UsagePath, "rag.workflows_path": c.RAG.WorkflowsPath} {
-		if filepath.IsAbs(p) || !filepath.IsLocal(filepath.Clean(p)) {
-			return fmt.Errorf("%s %q must be a relative path inside the project", key, p)
+	for _, kp := range []struct{ key, path string }{
+		{"rag.standards_path", c.RAG.StandardsPath}, {"rag.usage_path", c.RAG.UsagePath}, {"rag.workflows_path", c.RAG.WorkflowsPath},
+	} {
+		if filepath.IsAbs(kp.path) || !filepath.IsLocal(filepath.Clean(kp.path)) {
+			return keyErrorf(kp.key, "%s %q must be a relative path inside the project", kp.key, kp.path)
 		}
 	}
 	return ValidateServers(c.Servers)

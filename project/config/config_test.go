@@ -48,7 +48,7 @@ func TestLoad(t *testing.T) {
 					t.Errorf("unset key lost its default: %q", c.RAG.UsagePath)
 				}
 			}},
-		{name: "praxis json", file: "config.json", body: `{"mcp": {"http_port": 4400, "max_tools_warning": 5}, "unknown": 1}`,
+		{name: "praxis json", file: "config.json", body: `{"mcp": {"http_port": 4400, "max_tools_warning": 5, "http_host": "127.0.0.1"}, "rag": {"index_path": ".praxis-os/.cache/vector_index", "embedding_provider": "local"}}`,
 			check: func(t *testing.T, c Config) {
 				if c.MCP.HTTPPort != 4400 || c.MCP.MaxToolsWarning != 5 {
 					t.Errorf("json not applied: %+v", c)
@@ -56,7 +56,7 @@ func TestLoad(t *testing.T) {
 			}},
 		{name: "broken yaml", file: "config.yaml", body: "mcp: [\n", wantErr: "config.yaml"},
 		{name: "bad port", file: "config.yaml", body: "mcp:\n  http_port: 70000\n", wantErr: "mcp.http_port"},
-		{name: "unknown group", file: "config.yaml", body: "mcp:\n  enabled_tool_groups: [rag, nope]\n", wantErr: `"nope"`},
+		{name: "unknown key in json", file: "config.json", body: `{"mcp": {"http_port": 4400}, "unknown": 1}`, wantErr: `unknown key "unknown"`},
 		{name: "escaping path", file: "config.yaml", body: "rag:\n  usage_path: ../outside\n", wantErr: "rag.usage_path"},
 	}
 	for _, tc := range cases {

@@ -76,3 +76,32 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAddServers adds a server to arbitrary YAML: it either refuses, or
+// the result loads, holds the new server, and keeps every line of the
+// input when the input had a block servers: section or none.
+func FuzzAddServers(f *testing.F) {
+	for _, seed := range []string{"", "# c\nmcp:\n  http_port: 1\n", "servers:\n  a:\n    command: x\n\nrag: {}\n",
+		"servers: {}\n", "servers:\n", "servers: {a: {command: x}}\n", "- 1\n", "mcp: [\n", "servers:\n    a: {url: 'http://h/mcp'}\n# end\n"} {
+		f.Add([]byte(seed))
+	}
+	add := []NamedServer{{Name: "memory", Comment: "imported", Server: Server{Command: "npx", Args: []string{"-y", "x: y", "#z"}, Env: map[string]string{"K": "v w"}}}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := AddServers("config.yaml", data, add, ProjectSchema())
+		if err != nil {
+			return
+		}
+		doc, err := ParseFile("config.yaml", out)
+		if err != nil {
+			t.Fatalf("result does not parse: %v\n%s", err, out)
+		}
+		servers, err := ServersIn("config.yaml", doc)
+		if err != nil {
+			t.Fatalf("result's servers: %v\n%s", err, out)
+		}
+		got, ok := servers["memory"]
+		if !ok || got.Command != "npx" || len(got.Args) != 3 || got.Args[1] != "x: y" || got.Env["K"] != "v w" {
+			t.Fatalf("added server reads back as %+v\n%s", got, out)
+		}
+	})
+}

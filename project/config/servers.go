@@ -122,7 +122,7 @@ func ValidateServers(servers map[string]Server) error {
 	for _, name := range names {
 		s := servers[name]
 		if err := s.validate(name); err != nil {
-			return err
+			return &keyError{key: "servers." + name, msg: err.Error()}
 		}
 		servers[name] = s
 	}
@@ -184,41 +184,97 @@ func (s *Server) validate(name string) error {
 }
 
 // rawServer is Server as written in the file: names and env keys keep
-// their case here (viper lowercases every key), durations are strings.
+// their case here, durations are strings.
 type rawServer struct {
 	Server      `yaml:",inline"`
 	CallTimeout string `yaml:"call_timeout"`
 }
 
-// ReadServers decodes the servers section of file (YAML or JSON) keeping
-// the case of server names and env keys, which viper's decoding loses. Pass
-// the result to ValidateServers. The broker's config file declares servers
-// the same way.
+// ServersSchema is the form of a servers: section, in a project's config
+// and in the broker's.
+var ServersSchema = &Schema{Kind: KindMap, Example: "{memory: {command: npx, args: [-y, \"@modelcontextprotocol/server-memory\"]}}",
+	Entry: &Schema{Kind: KindSection, Example: "{command: npx, args: [...]}", Keys: map[string]*Schema{
+		"command":      {Kind: KindString, Example: "npx"},
+		"args":         {Kind: KindStrings, Example: "[-y, \"@modelcontextprotocol/server-memory\"]"},
+		"env":          {Kind: KindMap, Example: "{API_KEY: x}", Entry: &Schema{Kind: KindString}},
+		"cwd":          {Kind: KindString, Example: "tools"},
+		"url":          {Kind: KindString, Example: "http://127.0.0.1:3001/mcp"},
+		"enabled":      {Kind: KindBool},
+		"share":        {Kind: KindString, Example: ShareProject},
+		"start":        {Kind: KindString, Example: StartLazy},
+		"tools":        {Kind: KindSection, Example: "{deny: [delete_*]}", Keys: map[string]*Schema{"allow": {Kind: KindStrings, Example: "[read_*]"}, "deny": {Kind: KindStrings, Example: "[delete_*]"}}},
+		"call_timeout": {Kind: KindDuration, Example: "30s"},
+	}}}
+
+// ReadServers reads the servers section of file (YAML or JSON), strictly
+// (as Load does), keeping the case of server names and env keys. Pass the
+// result to ValidateServers. The broker's config file declares servers the
+// same way.
 func ReadServers(file string) (map[string]Server, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	doc, err := ParseFile(file, data)
+	if err != nil {
 		return nil, err
 	}
-	var doc struct {
-		Servers map[string]rawServer `yaml:"servers"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("servers: %w", err)
-	}
-	if len(doc.Servers) == 0 {
+	return ServersIn(file, doc)
+}
+
+// ServersIn checks and decodes the servers section of doc, a parsed
+// config file (ParseFile); nil when it has none. Pass the result to
+// ValidateServers.
+func ServersIn(file string, doc *yaml.Node) (map[string]Server, error) {
+	n := findKey(doc, "servers")
+	if n == nil {
 		return nil, nil
 	}
-	out := make(map[string]Server, len(doc.Servers))
-	for name, raw := range doc.Servers {
-		s := raw.Server
-		if raw.CallTimeout != "" {
-			d, err := time.ParseDuration(raw.CallTimeout)
+	if err := (checker{file: file, root: ServersSchema}).check("servers", n, ServersSchema); err != nil {
+		return nil, err
+	}
+	dropNulls(n)
+	var raw map[string]rawServer
+	if err := n.Decode(&raw); err != nil {
+		return nil, &Error{File: file, Line: n.Line, Column: n.Column, Msg: "servers: " + err.Error()}
+	}
+	servers, err := decodeServers(raw)
+	if err != nil {
+		return nil, placeError(file, doc, err)
+	}
+	return servers, nil
+}
+
+// decodeServers turns the servers as written into Servers.
+func decodeServers(raw map[string]rawServer) (map[string]Server, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]Server, len(raw))
+	for name, r := range raw {
+		s := r.Server
+		if r.CallTimeout != "" {
+			d, err := ParseDuration(r.CallTimeout)
 			if err != nil {
-				return nil, fmt.Errorf("servers.%s.call_timeout %q is not a duration (e.g. 30s or 2m)", name, raw.CallTimeout)
+				key := "servers." + name + ".call_timeout"
+				return nil, keyErrorf(key, "%s", FormError(key, r.CallTimeout, KindDuration, "30s"))
 			}
 			s.CallTimeout = d
 		}
 		out[name] = s
 	}
 	return out, nil
+}
+
+// LoadServers is ServersIn followed by ValidateServers, with an error at
+// the server's line and column: the broker's config declares servers with it.
+func LoadServers(file string, doc *yaml.Node) (map[string]Server, error) {
+	servers, err := ServersIn(file, doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidateServers(servers); err != nil {
+		return nil, placeError(file, doc, err)
+	}
+	return servers, nil
 }

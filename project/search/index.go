@@ -80,7 +80,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	}
 	ix := &Index{
 		opts:         opts,
-		log:          opts.Logger.With("project", opts.ProjectID),
+		log:          opts.Logger, // the engine's: it already names the project
 		area:         opts.DB.Area(opts.ProjectID, "index"),
 		dict:         newTermDict(),
 		rk:           rankingOf(opts),

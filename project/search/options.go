@@ -26,7 +26,8 @@ type Options struct {
 	DB        *store.DB
 	ProjectID string
 	// Logger receives skipped files, rebuilds and persistence errors; nil
-	// discards them.
+	// discards them. Its records should already name the project (the
+	// engine's logger does): the index adds no project attribute of its own.
 	Logger *slog.Logger
 	// MaxFileSize skips larger files (logged); 0 means DefaultMaxFileSize.
 	MaxFileSize int64

@@ -121,19 +121,43 @@ function indexCell(ix) {
   if (!ix) return h("span", { class: "badge neutral" }, "off");
   const busy = ix.state !== "ready";
   const cls = ix.state === "ready" ? "ok" : ix.state === "closed" ? "err" : "busy";
-  const parts = [h("span", { class: "badge " + cls }, ix.state), " ",
-    h("span", { class: "muted" }, plural(ix.files, "file") + " · " + plural(ix.chunks, "section"))];
-  if (busy && ix.progress && ix.progress.total > 0) {
+  const parts = [h("span", { class: "badge " + cls }, ix.state), " "];
+  const counting = busy && ix.progress && ix.progress.total > 0;
+  if (counting) {
+    // The counts below are those of the last finished index: while the
+    // first one builds there are none yet, so the progress speaks alone.
     const pct = Math.round(100 * ix.progress.done / ix.progress.total);
-    parts.push(h("div", { class: "bar", title: ix.progress.done + " of " + ix.progress.total + " files" },
-      h("span", { style: "width:" + pct + "%" })));
-    parts.push(h("span", { class: "muted small" }, ix.progress.done + " / " + ix.progress.total + " files"));
+    parts.push(h("span", { class: "muted" }, ix.progress.done + " / " + ix.progress.total + " files read"));
+    parts.push(h("div", { class: "bar", title: pct + "%" }, h("span", { style: "width:" + pct + "%" })));
+    if (ix.files) parts.push(h("span", { class: "muted small" }, "serving " + plural(ix.files, "file") + " · " + plural(ix.chunks, "section") + " meanwhile"));
+  } else if (busy && !ix.files) {
+    parts.push(h("span", { class: "muted" }, ix.state === "loading" ? "reading the stored index…" : "counting files…"));
+  } else {
+    parts.push(h("span", { class: "muted" }, plural(ix.files, "file") + " · " + plural(ix.chunks, "section")));
   }
   if (ix.last_error) parts.push(h("div", { class: "small", style: "color:var(--err)" }, ix.last_error));
   const warnings = ix.warnings || [];
   warnings.slice(0, 3).forEach((w) => parts.push(h("div", { class: "small warning", title: w }, "⚠ " + w)));
   if (warnings.length > 3) parts.push(h("div", { class: "small muted" }, "and " + (warnings.length - 3) + " more"));
   return parts;
+}
+
+// configWarnings are the settings of the project's config that Berth ignored.
+function configWarnings(d) {
+  const list = d.config_warnings || [];
+  if (!list.length) return null;
+  return h("div", { class: "wide" }, h("dt", null, "Config"),
+    h("dd", null, list.map((w) => h("div", { class: "small warning", title: w }, "⚠ " + w))));
+}
+
+// renderRefused lists the projects the broker would not mount, and why.
+function renderRefused(list) {
+  $("refused").hidden = !list.length;
+  $("refused-list").replaceChildren(...list.map((r) => h("li", { "data-root": r.root },
+    h("code", null, r.root),
+    h("span", { class: "badge err" }, r.code),
+    h("span", { class: "muted small" }, " " + ago(r.time) + (r.count > 1 ? " · " + plural(r.count, "attempt") : "")),
+    h("div", { class: "small errmsg" }, r.error))));
 }
 
 function workflowCell(d) {
@@ -180,6 +204,7 @@ function projectCard(p) {
       h("div", null, h("dt", null, "Sessions · " + p.sessions), h("dd", null, sessionChips(p))),
       h("div", null, h("dt", null, "Index"), h("dd", null, indexCell(d.index))),
       h("div", null, h("dt", null, "Workflow sessions"), h("dd", null, workflowCell(d))),
+      configWarnings(d),
     ),
     serversSection(p.servers),
     h("h4", null, "Recent tool calls"),
@@ -217,6 +242,7 @@ function setLive(state, text) {
 function render(s) {
   TRANSPORTS = s.transports || [];
   renderHealth(s.health);
+  renderRefused(s.health.refused || []);
   renderProjects(s.projects || []);
   renderLogs(s.logs || []);
   $("access").hidden = true;

@@ -1,6 +1,7 @@
 package systest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/google/go-cmp/cmp"
 )
 
 func berthCmd(t *testing.T, home string, args ...string) (string, int) {
@@ -60,19 +62,65 @@ func TestCLIFailuresNameTheFix(t *testing.T) {
 }
 
 // TestCallOfAnUnknownToolNamesTheFix: `berth call` of a tool the project
-// does not offer says how to list the tools; a known tool's own error
-// gets no such hint.
+// does not offer names the closest one and how to list them; a known
+// tool's own error gets no such hint.
 func TestCallOfAnUnknownToolNamesTheFix(t *testing.T) {
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "calls", nil)
 	b.Attach(t, root)
-	out, code := berthCmd(t, b.Home, "call", "--project", root, "no_such_tool")
-	if code != 1 || !strings.Contains(out, "no_such_tool") || !strings.Contains(out, "list the tools with `berth call --project "+root+" get_server_info`") {
-		t.Errorf("unknown tool: exit %d, %q", code, out)
+	out, code := berthCmd(t, b.Home, "call", "--project", root, "serch_standards", `{"query": "x"}`)
+	if want := "berth call: the project has no tool \"serch_standards\" (did you mean search_standards? list them with `berth tools --project " + root + "`)\n"; code != 1 || out != want {
+		t.Errorf("unknown tool: exit %d, %q; want %q", code, out, want)
+	}
+	out, code = berthCmd(t, b.Home, "call", "--project", root, "no_such_tool")
+	if want := "berth call: the project has no tool \"no_such_tool\" (list them with `berth tools --project " + root + "`)\n"; code != 1 || out != want {
+		t.Errorf("unknown tool, nothing close: exit %d, %q; want %q", code, out, want)
 	}
 	out, code = berthCmd(t, b.Home, "call", "--project", root, "get_server_info", `{"unexpected": 1}`)
-	if code != 1 || strings.Contains(out, "list the tools") {
+	if code != 1 || strings.Contains(out, "berth tools") {
 		t.Errorf("a known tool's error: exit %d, %q; want exit 1 without the unknown-tool hint", code, out)
+	}
+}
+
+// TestToolsListsNameGroupAndDescription: `berth tools` shows every tool
+// the project serves with its group, through the real broker.
+func TestToolsListsNameGroupAndDescription(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "tools", map[string]string{".praxis-os/config.yaml": "mcp:\n  enabled_tool_groups: [rag, pos, browser]\n"})
+	b.Attach(t, root)
+	out, code := berthCmd(t, b.Home, "tools", "--project", root)
+	if code != 0 {
+		t.Fatalf("berth tools: exit %d\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "TOOL") || !strings.Contains(lines[0], "GROUP") || !strings.Contains(lines[0], "DESCRIPTION") {
+		t.Fatalf("berth tools output:\n%s", out)
+	}
+	groups := map[string]string{}
+	for _, l := range lines[1 : len(lines)-1] {
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			t.Fatalf("line %q has no description", l)
+		}
+		groups[f[0]] = f[1]
+	}
+	want := map[string]string{"get_server_info": "always", "current_date": "always", "get_recent_logs": "always", "search_standards": "rag", "pos_workflow": "pos"}
+	if diff := cmp.Diff(want, groups); diff != "" {
+		t.Errorf("tools and groups (-want +got):\n%s", diff)
+	}
+	if last := lines[len(lines)-1]; last != fmt.Sprintf("5 tools; call one with `berth call --project %s TOOL [JSON-args]`", root) {
+		t.Errorf("last line %q", last)
+	}
+	out, code = berthCmd(t, b.Home, "tools", "--project", root, "--json")
+	var js struct {
+		Tools []struct{ Name, Group, Description string } `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil || len(js.Tools) != 5 || js.Tools[0].Description == "" {
+		t.Fatalf("berth tools --json: exit %d, %v\n%s", code, err, out)
+	}
+	// A misspelt flag names the right one.
+	if out, code := berthCmd(t, b.Home, "tools", "--projct", root); code != 2 || !strings.Contains(out, "unknown flag --projct (did you mean --project?)") {
+		t.Errorf("misspelt flag: exit %d %q", code, out)
 	}
 }
 
@@ -171,5 +219,34 @@ func TestAttachPinsAcrossRestartAndDetachReleases(t *testing.T) {
 	})
 	if out, code := berthCmd(t, home, "detach", root); code != 1 || !strings.Contains(out, "berth attach") {
 		t.Fatalf("second detach: %d %s", code, out)
+	}
+}
+
+// TestProjectsShowIndexState: `berth projects` and its --json say where
+// each project's search index is.
+func TestProjectsShowIndexState(t *testing.T) {
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	withIndex := brokertest.Project(t, "indexed", map[string]string{".praxis-os/standards/a.md": "# A\n\nalpha\n", ".praxis-os/standards/b.md": "# B\n\n## One\n\nbeta\n"})
+	noIndex := brokertest.Project(t, "plain", map[string]string{".praxis-os/config.yaml": "mcp:\n  enabled_tool_groups: [workflow]\n"})
+	b.Attach(t, withIndex)
+	b.Attach(t, noIndex)
+	var list api.ProjectList
+	brokertest.Eventually(t, "the index ready in berth projects --json", func() bool {
+		out, code := berthCmd(t, b.Home, "projects", "--json")
+		if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list.Projects) != 2 {
+			return false
+		}
+		ix := list.Projects[0].Index
+		return ix != nil && ix.State == "ready"
+	})
+	if got := *list.Projects[0].Index; got != (api.IndexState{State: "ready", Files: 2, Sections: 2}) {
+		t.Errorf("index of %s: %+v", withIndex, got)
+	}
+	if list.Projects[1].Index != nil {
+		t.Errorf("a project without rag has an index: %+v", list.Projects[1].Index)
+	}
+	out, _ := berthCmd(t, b.Home, "projects")
+	if !strings.Contains(out, "INDEX") || !strings.Contains(out, "ready, 2 files") || !strings.Contains(out, "  off  ") {
+		t.Errorf("berth projects:\n%s", out)
 	}
 }

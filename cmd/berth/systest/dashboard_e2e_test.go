@@ -2,6 +2,7 @@ package systest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -24,6 +26,8 @@ var shopStandards = map[string]string{
 
 var ledgerStandards = map[string]string{
 	".praxis-os/standards/money.md": "# Money\n\n## Ledger balance\n\nA ledger balance is the sum of its entries; never store it twice.\n\n## Rounding\n\nRound half to even, at the end only.\n",
+	// praxis-os's default groups: browser is not served, a warning.
+	".praxis-os/config.json": `{"mcp": {"enabled_tool_groups": ["rag", "workflow", "browser"]}}`,
 }
 
 // chromium finds the browser, or fails (under CI) or skips (elsewhere)
@@ -85,6 +89,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	shop := b.Attach(t, shopRoot)
 	ledgerRoot := brokertest.Project(t, "ledger", ledgerStandards)
 	ledger := b.Attach(t, ledgerRoot)
+	// A project whose config has a misspelt key is refused, and listed.
+	badRoot := brokertest.Project(t, "broken", map[string]string{".praxis-os/config.yaml": "mcp:\n  http_prot: 4300\n"})
+	if _, err := b.Client.Attach(ctx, api.AttachRequest{Root: badRoot, Kind: api.HolderCLI}); !errors.Is(err, api.CodeBadConfig) {
+		t.Fatalf("attach of a project with a bad config: %v, want code %s", err, api.CodeBadConfig)
+	}
 
 	// A tool call on each project, one of them failing, before the page opens.
 	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: shop.URL})
@@ -123,9 +132,16 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Errorf("shop's card lacks %q:\n%s", want, shopCard)
 		}
 	}
-	for _, want := range []string{"stdio 1", "http 1", "1 file", "search_standards", "transport dual"} {
+	for _, want := range []string{"stdio 1", "http 1", "1 file", "search_standards", "transport dual",
+		`mcp.enabled_tool_groups: "browser" is praxis-os's browser tools (Playwright), which Berth does not serve`} {
 		if !strings.Contains(ledgerCard, want) {
 			t.Errorf("ledger's card lacks %q:\n%s", want, ledgerCard)
+		}
+	}
+	refused := text(`#refused`)
+	for _, want := range []string{"Not served", badRoot, "bad_config", `config.yaml:2:3: unknown key "mcp.http_prot": did you mean "mcp.http_port"?`} {
+		if !strings.Contains(refused, want) {
+			t.Errorf("the refused list lacks %q:\n%s", want, refused)
 		}
 	}
 

@@ -166,12 +166,14 @@ func TestIDEConfigRefusesBrokenFileAndBadInput(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	broken := "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"y\"},\n  }\n}\n"
+	// A missing comma: not JSON even with comments and trailing commas.
+	broken := "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"y\"}\n    \"z\": {}\n  }\n}\n"
 	if err := os.WriteFile(file, []byte(broken), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, code := runAs(t, env, "ide-config", "windsurf", "--project", root, "--write")
-	if code != 1 || !strings.Contains(out, file) || !strings.Contains(out, "line 4, column 3") || !strings.Contains(out, "nothing was changed") {
+	want := "berth ide-config: cannot change " + file + ": invalid JSON at line 4, column 5: invalid character '\"' after object value (expecting ',' or '}'); fix the file or move it aside and run again (nothing was changed)\n"
+	if code != 1 || out != want {
 		t.Fatalf("broken file: exit %d\n%s", code, out)
 	}
 	if got, _ := os.ReadFile(file); string(got) != broken {

@@ -297,7 +297,7 @@ func TestShimPrintsTheBrokersOwnStartupError(t *testing.T) {
 	cmd := exec.Command(brokertest.Shim(t), "--project", root)
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+home, "BERTH_LISTEN=", "BERTH_PORTS_START=6000", "BERTH_PORTS_END=5000")
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "broker failed to start: config: ports.start (6000) is above ports.end (5000)") {
+	if err == nil || !strings.Contains(string(out), "berth-shim: the broker cannot start: ports.start (6000) is above ports.end (5000)") {
 		t.Fatalf("shim with a broker that cannot start: %v\n%s", err, out)
 	}
 	// The failed broker reported before exiting; it is gone soon after.

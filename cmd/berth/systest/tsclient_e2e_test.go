@@ -19,13 +19,20 @@ import (
 // tsClientDir holds the TypeScript SDK client and its package-lock.json.
 const tsClientDir = "testdata/tsclient"
 
-// needTSClient returns the node binary, or ends the test. Modules missing
-// from tsClientDir are installed with `npm ci` (the locked versions). It
-// skips only outside CI when Node.js itself is absent, and fails when the
-// install fails.
+// needTSClient returns the node binary, or ends the test (needNodeModules).
 func needTSClient(t *testing.T) string {
 	t.Helper()
-	const fix = "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/systest/testdata/tsclient`"
+	return needNodeModules(t, tsClientDir, filepath.Join("@modelcontextprotocol", "sdk"), "the TypeScript MCP SDK")
+}
+
+// needNodeModules returns the node binary, or ends the test. Modules
+// missing from dir (a package.json with its package-lock.json) are
+// installed with `npm ci` (the locked versions); module is one of them,
+// whose presence says the install is done. It skips only outside CI when
+// Node.js itself is absent, and fails when the install fails.
+func needNodeModules(t *testing.T, dir, module, what string) string {
+	t.Helper()
+	fix := "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/systest/" + dir + "`"
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if os.Getenv("BERTH_CI") == "" {
@@ -33,22 +40,22 @@ func needTSClient(t *testing.T) string {
 		}
 		t.Fatal("node is not installed: " + fix)
 	}
-	sdk := filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
-	if _, err := os.Stat(sdk); err == nil {
+	marker := filepath.Join(dir, "node_modules", module, "package.json")
+	if _, err := os.Stat(marker); err == nil {
 		return node
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Fatalf("the TypeScript MCP SDK is not installed and npm is absent: %s", fix)
+		t.Fatalf("%s is not installed and npm is absent: %s", what, fix)
 	}
-	t.Logf("installing the TypeScript MCP SDK: npm ci --prefix %s", tsClientDir)
+	t.Logf("installing %s: npm ci --prefix %s", what, dir)
 	ctx := testCtx(t, 5*time.Minute)
-	out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", tsClientDir).CombinedOutput()
+	out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", dir).CombinedOutput()
 	if err != nil {
-		t.Fatalf("npm ci --prefix %s: %v\n%s", tsClientDir, err, out)
+		t.Fatalf("npm ci --prefix %s: %v\n%s", dir, err, out)
 	}
-	if _, err := os.Stat(sdk); err != nil {
-		t.Fatalf("npm ci did not install the SDK (%v)\n%s", err, out)
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("npm ci did not install %s (%v)\n%s", what, err, out)
 	}
 	return node
 }

@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/berth-dev/berth/api"
 )
@@ -88,9 +90,13 @@ func Lookup(name string) (App, error) {
 	return App{}, fmt.Errorf("unknown app %q: use %s", name, strings.Join(Names(), ", "))
 }
 
-// WorkspaceFolder is Cursor's variable for the open workspace, used by the
-// global Cursor entry when no project is named.
+// WorkspaceFolder is the IDE's variable for the open workspace (Cursor
+// and VS Code expand it in their mcp.json): the global Cursor entry names
+// the workspace with it, and so does a --portable project file.
 const WorkspaceFolder = "${workspaceFolder}"
+
+// ShimName is the shim's program name, looked up on PATH by a portable entry.
+const ShimName = "berth-shim"
 
 // Entry is one stdio MCP server entry.
 type Entry struct {
@@ -118,26 +124,39 @@ type Options struct {
 	Name      string   // server name; "" for berth, or berth-<project> in a global file
 	UserHome  string
 	ConfigDir string
+	// Portable writes the project's own file with no path of this machine:
+	// the shim by name (found on PATH) and the project as the IDE's
+	// workspace folder, so that a team can commit it.
+	Portable bool
 }
 
 // NewPlan builds the entry of app for o.
 func NewPlan(app App, o Options) (Plan, error) {
-	if len(o.Shim) == 0 {
+	if len(o.Shim) == 0 && !o.Portable {
 		return Plan{}, errors.New("no berth-shim command")
 	}
-	if o.Project == "" && !(app.Name == "cursor") {
+	if o.Project == "" && app.Name != "cursor" {
 		return Plan{}, fmt.Errorf("%s needs the project: pass --project DIR or run inside the project", app.Title)
 	}
 	project := o.Project
 	if project == "" {
 		project = WorkspaceFolder
 	}
-	e := Entry{Command: o.Shim[0], Args: append(slices.Clone(o.Shim[1:]), "--project", project)}
+	e := Entry{}
+	if o.Portable {
+		if app.Global(o.Project) {
+			return Plan{}, fmt.Errorf("--portable writes a project's own file, and %s reads only %s, which is yours: use cursor --project DIR or vscode --project DIR",
+				app.Title, app.File(o.Project, o.UserHome, o.ConfigDir))
+		}
+		e.Command, e.Args = ShimName, []string{"--project", WorkspaceFolder}
+	} else {
+		e.Command, e.Args = o.Shim[0], append(slices.Clone(o.Shim[1:]), "--project", project)
+		if o.Home != "" {
+			e.Env = map[string]string{api.HomeEnv: o.Home}
+		}
+	}
 	if app.TypeStdio {
 		e.Type = "stdio"
-	}
-	if o.Home != "" {
-		e.Env = map[string]string{api.HomeEnv: o.Home}
 	}
 	name := o.Name
 	if name == "" {
@@ -154,33 +173,23 @@ func (p Plan) Snippet() ([]byte, error) {
 	return Merge(nil, p.App.ServersKey, p.Name, p.Entry)
 }
 
-// Merge returns existing with the server name set to e under serversKey;
-// every other server and top-level key is kept, in its order.
+// Merge returns existing (JSON, with comments and trailing commas if it
+// has them) with the server name set to e under serversKey. Everything
+// else is kept byte for byte: other servers and keys, their order,
+// comments, indentation.
 func Merge(existing []byte, serversKey, name string, e Entry) ([]byte, error) {
-	top, err := parseObject(existing)
-	var no notObjectError
-	if errors.As(err, &no) {
-		return nil, fmt.Errorf("the file %w", err)
-	} else if err != nil {
+	d, err := parseDocument(existing)
+	if err != nil {
 		return nil, err
-	}
-	var servers object
-	if raw, ok := top.get(serversKey); ok {
-		if servers, err = parseObject(raw); err != nil {
-			return nil, fmt.Errorf("%q %w", serversKey, err)
-		}
 	}
 	entry, err := marshalNoEscape(e)
 	if err != nil {
 		return nil, err
 	}
-	servers.set(name, entry)
-	raw, err := servers.compact()
-	if err != nil {
+	if err := d.set(serversKey, name, entry); err != nil {
 		return nil, err
 	}
-	top.set(serversKey, raw)
-	return top.marshal()
+	return d.bytes(), nil
 }
 
 // Result says what Write did.
@@ -193,10 +202,20 @@ const (
 	Updated
 )
 
-// Write merges the plan's entry into its file atomically. A file that does
-// not parse is refused and left as it is.
-func (p Plan) Write() (Result, error) {
-	path := p.Path
+// Write merges the plan's entry into its file atomically, keeping a copy
+// of the file as it was (Backup). A file that does not parse is refused
+// and left as it is.
+func (p Plan) Write() (Result, string, error) {
+	return edit(p.Path, func(old []byte) ([]byte, error) {
+		return checked(Merge(old, p.App.ServersKey, p.Name, p.Entry))
+	})
+}
+
+// edit rewrites path (a symlink's target) with change, atomically and
+// keeping the mode; the file as it was is first copied to a backup, whose
+// path it returns. A missing file is created (no backup); a change that
+// changes nothing writes nothing.
+func edit(path string, change func(old []byte) ([]byte, error)) (Result, string, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // a symlinked dotfile stays a symlink
 	}
@@ -207,37 +226,83 @@ func (p Plan) Write() (Result, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		res, old = Created, nil
 	case err != nil:
-		return 0, fmt.Errorf("read %s: %w", path, err)
+		return 0, "", fmt.Errorf("read %s: %w", path, err)
 	default:
 		if fi, err := os.Stat(path); err == nil {
 			mode = fi.Mode().Perm()
 		}
 	}
-	merged, err := Merge(old, p.App.ServersKey, p.Name, p.Entry)
+	merged, err := change(old)
 	if err != nil {
-		return 0, fmt.Errorf("cannot merge into %s: %s; fix the file or move it aside and run again (nothing was changed)", path, describe(old, err))
+		return 0, "", fmt.Errorf("cannot change %s: %v; fix the file or move it aside and run again (nothing was changed)", path, err)
 	}
 	if res == Updated && bytes.Equal(old, merged) {
-		return Unchanged, nil
+		return Unchanged, "", nil
+	}
+	backup := ""
+	if res == Updated {
+		if backup, err = Backup(path, old, mode); err != nil {
+			return 0, "", err
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return 0, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+		return 0, "", fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
 	if err := api.WriteFileAtomic(path, merged, mode); err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
+		return 0, "", fmt.Errorf("write %s: %w", path, err)
 	}
-	return res, nil
+	return res, backup, nil
 }
 
-// describe adds the line and column to a JSON syntax error (taken from
-// encoding/json's full parse, whose offset points just past the bad byte).
-func describe(data []byte, err error) string {
-	var se *json.SyntaxError
-	if uerr := json.Unmarshal(data, new(any)); errors.As(uerr, &se) && se.Offset > 0 && se.Offset <= int64(len(data)) {
-		at := int(se.Offset) - 1
-		line := bytes.Count(data[:at], []byte("\n")) + 1
-		col := at - (bytes.LastIndexByte(data[:at], '\n') + 1) + 1
-		return fmt.Sprintf("invalid JSON at line %d, column %d: %v", line, col, se)
+// Backup writes data, the content of path before a change, beside it as
+// path.berth-backup-<UTC time> with mode, and returns its path.
+func Backup(path string, data []byte, mode fs.FileMode) (string, error) {
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	for i := 0; ; i++ {
+		b := path + ".berth-backup-" + stamp
+		if i > 0 {
+			b += "-" + strconv.Itoa(i)
+		}
+		f, err := os.OpenFile(b, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) && i < 100 {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("back up %s: %w (nothing was changed)", path, err)
+		}
+		_, werr := f.Write(data)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(b)
+			return "", fmt.Errorf("back up %s: %w (nothing was changed)", path, werr)
+		}
+		return b, nil
 	}
-	return err.Error()
+}
+
+// checked passes on an edit of an app's file only if the result is one
+// JSON object with comments and trailing commas allowed (the rules of VS
+// Code's and Cursor's mcp.json): Berth never writes what the app cannot read.
+func checked(data []byte, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	if _, perr := parseDocument(data); perr != nil {
+		return nil, fmt.Errorf("the result would not parse (%v)", perr)
+	}
+	return data, nil
+}
+
+// marshalNoEscape is json.Marshal without escaping <, > and & (paths and
+// names stay readable).
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
