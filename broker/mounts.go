@@ -43,7 +43,7 @@ type entry struct {
 
 // mounts is the broker's table of projects. mu guards every entry's
 // fields; it is never held while a mount opens or closes, nor while a
-// state file is written. Lock order: a mount's stateMu, then mu.
+// state file is written. Lock order: regMu or a mount's stateMu, then mu.
 type mounts struct {
 	ctx     context.Context // the broker's lifetime
 	cfg     Config
@@ -59,6 +59,8 @@ type mounts struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	closed  bool
+
+	regMu sync.Mutex // serializes registry writes (remember.go); taken before mu
 }
 
 func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
@@ -146,12 +148,11 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		e.grace.Stop()
 		e.grace = nil
 	}
-	pinned := e.pinned
 	m := e.m
 	t.mu.Unlock()
 
 	if record {
-		t.remember(m, pinned)
+		t.remember(e, kind == api.HolderCLI)
 	}
 	var warnings []string
 	if err := t.publish(id, e); err != nil {
@@ -194,26 +195,6 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	return m, nil
 }
 
-// remember records the project in the registry so a pinned one is mounted
-// again after a restart and keeps its port.
-// A record that already says all this is not written again (the write's
-// fsyncs were on the path of every first attach after a broker start), so
-// UpdatedAt is when the record last changed.
-func (t *mounts) remember(m *mount, pinned bool) {
-	rec, ok, _ := t.db.GetProject(m.id)
-	now := time.Now().UTC()
-	if ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == m.port {
-		return
-	}
-	if !ok {
-		rec = store.ProjectRecord{ID: m.id, CreatedAt: now}
-	}
-	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UpdatedAt = m.root, m.name, pinned, m.port, now
-	if err := t.db.PutProject(rec); err != nil {
-		t.log.Warn("registry write failed", "project", m.id, "err", err)
-	}
-}
-
 // detach releases one lease, or with lease "" the `berth attach` pin.
 func (t *mounts) detach(id, lease string) error {
 	t.mu.Lock()
@@ -236,11 +217,10 @@ func (t *mounts) detach(id, lease string) error {
 		}
 		delete(e.holders, lease)
 	}
-	m := e.m
 	t.releaseLocked(id, e)
 	t.mu.Unlock()
 	if lease == "" {
-		t.remember(m, false)
+		t.remember(e, true)
 	}
 	_ = t.publish(id, e) // a failure is logged; the detach is done
 	return nil
