@@ -22,6 +22,7 @@ import (
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
+	"github.com/berth-dev/berth/project/watch"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/web"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -117,7 +118,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		logs:    logs,
 		onCall:  b.toolCalled,
 		schemas: mcp.NewSchemaCache(),
+		watch:   watch.NewHub(),
 	}
+	defer b.mounts.watch.Close() // after every mount's watcher (closeAll, below)
 	idle.set(true)
 
 	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search}

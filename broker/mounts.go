@@ -15,6 +15,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
+	"github.com/berth-dev/berth/project/watch"
 	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -55,6 +56,7 @@ type mounts struct {
 	logs    *logring.Ring    // handed to each engine for get_recent_logs
 	onCall  func(*mount, api.ToolCall)
 	schemas *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
+	watch   *watch.Hub       // one inotify instance for every mount's file watching
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -174,7 +176,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 // open mounts the project: engine, port, servers.
 func (t *mounts) open(root, id string) (*mount, error) {
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
-		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside})
+		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch})
 	if err != nil {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "open project %s: %v", root, err)
 	}

@@ -50,6 +50,10 @@ type Options struct {
 	// Schemas, when set, holds the tools' JSON schemas, inferred once for
 	// every engine that shares it.
 	Schemas *mcp.SchemaCache
+	// Watch, when set, is the file-watching hub the engine watches
+	// through (one inotify instance for every engine that shares it);
+	// nil: a watcher of its own.
+	Watch *watch.Hub
 }
 
 // Engine is an opened project. It is safe for concurrent use.
@@ -126,7 +130,11 @@ func (e *Engine) openParts(ctx context.Context, opts Options) error {
 	if dirs := policy.Allowed(); len(dirs) > 0 {
 		e.log.Info("indexing follows symlinks into folders outside the project (rag.allow_outside)", "folders", dirs)
 	}
-	w, err := watch.New(e.root, sources, e.log, watch.FollowLinks(policy))
+	wopts := []watch.Option{watch.FollowLinks(policy)}
+	if opts.Watch != nil {
+		wopts = append(wopts, watch.Shared(opts.Watch))
+	}
+	w, err := watch.New(e.root, sources, e.log, wopts...)
 	if err != nil {
 		e.log.Warn("file watching is off for this project: the index will not follow edits until the next mount", "err", err)
 	} else {
