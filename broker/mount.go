@@ -82,6 +82,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		mux.Handle(tr.path, tr.serve(m.mcp, hd))
 	}
 	mux.HandleFunc("/{$}", m.serveIndex)
+	mux.HandleFunc("GET /health", m.serveHealth)
 
 	h := lim.refuseSessions(checkPosts(mux))
 	if deps.token != "" {
@@ -140,6 +141,7 @@ func (m *mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
 	controlapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"project":   map[string]string{"id": m.id, "name": m.name, "root": m.root},
 		"endpoints": endpoints(),
+		"health":    "/health",
 	})
 }
 

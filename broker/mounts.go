@@ -176,7 +176,8 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 // open mounts the project: engine, port, servers.
 func (t *mounts) open(root, id string) (*mount, error) {
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
-		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch})
+		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch,
+		Endpoint: func() project.Endpoint { return t.endpoint(id) }})
 	if err != nil {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "open project %s: %v", root, err)
 	}

@@ -50,10 +50,20 @@ type Options struct {
 	// Schemas, when set, holds the tools' JSON schemas, inferred once for
 	// every engine that shares it.
 	Schemas *mcp.SchemaCache
+	// Endpoint, when set, tells what the broker serves of the project
+	// beside the IDE's stdio, for get_server_info; nil: nothing.
+	Endpoint func() Endpoint
 	// Watch, when set, is the file-watching hub the engine watches
 	// through (one inotify instance for every engine that shares it);
 	// nil: a watcher of its own.
 	Watch *watch.Hub
+}
+
+// Endpoint is what the broker serves of a project beside the IDE's stdio.
+type Endpoint struct {
+	Mode    string   // what the project's state file offers: dual, stdio or http; "" when none is written
+	URL     string   // the project's HTTP endpoint; "" while it has no port
+	Missing []string // what the broker cannot do for the project now, each with its fix
 }
 
 // Engine is an opened project. It is safe for concurrent use.
@@ -77,6 +87,7 @@ type Engine struct {
 
 	transports  []string
 	transportOf func(context.Context) string
+	endpointOf  func() Endpoint
 	srv         *mcp.Server // the project's one MCP server, every transport's
 	schemaJSON  schemaBytes // its tools' schemas, marshaled once
 
@@ -106,6 +117,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 
 		transports:  opts.Transports,
 		transportOf: opts.TransportOf,
+		endpointOf:  opts.Endpoint,
 	}
 	e.name = projectName(e.git.get(ctx, opts.Root), opts.Root)
 	if err := e.openParts(ctx, opts); err != nil {
@@ -269,6 +281,14 @@ func (e *Engine) transport(ctx context.Context) string {
 		return ""
 	}
 	return e.transportOf(ctx)
+}
+
+// endpoint is what the broker serves of the project beside stdio.
+func (e *Engine) endpoint() Endpoint {
+	if e.endpointOf == nil {
+		return Endpoint{}
+	}
+	return e.endpointOf()
 }
 
 // Status is the engine's detail for GET /projects/{id}.
