@@ -85,13 +85,17 @@ func Default() Config {
 	}
 }
 
+// Files are the names of the config files in Dir, in the order Load
+// looks for them: the first that exists is read.
+var Files = []string{"config.yaml", "config.yml", "config.json"}
+
 // Load reads the config of the project at root. A missing file gives the
 // defaults; an unreadable or invalid one is an error naming the file.
 func Load(root string) (Config, error) {
 	cfg := Default()
 	dir := filepath.Join(root, Dir)
 	var file string
-	for _, name := range []string{"config.yaml", "config.yml", "config.json"} {
+	for _, name := range Files {
 		p := filepath.Join(dir, name)
 		if _, err := os.Stat(p); err == nil {
 			file = p
