@@ -47,6 +47,11 @@ type Project struct {
 	// (TransportDual, TransportStdio or TransportHTTP); empty when the
 	// broker has not written one.
 	Transport string `json:"transport,omitempty"`
+	// Missing names what the broker cannot do for the project now (no
+	// port for its HTTP endpoint, a state file it cannot write), each
+	// with its fix; it keeps trying. Port is 0 and URL "" while it has
+	// no port.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // ProjectList is the body of GET /projects.

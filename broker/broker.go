@@ -336,6 +336,7 @@ func (b *Broker) reapLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			b.mounts.reap(func(pid int) bool { return api.ProcessAlive(pid) })
+			b.mounts.retryDegraded()
 		case <-v.C:
 			b.mounts.dropVanished(ctx)
 		}

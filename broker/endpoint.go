@@ -17,7 +17,7 @@ func (t *mounts) endpoint(id string) project.Endpoint {
 	if e == nil || e.m == nil {
 		return project.Endpoint{}
 	}
-	return project.Endpoint{Mode: e.published, URL: e.m.url()}
+	return project.Endpoint{Mode: e.published, URL: e.m.url(), Missing: e.missingLocked()}
 }
 
 // portHealth is GET /health on a project's port: this project's own facts

@@ -40,6 +40,9 @@ type entry struct {
 	// published is the transport the state file says, as last written
 	// ("" before the first write or after a failed one).
 	published string
+	// stateErr says why the state file could not be written, with the
+	// fix; "" once it was (statefile.go, portretry.go).
+	stateErr string
 }
 
 // mounts is the broker's table of projects. mu guards every entry's
@@ -157,6 +160,9 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		t.remember(e, kind == api.HolderCLI)
 	}
 	var warnings []string
+	if s := m.noPort(); s != "" {
+		warnings = append(warnings, s)
+	}
 	if err := t.publish(id, e); err != nil {
 		warnings = append(warnings, err.Error())
 	}
@@ -166,7 +172,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, Warnings: warnings,
 	}
 	t.mu.Unlock()
-	t.log.Info("attached", "project", id, "root", root, "kind", kind, "transport", transport, "pid", req.PID, "port", m.port, "version", req.Version)
+	t.log.Info("attached", "project", id, "root", root, "kind", kind, "transport", transport, "pid", req.PID, "port", m.portNow(), "version", req.Version)
 	if c, ok := api.CompareVersions(req.Version, api.Version); ok && c != 0 {
 		t.log.Warn("client and broker versions differ", "client", req.Version, "broker", api.Version, "pid", req.PID)
 	}
@@ -181,21 +187,26 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	if err != nil {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "open project %s: %v", root, err)
 	}
-	// The port it had last time first, so that sub-agents' saved URLs
-	// survive a broker restart; then the one its config asks for.
+	// Without a free port the project is served to the IDE alone, and
+	// the broker binds one later (portretry.go).
+	ln, _, portErr := bindPort(t.preferredPorts(id, eng.Config().MCP.HTTPPort), t.cfg.PortStart, t.cfg.PortEnd)
+	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, onCall: t.onCall})
+	if portErr != nil {
+		eng.Logger().Warn("mounted without a port: the IDE's tools work, sub-agents cannot reach the project until a port is free", "err", portErr)
+	}
+	t.log.Info("mounted", "project", id, "root", root, "port", m.portNow())
+	return m, nil
+}
+
+// preferredPorts are the ports to try first for project id: the one it
+// had last time, so that sub-agents' saved URLs survive a broker restart,
+// then the one its config asks for.
+func (t *mounts) preferredPorts(id string, configured int) []int {
 	var preferred []int
 	if rec, ok, _ := t.db.GetProject(id); ok && rec.LastPort > 0 {
 		preferred = append(preferred, rec.LastPort)
 	}
-	preferred = append(preferred, eng.Config().MCP.HTTPPort)
-	ln, _, err := bindPort(preferred, t.cfg.PortStart, t.cfg.PortEnd)
-	if err != nil {
-		eng.Close()
-		return nil, api.Errorf(http.StatusServiceUnavailable, api.CodePortsExhausted, "mount %s: %v", root, err)
-	}
-	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, onCall: t.onCall})
-	t.log.Info("mounted", "project", id, "root", root, "port", m.port)
-	return m, nil
+	return append(preferred, configured)
 }
 
 // detach releases one lease, or with lease "" the `berth attach` pin.
@@ -255,7 +266,7 @@ func (t *mounts) expire(id string, e *entry) {
 func (t *mounts) unmount(ctx context.Context, m *mount, why string) {
 	t.unpublish(m)
 	m.close(ctx)
-	t.log.Info("unmounted", "project", m.id, "port", m.port, "why", why)
+	t.log.Info("unmounted", "project", m.id, "port", m.portNow(), "why", why)
 }
 
 // reap releases shim leases whose process has died.
@@ -361,9 +372,9 @@ func (t *mounts) count() int {
 func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	m := e.m
 	return api.Project{
-		ID: id, Name: m.name, Root: m.root, Port: m.port, URL: m.url(),
+		ID: id, Name: m.name, Root: m.root, Port: m.portNow(), URL: m.url(),
 		Sessions: m.sessions(), SessionsByTransport: m.tags.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
-		Transport: e.published,
+		Transport: e.published, Missing: e.missingLocked(),
 	}
 }
 

@@ -31,14 +31,18 @@ func (t *mounts) remember(e *entry, pinChange bool) {
 	if ok && !pinChange {
 		pinned = pinned || rec.Pinned
 	}
-	if ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == m.port {
+	port := m.portNow()
+	if port == 0 && ok {
+		port = rec.LastPort // mounted without one: keep the port to ask for next time
+	}
+	if ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == port {
 		return
 	}
 	now := time.Now().UTC()
 	if !ok {
 		rec = store.ProjectRecord{ID: m.id, CreatedAt: now}
 	}
-	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UpdatedAt = m.root, m.name, pinned, m.port, now
+	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UpdatedAt = m.root, m.name, pinned, port, now
 	if err := t.db.PutProject(rec); err != nil {
 		t.log.Warn("registry write failed", "project", m.id, "err", err)
 	}

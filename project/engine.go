@@ -204,6 +204,11 @@ func projectName(g *GitInfo, root string) string {
 	return filepath.Base(root)
 }
 
+// Logger is the engine's logger: its records go to the broker's log and
+// to every session of the project's server (sessionlog.go). The broker
+// logs what concerns the project's sessions with it.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
 // Name is the project's display name.
 func (e *Engine) Name() string { return e.name }
 
@@ -243,7 +248,7 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
 	e.lister = newToolLister(s) // before any middleware
-	s.AddReceivingMiddleware(e.schemaJSON.toolList)
+	s.AddReceivingMiddleware(e.schemaJSON.toolList, e.tellMissing)
 	addServerInfo(s, e)
 	p := e.current()
 	p.tools = addGroupTools(s, p)

@@ -202,3 +202,21 @@ func (h *fanout) WithGroup(name string) slog.Handler {
 	c.prefix = h.prefix + name + "."
 	return &c
 }
+
+// tellMissing sends a session that sets its log level what the broker
+// cannot do for the project now (Endpoint.Missing), as warnings: those
+// were logged when they happened, before the session could hear them.
+func (e *Engine) tellMissing(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "logging/setLevel" || err != nil {
+			return res, err
+		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			for _, m := range e.endpoint().Missing {
+				_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "berth", Data: map[string]any{"message": m}})
+			}
+		}
+		return res, err
+	}
+}

@@ -171,6 +171,9 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 	for _, p := range ps {
 		mine[p.Port] = true
 		d.checkStateFile(p.Name, p.Root, h.PID, p.Port, true)
+		for _, m := range p.Missing {
+			d.fail("the broker keeps trying; see docs/troubleshooting.md", "project %s: %s", p.Name, m)
+		}
 	}
 	if h.PortStart > 0 && h.PortEnd >= h.PortStart {
 		d.checkPorts(h.PortStart, h.PortEnd, mine)
