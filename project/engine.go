@@ -369,7 +369,6 @@ func (e *Engine) Search(ctx context.Context, q search.Query) (*search.Result, er
 // Close stops the watchers, then the loops that apply their batches, then
 // the parts and the notifications to sessions.
 func (e *Engine) Close() error {
-	p := e.current()
 	var errs []error
 	if e.watcher != nil {
 		errs = append(errs, e.watcher.Close())
@@ -380,8 +379,8 @@ func (e *Engine) Close() error {
 	if e.cancel != nil {
 		e.cancel()
 	}
-	e.loops.Wait()
-	if p != nil {
+	e.loops.Wait() // a reload in progress has swapped its parts in
+	if p := e.current(); p != nil {
 		errs = append(errs, p.close(nil))
 	}
 	e.slog.close()
