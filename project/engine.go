@@ -87,9 +87,9 @@ type Engine struct {
 	policy *links.Policy // which symlinks indexing and watching follow; fixed at open
 
 	watcher *watch.Watcher // nil if the folders cannot be watched (logged)
-	config  *watch.Files   // the config files; nil if they cannot be watched (logged)
+	config  *watch.Files   // the config files, applying their edits; nil if they cannot be watched (logged)
 	cancel  context.CancelFunc
-	loops   sync.WaitGroup // the goroutines applying watcher batches and config edits
+	loops   sync.WaitGroup // the goroutines applying watcher batches
 
 	transports  []string
 	transportOf func(context.Context) string
@@ -159,9 +159,6 @@ func (e *Engine) open(ctx context.Context, cfg config.Config, opts Options) erro
 	} else {
 		e.watcher = w
 	}
-	if e.config, err = watch.WatchFiles(filepath.Join(e.root, config.Dir), config.Files, shared...); err != nil {
-		e.log.Warn("edits of the project config are applied only at the next mount: its folder cannot be watched", "err", err)
-	}
 	p, err := e.buildParts(ctx, cfg, nil)
 	if err != nil {
 		return err
@@ -183,9 +180,9 @@ func (e *Engine) open(ctx context.Context, cfg config.Config, opts Options) erro
 		}()
 		go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, workflows) }()
 	}
-	if e.config != nil {
-		e.loops.Add(1)
-		go func() { defer e.loops.Done(); e.followConfig(loopCtx) }()
+	reload := func() { e.reload(loopCtx) }
+	if e.config, err = watch.WatchFiles(filepath.Join(e.root, config.Dir), config.Files, reload, shared...); err != nil {
+		e.log.Warn("edits of the project config are applied only at the next mount: its folder cannot be watched", "err", err)
 	}
 	return nil
 }

@@ -58,18 +58,6 @@ func sameGroups(a, b config.Config) bool {
 	return slices.Equal(slices.Compact(x), slices.Compact(y))
 }
 
-// followConfig applies every edit of the config files until ctx ends.
-func (e *Engine) followConfig(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-e.config.Changes():
-			e.reload(ctx)
-		}
-	}
-}
-
 // reload reads the config again and applies what it can (see above).
 func (e *Engine) reload(ctx context.Context) {
 	next, err := config.Load(e.root)

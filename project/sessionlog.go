@@ -18,16 +18,18 @@ import (
 // the level it set with logging/setLevel, and nothing before it sets one.
 //
 // The logger never waits for a session: records are queued (at most
-// sessionLogQueue) and one goroutine sends them; past that, records are
-// dropped and counted. A send that fails is not logged (that would be
-// sent again).
+// sessionLogQueue) and a goroutine, running only while the queue holds
+// records, sends them; past that, records are dropped and counted. A send
+// that fails is not logged (that would be sent again).
 type sessionLog struct {
 	srv     atomic.Pointer[mcp.Server]
-	queue   chan slog.Record
 	dropped atomic.Int64
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
+
+	mu      sync.Mutex // guards the fields below
+	queue   []slog.Record
+	running bool // the sender goroutine runs
+	closed  bool
+	sender  sync.WaitGroup
 }
 
 // sessionLogQueue bounds the records waiting to be sent.
@@ -36,24 +38,43 @@ const sessionLogQueue = 256
 // sessionSendTimeout bounds one notification to one session.
 const sessionSendTimeout = 2 * time.Second
 
-func newSessionLog() *sessionLog {
-	l := &sessionLog{queue: make(chan slog.Record, sessionLogQueue), stop: make(chan struct{}), done: make(chan struct{})}
-	go l.run()
-	return l
-}
+func newSessionLog() *sessionLog { return &sessionLog{} }
 
 // serve starts sending to s's sessions.
 func (l *sessionLog) serve(s *mcp.Server) { l.srv.Store(s) }
 
-func (l *sessionLog) run() {
-	defer close(l.done)
-	for {
-		select {
-		case <-l.stop:
-			return
-		case r := <-l.queue:
-			l.send(r)
+// add queues r, starting the sender if it is not running.
+func (l *sessionLog) add(r slog.Record) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+	case len(l.queue) >= sessionLogQueue:
+		l.dropped.Add(1)
+	default:
+		l.queue = append(l.queue, r)
+		if !l.running {
+			l.running = true
+			l.sender.Add(1)
+			go l.run()
 		}
+	}
+}
+
+// run sends the queued records until the queue is empty.
+func (l *sessionLog) run() {
+	defer l.sender.Done()
+	for {
+		l.mu.Lock()
+		if len(l.queue) == 0 || l.closed {
+			l.running = false
+			l.mu.Unlock()
+			return
+		}
+		r := l.queue[0]
+		l.queue = l.queue[1:]
+		l.mu.Unlock()
+		l.send(r)
 	}
 }
 
@@ -74,12 +95,14 @@ func (l *sessionLog) send(r slog.Record) {
 	}
 }
 
-// close stops sending; queued records are dropped.
+// close stops sending, after the record being sent; queued records are
+// dropped.
 func (l *sessionLog) close() {
-	l.once.Do(func() {
-		close(l.stop)
-		<-l.done
-	})
+	l.mu.Lock()
+	l.closed = true
+	l.queue = nil
+	l.mu.Unlock()
+	l.sender.Wait()
 }
 
 // mcpLevel is the MCP logging level of a slog level.
@@ -167,11 +190,7 @@ func (h *fanout) Handle(ctx context.Context, r slog.Record) error {
 		c.AddAttrs(h.prefixed(a))
 		return true
 	})
-	select {
-	case h.sl.queue <- c:
-	default:
-		h.sl.dropped.Add(1)
-	}
+	h.sl.add(c)
 	return err
 }
 

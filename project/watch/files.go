@@ -14,28 +14,29 @@ import (
 // Files reports changes to a few named files of one folder, not its
 // subfolders: a project's config files in .praxis-os/, whose other
 // folders may be large. Changes are debounced like a [Watcher]'s (an
-// editor's save is several events) and delivered as one signal on
-// [Files.Changes]; the reader reads the files again. It watches through
-// a [Hub] when made with [Shared].
+// editor's save is several events) and reported by one call of onChange,
+// on the Files' own goroutine (changes meanwhile make one more call
+// after it); the callee reads the files again. It watches through a
+// [Hub] when made with [Shared].
 type Files struct {
 	dir    string
 	names  []string
 	fs     backend
 	events <-chan fsnotify.Event
 	errs   <-chan error
-	out    chan struct{} // capacity 1: "something changed since the last read"
+	change func()
 	stop   chan struct{}
 	done   chan struct{}
 	once   sync.Once
 }
 
 // WatchFiles starts watching the files names (base names) in dir.
-func WatchFiles(dir string, names []string, opts ...Option) (*Files, error) {
+func WatchFiles(dir string, names []string, onChange func(), opts ...Option) (*Files, error) {
 	var probe Watcher
 	for _, o := range opts {
 		o(&probe)
 	}
-	f := &Files{dir: filepath.Clean(dir), names: names, out: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	f := &Files{dir: filepath.Clean(dir), names: names, change: onChange, stop: make(chan struct{}), done: make(chan struct{})}
 	if probe.hub != nil {
 		c, err := probe.hub.client()
 		if err != nil {
@@ -56,10 +57,6 @@ func WatchFiles(dir string, names []string, opts ...Option) (*Files, error) {
 	go f.run()
 	return f, nil
 }
-
-// Changes signals, once per debounced burst, that a watched file was
-// written, created, removed or renamed.
-func (f *Files) Changes() <-chan struct{} { return f.out }
 
 func (f *Files) run() {
 	defer close(f.done)
@@ -89,15 +86,12 @@ func (f *Files) run() {
 				timer.Reset(Quiet) // events were lost: read again
 			}
 		case <-timer.C:
-			select {
-			case f.out <- struct{}{}:
-			default:
-			}
+			f.change()
 		}
 	}
 }
 
-// Close stops watching.
+// Close stops watching, after a call of onChange in progress returns.
 func (f *Files) Close() error {
 	var err error
 	f.once.Do(func() {
