@@ -55,6 +55,11 @@ type Project struct {
 	// Index is the state of the project's search index; absent when the
 	// project's rag tool group is off.
 	Index *IndexState `json:"index,omitempty"`
+	// Missing names what the broker cannot do for the project now (no
+	// port for its HTTP endpoint, a state file it cannot write), each
+	// with its fix; it keeps trying. Port is 0 and URL "" while it has
+	// no port.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // IndexState is a project's search index in short.

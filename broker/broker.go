@@ -23,6 +23,7 @@ import (
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
+	"github.com/berth-dev/berth/project/watch"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/web"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -127,7 +128,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		onCall:  b.toolCalled,
 		schemas: mcp.NewSchemaCache(),
 		servers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
+		watch:   watch.NewHub(),
 	}
+	defer b.mounts.watch.Close() // after every mount's watcher (closeAll, below)
 	idle.set(true)
 
 	logins := newLogins(listenAddr(tcpLn), tokenOnly)
@@ -355,6 +358,7 @@ func (b *Broker) reapLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			b.mounts.reap(func(pid int) bool { return api.ProcessAlive(pid) })
+			b.mounts.retryDegraded()
 		case <-v.C:
 			b.mounts.dropVanished(ctx)
 		}

@@ -93,7 +93,7 @@ func ReadConfig(v *viper.Viper, file string) error {
 	if _, err := config.LoadServers(file, doc); err != nil {
 		return err
 	}
-	v.SetConfigFile(file) // ConfigFileUsed names it (the servers section is read from it)
+	v.SetConfigFile(file)   // ConfigFileUsed names it (the servers section is read from it)
 	v.SetConfigType("yaml") // YAML reads JSON too
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return &config.Error{File: file, Msg: err.Error()}

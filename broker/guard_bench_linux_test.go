@@ -105,7 +105,7 @@ func benchMount(b *testing.B, ctx context.Context) *mount {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return newMount(ctx, eng, "bench", ln, mountDeps{log: log, sessionTimeout: time.Hour, onCall: func(*mount, api.ToolCall) {}})
+	return newMount(ctx, eng, "bench", ln, nil, mountDeps{log: log, sessionTimeout: time.Hour, onCall: func(*mount, api.ToolCall) {}})
 }
 
 // benchSession initializes a streamable-HTTP session and returns its id.

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -21,23 +20,32 @@ import (
 // (one for every transport) and the listener that holds its port. Its
 // fields are set once by newMount; holders and timers live in the mounts
 // table under its lock.
+//
+// The port may come later: with none free, the mount serves the IDE's
+// sessions (the shim's route on the control API) and the broker binds one
+// when it can (portretry.go).
 type mount struct {
 	id, root, name string
 	engine         *project.Engine
-	port           int
-	ln             net.Listener
-	srv            *http.Server
-	handler        http.Handler // what srv serves inside its account check
-	mcp            *mcp.Server  // the engine's: every transport's sessions are its sessions
-	shimHandler    http.Handler // /projects/{id}/mcp on the control API
+	ctx            context.Context // the broker's lifetime, for the port's requests
+	handler        http.Handler    // the port's routes, served once it is bound
+	mcp            *mcp.Server     // the engine's: every transport's sessions are its sessions
+	shimHandler    http.Handler    // /projects/{id}/mcp on the control API
+	guard          *peer.Guard     // the account check, installed on the port's server when it is bound
 	startedAt      time.Time
 	log            *slog.Logger
-	done           chan struct{}      // closed when srv.Serve returns
 	stopIdle       context.CancelFunc // ends the idle-session check
 	observer       *observer          // tool calls
 	tags           *sessionTags       // each session's transport
 	servers        *mountServers      // hosted MCP servers (servers.go); nil when off
 	stateMu        sync.Mutex         // serializes the writes of its state file (statefile.go)
+
+	httpMu  sync.Mutex // guards the port's fields, set once when it is bound
+	port    int        // 0 while the mount has no port
+	srv     *http.Server
+	done    chan struct{} // closed when srv.Serve returns
+	portErr error         // why the mount has no port yet
+	closed  bool
 }
 
 type mountDeps struct {
@@ -49,19 +57,18 @@ type mountDeps struct {
 	servers        *mountServers // installed on the engine's server; its middleware goes innermost
 }
 
-// newMount opens the engine and starts serving on ln (already bound).
-func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listener, deps mountDeps) *mount {
-	port := ln.Addr().(*net.TCPAddr).Port
+// newMount serves the engine's sessions and starts serving its port on ln
+// (already bound), or with ln nil records portErr, why it has none.
+func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listener, portErr error, deps mountDeps) *mount {
 	m := &mount{
 		id:        id,
 		root:      eng.Root(),
 		name:      eng.Name(),
 		engine:    eng,
-		port:      port,
-		ln:        ln,
+		ctx:       ctx,
 		startedAt: time.Now(),
-		log:       deps.log.With("project", id, "port", port),
-		done:      make(chan struct{}),
+		log:       deps.log.With("project", id),
+		portErr:   portErr,
 	}
 	m.mcp = eng.Server()
 	m.tags = newSessionTags()
@@ -91,24 +98,15 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		mux.Handle(tr.path, tr.serve(m.mcp, hd))
 	}
 	mux.HandleFunc("/{$}", m.serveIndex)
+	mux.HandleFunc("GET /health", m.serveHealth)
 
 	h := lim.refuseSessions(checkPosts(mux))
 	m.handler = controlapi.LoopbackHostOnly(controlapi.OwnOriginOnly(h))
-	m.srv = &http.Server{
-		Handler:           m.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelDebug),
+	// Outermost, on every server of the port: another account's connection gets nothing else.
+	m.guard = peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log})
+	if ln != nil {
+		m.serve(ln)
 	}
-	// Outermost: another account's connection gets nothing else.
-	peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log}).Install(m.srv)
-
-	go func() {
-		defer close(m.done)
-		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.log.Error("project endpoint stopped", "err", err)
-		}
-	}()
 	return m
 }
 
@@ -125,7 +123,13 @@ func (m *mount) sessions() int {
 	return n
 }
 
-func (m *mount) url() string { return fmt.Sprintf("http://127.0.0.1:%d/mcp", m.port) }
+// url is the project's HTTP endpoint, or "" while it has no port.
+func (m *mount) url() string {
+	if p := m.portNow(); p > 0 {
+		return fmt.Sprintf("http://127.0.0.1:%d/mcp", p)
+	}
+	return ""
+}
 
 // close stops serving, ends every session and releases the port.
 func (m *mount) close(ctx context.Context) {
@@ -135,10 +139,16 @@ func (m *mount) close(ctx context.Context) {
 	for ss := range m.mcp.Sessions() {
 		ss.Close()
 	}
-	if err := m.srv.Shutdown(ctx); err != nil {
-		m.srv.Close()
+	m.httpMu.Lock()
+	srv, done := m.srv, m.done
+	m.closed = true // no port is bound after this
+	m.httpMu.Unlock()
+	if srv != nil {
+		if err := srv.Shutdown(ctx); err != nil {
+			srv.Close()
+		}
+		<-done
 	}
-	<-m.done
 	m.servers.close(ctx)
 	if err := m.engine.Close(); err != nil {
 		m.log.Warn("close engine", "err", err)
@@ -149,6 +159,7 @@ func (m *mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
 	controlapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"project":   map[string]string{"id": m.id, "name": m.name, "root": m.root},
 		"endpoints": endpoints(),
+		"health":    "/health",
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/project/search"
+	"github.com/berth-dev/berth/project/watch"
 	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -38,11 +39,14 @@ type entry struct {
 	// published is the transport the state file says, as last written
 	// ("" before the first write or after a failed one).
 	published string
+	// stateErr says why the state file could not be written, with the
+	// fix; "" once it was (statefile.go, portretry.go).
+	stateErr string
 }
 
 // mounts is the broker's table of projects. mu guards every entry's
 // fields; it is never held while a mount opens or closes, nor while a
-// state file is written. Lock order: a mount's stateMu, then mu.
+// state file is written. Lock order: regMu or a mount's stateMu, then mu.
 type mounts struct {
 	ctx     context.Context // the broker's lifetime
 	cfg     Config
@@ -55,10 +59,13 @@ type mounts struct {
 	onCall  func(*mount, api.ToolCall)
 	schemas *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
 	servers *serverDeps      // hosted MCP servers (servers.go)
+	watch   *watch.Hub       // one inotify instance for every mount's file watching
 
 	mu      sync.Mutex
 	entries map[string]*entry
 	closed  bool
+
+	regMu sync.Mutex // serializes registry writes (remember.go); taken before mu
 }
 
 func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
@@ -152,14 +159,16 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		e.grace.Stop()
 		e.grace = nil
 	}
-	pinned := e.pinned
 	m := e.m
 	t.mu.Unlock()
 
 	if record {
-		t.remember(m, pinned)
+		t.remember(e, kind == api.HolderCLI)
 	}
 	var warnings []string
+	if s := m.noPort(); s != "" {
+		warnings = append(warnings, s)
+	}
 	if err := t.publish(id, e); err != nil {
 		warnings = append(warnings, err.Error())
 	}
@@ -169,7 +178,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, Warnings: warnings,
 	}
 	t.mu.Unlock()
-	t.log.Info("attached", "project", id, "root", root, "kind", kind, "transport", transport, "pid", req.PID, "port", m.port, "version", req.Version)
+	t.log.Info("attached", "project", id, "root", root, "kind", kind, "transport", transport, "pid", req.PID, "port", m.portNow(), "version", req.Version)
 	if c, ok := api.CompareVersions(req.Version, api.Version); ok && c != 0 {
 		t.log.Warn("client and broker versions differ", "client", req.Version, "broker", api.Version, "pid", req.PID)
 	}
@@ -179,49 +188,35 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 // open mounts the project: engine, port, servers.
 func (t *mounts) open(root, id string) (*mount, error) {
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
-		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside})
+		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch,
+		Endpoint: func() project.Endpoint { return t.endpoint(id) }})
 	if config.IsError(err) {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadConfig, "%v (the project is not served until this is fixed)", err)
 	}
 	if err != nil {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "open project %s: %v", root, err)
 	}
-	// The port it had last time first, so that sub-agents' saved URLs
-	// survive a broker restart; then the one its config asks for.
+	// Without a free port the project is served to the IDE alone, and
+	// the broker binds one later (portretry.go).
+	ln, _, portErr := bindPort(t.preferredPorts(id, eng.Config().MCP.HTTPPort), t.cfg.PortStart, t.cfg.PortEnd)
+	srvs := t.servers.openServers(t.ctx, id, eng, t.log)
+	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, servers: srvs})
+	if portErr != nil {
+		eng.Logger().Warn("mounted without a port: the IDE's tools work, sub-agents cannot reach the project until a port is free", "err", portErr)
+	}
+	t.log.Info("mounted", "project", id, "root", root, "port", m.portNow())
+	return m, nil
+}
+
+// preferredPorts are the ports to try first for project id: the one it
+// had last time, so that sub-agents' saved URLs survive a broker restart,
+// then the one its config asks for.
+func (t *mounts) preferredPorts(id string, configured int) []int {
 	var preferred []int
 	if rec, ok, _ := t.db.GetProject(id); ok && rec.LastPort > 0 {
 		preferred = append(preferred, rec.LastPort)
 	}
-	preferred = append(preferred, eng.Config().MCP.HTTPPort)
-	ln, _, err := bindPort(preferred, t.cfg.PortStart, t.cfg.PortEnd)
-	if err != nil {
-		eng.Close()
-		return nil, api.Errorf(http.StatusServiceUnavailable, api.CodePortsExhausted, "mount %s: %v", root, err)
-	}
-	srvs := t.servers.openServers(t.ctx, id, eng, t.log)
-	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, servers: srvs})
-	t.log.Info("mounted", "project", id, "root", root, "port", m.port)
-	return m, nil
-}
-
-// remember records the project in the registry so a pinned one is mounted
-// again after a restart and keeps its port.
-// A record that already says all this is not written again (the write's
-// fsyncs were on the path of every first attach after a broker start), so
-// UpdatedAt is when the record last changed.
-func (t *mounts) remember(m *mount, pinned bool) {
-	rec, ok, _ := t.db.GetProject(m.id)
-	now := time.Now().UTC()
-	if ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == m.port {
-		return
-	}
-	if !ok {
-		rec = store.ProjectRecord{ID: m.id, CreatedAt: now}
-	}
-	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UpdatedAt = m.root, m.name, pinned, m.port, now
-	if err := t.db.PutProject(rec); err != nil {
-		t.log.Warn("registry write failed", "project", m.id, "err", err)
-	}
+	return append(preferred, configured)
 }
 
 // detach releases one lease, or with lease "" the `berth attach` pin.
@@ -246,11 +241,10 @@ func (t *mounts) detach(id, lease string) error {
 		}
 		delete(e.holders, lease)
 	}
-	m := e.m
 	t.releaseLocked(id, e)
 	t.mu.Unlock()
 	if lease == "" {
-		t.remember(m, false)
+		t.remember(e, true)
 	}
 	_ = t.publish(id, e) // a failure is logged; the detach is done
 	return nil
@@ -282,7 +276,7 @@ func (t *mounts) expire(id string, e *entry) {
 func (t *mounts) unmount(ctx context.Context, m *mount, why string) {
 	t.unpublish(m)
 	m.close(ctx)
-	t.log.Info("unmounted", "project", m.id, "port", m.port, "why", why)
+	t.log.Info("unmounted", "project", m.id, "port", m.portNow(), "why", why)
 }
 
 // reap releases shim leases whose process has died.
@@ -388,9 +382,9 @@ func (t *mounts) count() int {
 func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	m := e.m
 	return api.Project{
-		ID: id, Name: m.name, Root: m.root, Port: m.port, URL: m.url(),
+		ID: id, Name: m.name, Root: m.root, Port: m.portNow(), URL: m.url(),
 		Sessions: m.sessions(), SessionsByTransport: m.tags.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
-		Transport: e.published, Index: indexState(m),
+		Transport: e.published, Index: indexState(m), Missing: e.missingLocked(),
 	}
 }
 

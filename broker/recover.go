@@ -17,9 +17,10 @@ import (
 
 // openStore opens berth.db. A corrupt file (bad header, truncated,
 // unreadable pages) is moved aside to berth.db.corrupt-<time>, a fresh one
-// is created, and what can still be read (the registry and every project's
-// workflow state) is copied over; search indexes are derived and rebuilt as
-// projects mount. The returned warnings say what happened, by name.
+// is created, and what can still be read page by page (the registry, every
+// project's workflow state and server approvals) is copied over; search
+// indexes are derived and rebuilt as projects mount. The returned warnings
+// say what happened: what was kept and what was lost, by name.
 func openStore(home string, log *slog.Logger) (*store.DB, []string, error) {
 	path := filepath.Join(home, api.DBName)
 	db, err := store.Open(path, 2*time.Second)
@@ -38,8 +39,8 @@ func openStore(home string, log *slog.Logger) (*store.DB, []string, error) {
 		return nil, nil, fmt.Errorf("create a fresh %s after moving the corrupt one to %s: %w", path, aside, oerr)
 	}
 	rep := store.Salvage(aside, db)
-	warnings := []string{fmt.Sprintf("%s was corrupt (%v): moved aside to %s and rebuilt; %d registry and workflow records recovered; search indexes are rebuilt as projects mount",
-		api.DBName, errors.Unwrap(err), aside, rep.Copied)}
+	warnings := []string{fmt.Sprintf("%s was corrupt (%v): moved aside to %s and rebuilt; kept %s; search indexes are rebuilt as projects mount",
+		api.DBName, errors.Unwrap(err), aside, rep.Kept())}
 	for _, l := range rep.Lost {
 		warnings = append(warnings, "not recovered: "+l+" (the old file is kept at "+aside+")")
 	}

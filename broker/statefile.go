@@ -38,21 +38,36 @@ func (t *mounts) publish(id string, e *entry) error {
 	for _, h := range e.holders {
 		asked = append(asked, h.transport)
 	}
-	sf := api.NewStateFile(api.StateTransport(asked), m.port, t.info.PID, m.startedAt, m.name, m.root)
+	transport, port := api.StateTransport(asked), m.portNow()
+	if port == 0 {
+		transport = api.TransportStdio // no endpoint to offer yet (portretry.go)
+	}
+	sf := api.NewStateFile(transport, port, t.info.PID, m.startedAt, m.name, m.root)
 	sf.Headers = t.headers()
 	t.mu.Unlock()
 
 	err := api.WriteStateFile(m.root, sf)
+	var msg string
+	if err != nil {
+		msg = fmt.Sprintf("the state file %s could not be written (%v): sub-agents cannot find the project's HTTP endpoint; the IDE's tools work. Make its place writable (remove what is there); the broker tries again every few seconds", api.StatePath(m.root), err)
+	}
 	t.mu.Lock()
+	was := e.stateErr
+	e.published, e.stateErr = sf.Transport, msg
 	if err != nil {
 		e.published = ""
-	} else {
-		e.published = sf.Transport
 	}
 	t.mu.Unlock()
+	// Said once when it starts failing and once when it works again (the
+	// broker retries every reap_interval): to the log and the sessions.
+	switch {
+	case err != nil && was != msg:
+		m.engine.Logger().Warn("state file not written: sub-agents cannot find the project's endpoint", "file", api.StatePath(m.root), "err", err)
+	case err == nil && was != "":
+		m.engine.Logger().Info("state file written again: sub-agents find the project's endpoint", "file", api.StatePath(m.root))
+	}
 	if err != nil {
-		t.log.Warn("state file not written: sub-agents cannot find the project's endpoint", "project", id, "file", api.StatePath(m.root), "err", err)
-		return fmt.Errorf("the state file %s could not be written (%v): sub-agents cannot find the project's HTTP endpoint; the IDE's tools work", api.StatePath(m.root), err)
+		return errors.New(msg)
 	}
 	return nil
 }
@@ -62,7 +77,7 @@ func (t *mounts) publish(id string, e *entry) error {
 func (t *mounts) unpublish(m *mount) {
 	m.stateMu.Lock()
 	defer m.stateMu.Unlock()
-	removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.port)
+	removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.portNow())
 	switch {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		t.log.Warn("remove state file", "project", m.id, "err", err)

@@ -48,7 +48,7 @@ func (t *mounts) dropVanished(ctx context.Context) {
 		t.changedLocked()
 		holders := len(c.e.holders)
 		t.mu.Unlock()
-		t.log.Warn("project directory vanished: unmounting", "project", c.id, "root", c.root, "port", c.e.m.port, "holders", holders)
+		t.log.Warn("project directory vanished: unmounting", "project", c.id, "root", c.root, "port", c.e.m.portNow(), "holders", holders)
 		t.unmount(ctx, c.e.m, "project directory vanished")
 	}
 }

@@ -3,6 +3,8 @@ package project
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/berth-dev/berth/project/search"
@@ -46,27 +48,6 @@ func newCatalog(root string, ix *search.Index, wf *workflow.Engine, log *slog.Lo
 	return c
 }
 
-// configure sets the server options resources and prompts need: the
-// subscription handlers, and capabilities advertised from the start (the
-// SDK infers them only once a resource or prompt exists, and a client
-// learns them at initialize).
-func (c *catalog) configure(opts *mcp.ServerOptions) {
-	if c == nil || (c.index == nil && c.wf == nil) {
-		return
-	}
-	if opts.Capabilities == nil {
-		opts.Capabilities = &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}} // the SDK's default
-	}
-	if c.index != nil {
-		opts.Capabilities.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
-		opts.SubscribeHandler = c.subscribe
-		opts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
-	}
-	if c.wf != nil {
-		opts.Capabilities.Prompts = &mcp.PromptCapabilities{ListChanged: true}
-	}
-}
-
 // serve publishes the current resources and prompts on s and keeps them
 // current from now on.
 func (c *catalog) serve(s *mcp.Server) {
@@ -91,4 +72,28 @@ func (c *catalog) close() {
 	}
 	c.cancel()
 	<-c.done
+}
+
+// withdraw stops the catalog and removes what it published from its
+// servers (a config edit replaced it); their sessions are told the lists
+// changed.
+func (c *catalog) withdraw() {
+	if c == nil {
+		return
+	}
+	c.close()
+	c.mu.Lock()
+	servers := c.servers
+	c.servers = nil
+	uris := slices.Collect(maps.Keys(c.files))
+	names := slices.Collect(maps.Keys(c.prompts))
+	c.mu.Unlock()
+	for _, s := range servers {
+		if len(uris) > 0 {
+			s.RemoveResources(uris...)
+		}
+		if len(names) > 0 {
+			s.RemovePrompts(names...)
+		}
+	}
 }

@@ -198,7 +198,7 @@ func TestWorkflowsArePrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions, err := e.workflow.Sessions(ctx, workflow.FilterAll)
+	sessions, err := e.current().workflow.Sessions(ctx, workflow.FilterAll)
 	if err != nil || len(sessions.Sessions) != 1 {
 		t.Fatalf("sessions after the prompt: %+v %v", sessions, err)
 	}

@@ -50,34 +50,58 @@ type Options struct {
 	// Schemas, when set, holds the tools' JSON schemas, inferred once for
 	// every engine that shares it.
 	Schemas *mcp.SchemaCache
+	// Endpoint, when set, tells what the broker serves of the project
+	// beside the IDE's stdio, for get_server_info; nil: nothing.
+	Endpoint func() Endpoint
+	// Watch, when set, is the file-watching hub the engine watches
+	// through (one inotify instance for every engine that shares it);
+	// nil: a watcher of its own.
+	Watch *watch.Hub
+}
+
+// Endpoint is what the broker serves of a project beside the IDE's stdio.
+type Endpoint struct {
+	Mode    string   // what the project's state file offers: dual, stdio or http; "" when none is written
+	URL     string   // the project's HTTP endpoint; "" while it has no port
+	Missing []string // what the broker cannot do for the project now, each with its fix
 }
 
 // Engine is an opened project. It is safe for concurrent use.
+//
+// What its tool groups enable (the search index, the workflow engine, the
+// catalog of resources and prompts, their tools) are its parts
+// (parts.go): built at Open and again when an edit of the project's
+// config changes the groups (reload.go), swapped whole under mu.
 type Engine struct {
 	root   string
 	id     string
 	name   string
-	cfg    config.Config
-	log    *slog.Logger
+	log    *slog.Logger // also to the sessions (sessionlog.go)
+	base   *slog.Logger // to the broker's log only
+	slog   *sessionLog
 	server ServerInfo
 	opened time.Time
 	git    *gitCache
 	logs   *logring.Ring // nil: no get_recent_logs
+	db     *store.DB
+	policy *links.Policy // which symlinks indexing and watching follow; fixed at open
 
-	index    *search.Index    // nil when the rag group is off
-	workflow *workflow.Engine // nil when neither workflow nor pos is on
-	watcher  *watch.Watcher   // nil if the folders cannot be watched (logged)
-	catalog  *catalog         // the standards as resources, the workflows as prompts
-	cancel   context.CancelFunc
-	loops    sync.WaitGroup // the goroutines applying watcher batches
+	watcher *watch.Watcher // nil if the folders cannot be watched (logged)
+	config  *watch.Files   // the config files, applying their edits; nil if they cannot be watched (logged)
+	cancel  context.CancelFunc
+	loops   sync.WaitGroup // the goroutines applying watcher batches
 
 	transports  []string
 	transportOf func(context.Context) string
+	endpointOf  func() Endpoint
 	srv         *mcp.Server // the project's one MCP server, every transport's
+	lister      *toolLister // its tools/list, below the middleware
 	schemaJSON  schemaBytes // its tools' schemas, marshaled once
 
-	mu    sync.Mutex // guards tools
-	tools []string   // what server lists, asked at open
+	mu        sync.Mutex // guards the fields below
+	p         *parts     // never nil after Open
+	tools     []string   // what the server lists
+	configErr string     // why the last config edit was not applied; "" when it was
 
 	hosted hostedRef // the broker's hosted servers on srv (hosted.go)
 }
@@ -95,98 +119,79 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	e := &Engine{
 		root:   opts.Root,
 		id:     opts.ID,
-		cfg:    cfg,
-		log:    log.With("project", opts.ID),
+		slog:   newSessionLog(),
 		server: opts.Server,
 		opened: time.Now(),
 		git:    newGitCache(),
 		logs:   opts.Logs,
+		db:     opts.DB,
 
 		transports:  opts.Transports,
 		transportOf: opts.TransportOf,
+		endpointOf:  opts.Endpoint,
 	}
+	e.base = log.With("project", opts.ID)
+	e.log = slog.New(e.slog.handler(e.base.Handler()))
 	e.name = projectName(e.git.get(ctx, opts.Root), opts.Root)
-	if err := e.openParts(ctx, opts); err != nil {
-		e.Close()
-		return nil, err
-	}
-	if err := e.openServer(ctx, opts.Schemas); err != nil {
+	e.policy = links.New(e.root, append(slices.Clone(opts.AllowOutside), cfg.RAG.AllowOutside...))
+	if err := e.open(ctx, cfg, opts); err != nil {
 		e.Close()
 		return nil, err
 	}
 	return e, nil
 }
 
-// openParts starts the watcher first (so no change is missed), then the
-// search index and the workflow engine, and connects them to the watcher.
-func (e *Engine) openParts(ctx context.Context, opts Options) error {
-	sources := []string{e.cfg.RAG.StandardsPath, e.cfg.RAG.UsagePath, e.cfg.RAG.WorkflowsPath}
-	for _, warning := range e.cfg.Warnings {
+// open starts the watcher first (so no change is missed), then the parts,
+// the server, and the loops that feed the parts from the watcher and
+// apply config edits.
+func (e *Engine) open(ctx context.Context, cfg config.Config, opts Options) error {
+	for _, warning := range cfg.Warnings {
 		e.log.Warn("project config: " + warning)
 	}
-	policy := links.New(e.root, append(slices.Clone(opts.AllowOutside), e.cfg.RAG.AllowOutside...))
-	if dirs := policy.Allowed(); len(dirs) > 0 {
+	if dirs := e.policy.Allowed(); len(dirs) > 0 {
 		e.log.Info("indexing follows symlinks into folders outside the project (rag.allow_outside)", "folders", dirs)
 	}
-	w, err := watch.New(e.root, sources, e.log, watch.FollowLinks(policy))
+	var shared []watch.Option
+	if opts.Watch != nil {
+		shared = append(shared, watch.Shared(opts.Watch))
+	}
+	w, err := watch.New(e.root, sources(cfg), e.log, append(shared, watch.FollowLinks(e.policy))...)
 	if err != nil {
 		e.log.Warn("file watching is off for this project: the index will not follow edits until the next mount", "err", err)
 	} else {
 		e.watcher = w
 	}
+	p, err := e.buildParts(ctx, cfg, nil)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.p = p
+	e.mu.Unlock()
+	if err := e.openServer(ctx, opts.Schemas); err != nil {
+		return err
+	}
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.cancel = cancel
-	if e.cfg.HasGroup(config.GroupRAG) {
-		ix, err := search.Open(ctx, search.Options{Root: e.root, Sources: sources, DB: opts.DB, ProjectID: e.id, Logger: e.log, Links: policy})
-		if err != nil {
-			return fmt.Errorf("open search index: %w", err)
-		}
-		e.index = ix
-		if e.watcher != nil {
-			changes := e.watcher.Subscribe()
-			e.loops.Add(1)
-			go func() { defer e.loops.Done(); search.Watch(loopCtx, ix, changes) }()
-		}
+	if e.watcher != nil {
+		index, workflows := e.watcher.Subscribe(), e.watcher.Subscribe()
+		e.loops.Add(2)
+		go func() {
+			defer e.loops.Done()
+			search.Follow(loopCtx, func() *search.Index { return e.current().index }, index)
+		}()
+		go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, workflows) }()
 	}
-	if e.cfg.HasGroup(config.GroupWorkflow) || e.cfg.HasGroup(config.GroupPOS) {
-		var searcher workflow.Searcher // answers for workflow files that are missing
-		if e.index != nil {
-			searcher = e
-		}
-		wf, err := workflow.Open(ctx, workflow.Options{Root: e.root, WorkflowsDir: e.cfg.RAG.WorkflowsPath, DB: opts.DB, ProjectID: e.id, Logger: e.log, Search: searcher})
-		if err != nil {
-			return fmt.Errorf("open workflow engine: %w", err)
-		}
-		e.workflow = wf
-	}
-	e.catalog = newCatalog(e.root, e.index, e.workflow, e.log) // before the reload loop, which calls it
-	if e.workflow != nil && e.watcher != nil {
-		changes := e.watcher.Subscribe()
-		e.loops.Add(1)
-		go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, changes) }()
+	reload := func() { e.reload(loopCtx) }
+	if e.config, err = watch.WatchFiles(filepath.Join(e.root, config.Dir), config.Files, reload, shared...); err != nil {
+		e.log.Warn("edits of the project config are applied only at the next mount: its folder cannot be watched", "err", err)
 	}
 	return nil
 }
 
-// reloadWorkflows reloads the definitions when a batch touches the workflows folder.
-func (e *Engine) reloadWorkflows(ctx context.Context, changes <-chan []string) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case batch, ok := <-changes:
-			if !ok {
-				return
-			}
-			for _, rel := range batch {
-				if e.workflow.Relevant(filepath.Join(e.root, rel)) {
-					e.workflow.Reload()
-					e.catalog.workflowsChanged()
-					break
-				}
-			}
-		}
-	}
+// sources are the folders the index reads and the watcher watches.
+func sources(cfg config.Config) []string {
+	return []string{cfg.RAG.StandardsPath, cfg.RAG.UsagePath, cfg.RAG.WorkflowsPath}
 }
 
 func projectName(g *GitInfo, root string) string {
@@ -198,55 +203,79 @@ func projectName(g *GitInfo, root string) string {
 	return filepath.Base(root)
 }
 
+// Logger is the engine's logger: its records go to the broker's log and
+// to every session of the project's server (sessionlog.go). The broker
+// logs what concerns the project's sessions with it.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
 // Name is the project's display name.
 func (e *Engine) Name() string { return e.name }
 
 // Root is the project's resolved root.
 func (e *Engine) Root() string { return e.root }
 
-// Config is the project's configuration as loaded at open.
-func (e *Engine) Config() config.Config { return e.cfg }
+// Config is the project's configuration as applied: as loaded at open,
+// with the edits applied since (reload.go).
+func (e *Engine) Config() config.Config { return e.current().cfg }
+
+// current is the engine's parts now.
+func (e *Engine) current() *parts {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.p
+}
 
 // openServer builds the project's MCP server with every enabled tool and
-// asks it which tools it lists.
+// asks it which tools it lists. Resources and prompts are advertised
+// whatever the groups: a config edit may enable them, and the sessions
+// are then told their lists changed.
 func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error {
 	opts := &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Tools for the project %q at %s.", e.name, e.root),
-		Logger:       slog.New(quiet{e.log.Handler()}),
-		SchemaCache:  schemas,
+		// Not e.log: what the SDK logs about sessions must not be sent to them.
+		Logger:      slog.New(quiet{e.base.Handler()}),
+		SchemaCache: schemas,
+		Capabilities: &mcp.ServerCapabilities{
+			Logging:   &mcp.LoggingCapabilities{},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		},
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return e.current().catalog.subscribe(ctx, req)
+		},
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	}
-	e.catalog.configure(opts)
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
-	lister := newToolLister(s)    // before any middleware
-	groups := map[string]string{} // tool -> its group, for tools/list's _meta
-	e.schemaJSON.group = func(tool string) string { return toolGroup(groups, tool) }
-	s.AddReceivingMiddleware(e.schemaJSON.toolList)
+	e.lister = newToolLister(s) // before any middleware
+	e.schemaJSON.group = func(tool string) string { return toolGroup(e.current().groups, tool) }
+	s.AddReceivingMiddleware(e.schemaJSON.toolList, e.tellMissing)
 	addServerInfo(s, e)
-	if e.index != nil {
-		search.AddTools(s, e.index)
-		groups[search.ToolName] = config.GroupRAG
-	}
-	if e.workflow != nil {
-		for _, g := range []string{config.GroupWorkflow, config.GroupPOS} {
-			for _, name := range workflow.AddTools(s, e.workflow, g == config.GroupWorkflow && e.cfg.HasGroup(g), g == config.GroupPOS && e.cfg.HasGroup(g)) {
-				groups[name] = g
-			}
-		}
-	}
+	p := e.current()
+	p.tools, p.groups = addGroupTools(s, p)
 	workflow.AddCurrentDate(s)
 	if e.logs != nil {
 		addRecentLogs(s, e)
 	}
-	e.catalog.serve(s)
-	names, err := lister.names(ctx)
+	p.catalog.serve(s)
+	e.srv = s
+	if err := e.listTools(ctx); err != nil {
+		return err
+	}
+	e.slog.serve(s)
+	return nil
+}
+
+// listTools asks the server which tools it lists now, and warns past
+// mcp.max_tools_warning.
+func (e *Engine) listTools(ctx context.Context) error {
+	names, err := e.lister.names(ctx)
 	if err != nil {
 		return fmt.Errorf("list the project's tools: %w", err)
 	}
-	if max := e.cfg.MCP.MaxToolsWarning; max > 0 && len(names) > max {
+	if max := e.Config().MCP.MaxToolsWarning; max > 0 && len(names) > max {
 		e.log.Warn("more tools than mcp.max_tools_warning: some clients degrade past that many; trim mcp.enabled_tool_groups",
 			"tools", len(names), "max_tools_warning", max)
 	}
-	e.srv = s
 	e.mu.Lock()
 	e.tools = names
 	e.mu.Unlock()
@@ -272,24 +301,38 @@ func (e *Engine) transport(ctx context.Context) string {
 	return e.transportOf(ctx)
 }
 
+// endpoint is what the broker serves of the project beside stdio.
+func (e *Engine) endpoint() Endpoint {
+	if e.endpointOf == nil {
+		return Endpoint{}
+	}
+	return e.endpointOf()
+}
+
 // Status is the engine's detail for GET /projects/{id}.
 func (e *Engine) Status() map[string]any {
+	p := e.current()
 	st := map[string]any{
-		"config_file":     e.cfg.File,
-		"tool_groups":     e.cfg.MCP.EnabledToolGroups,
-		"config_warnings": e.cfg.Warnings,
+		"config_file":     p.cfg.File,
+		"tool_groups":     p.cfg.MCP.EnabledToolGroups,
+		"config_warnings": p.cfg.Warnings,
 		"tools":           e.ToolNames(),
 		"watching":        e.watcher != nil,
 	}
-	if e.index != nil {
-		st["index"] = e.index.Status()
+	e.mu.Lock()
+	if e.configErr != "" {
+		st["config_error"] = e.configErr
 	}
-	if e.workflow != nil {
-		if list, err := e.workflow.ListWorkflows(context.Background(), ""); err == nil {
+	e.mu.Unlock()
+	if p.index != nil {
+		st["index"] = p.index.Status()
+	}
+	if p.workflow != nil {
+		if list, err := p.workflow.ListWorkflows(context.Background(), ""); err == nil {
 			st["workflows"] = list
 		}
-		st["imported_sessions"] = e.workflow.Imported()
-		if list, err := e.workflow.Sessions(context.Background(), workflow.FilterAll); err == nil {
+		st["imported_sessions"] = p.workflow.Imported()
+		if list, err := p.workflow.Sessions(context.Background(), workflow.FilterAll); err == nil {
 			if len(list.Sessions) > maxStatusSessions {
 				list.Sessions = list.Sessions[:maxStatusSessions]
 			}
@@ -304,42 +347,44 @@ func (e *Engine) Status() map[string]any {
 const maxStatusSessions = 10
 
 // ErrSearchOff reports a search on a project whose rag tool group is off.
-var ErrSearchOff = errors.New("search_standards is off for this project: add rag to mcp.enabled_tool_groups in .praxis-os/config.yaml")
+var ErrSearchOff = search.ErrOff
 
 // IndexStatus is the search index's status; false when the rag group is off.
 func (e *Engine) IndexStatus() (search.Status, bool) {
-	if e.index == nil {
+	ix := e.current().index
+	if ix == nil {
 		return search.Status{}, false
 	}
-	return e.index.Status(), true
+	return ix.Status(), true
 }
 
 // Search runs a standards search, as search_standards does.
 func (e *Engine) Search(ctx context.Context, q search.Query) (*search.Result, error) {
-	if e.index == nil {
+	ix := e.current().index
+	if ix == nil {
 		return nil, ErrSearchOff
 	}
-	return e.index.Search(ctx, q)
+	return ix.Search(ctx, q)
 }
 
-// Close stops the watcher, then the loops that apply its batches, then the
-// index and the workflow engine.
+// Close stops the watchers, then the loops that apply their batches, then
+// the parts and the notifications to sessions.
 func (e *Engine) Close() error {
 	var errs []error
 	if e.watcher != nil {
 		errs = append(errs, e.watcher.Close())
 	}
+	if e.config != nil {
+		errs = append(errs, e.config.Close())
+	}
 	if e.cancel != nil {
 		e.cancel()
 	}
-	e.loops.Wait()
-	e.catalog.close()
-	if e.index != nil {
-		errs = append(errs, e.index.Close())
+	e.loops.Wait() // a reload in progress has swapped its parts in
+	if p := e.current(); p != nil {
+		errs = append(errs, p.close(nil))
 	}
-	if e.workflow != nil {
-		errs = append(errs, e.workflow.Close())
-	}
+	e.slog.close()
 	return errors.Join(errs...)
 }
 

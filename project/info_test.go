@@ -118,7 +118,7 @@ func TestServerInfoReadsGitOncePerTTL(t *testing.T) {
 	if g == nil || g.Branch != "main" || len(g.Commit) != 40 || g.CommitShort != g.Commit[:7] || g.Status != "clean" || g.Remote != "git@example.invalid:team/shop.git" {
 		t.Fatalf("git = %+v", g)
 	}
-	if info.Project.Name != "shop" || info.Project.AgentOSPath != filepath.Join(root, ".praxis-os") {
+	if info.Project.Name != "shop" || info.Project.PraxisOSPath != filepath.Join(root, ".praxis-os") || info.Project.AgentOSPath != info.Project.PraxisOSPath {
 		t.Fatalf("project = %+v", info.Project)
 	}
 	os.WriteFile(filepath.Join(root, "README"), []byte("changed"), 0o644)
@@ -126,7 +126,7 @@ func TestServerInfoReadsGitOncePerTTL(t *testing.T) {
 	if st := callInfo(t, e).Project.Git.Status; st != "dirty" {
 		t.Fatalf("status after an edit = %q", st)
 	}
-	if info.Server.Transport != "test" || info.Server.PID != 1 || len(info.Capabilities.ToolsAvailable) == 0 {
+	if info.Server.Transport != "test" || info.Server.PID != 1 || info.Capabilities.ToolsAvailable != len(info.Capabilities.Tools) || info.Capabilities.ToolsAvailable == 0 {
 		t.Fatalf("server = %+v caps = %+v", info.Server, info.Capabilities)
 	}
 }
@@ -218,4 +218,68 @@ func FuzzNoArguments(f *testing.F) {
 			t.Errorf("noArguments(%q) = %v", args, err)
 		}
 	})
+}
+
+// get_server_info answers in praxis-os's shape (its names and JSON types,
+// from praxis-os's server_info_tools.py), with Berth's fields beside them.
+func TestServerInfoHasPraxisOSShape(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".praxis-os"), 0o755)
+	os.WriteFile(filepath.Join(root, ".praxis-os", "config.yaml"), []byte("mcp:\n  enabled_tool_groups: [rag]\n"), 0o644)
+	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ep := Endpoint{Mode: "dual", URL: "http://127.0.0.1:4242/mcp"}
+	e, err := Open(context.Background(), Options{Root: root, ID: "p-1", DB: db, Server: ServerInfo{Version: "t", PID: 1, StartedAt: time.Now()},
+		Endpoint: func() Endpoint { return ep }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := connectInMemory(t, e).CallTool(context.Background(), &mcp.CallToolParams{Name: "get_server_info"})
+	if err != nil || res.IsError {
+		t.Fatalf("get_server_info: %v %+v", err, res)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var got map[string]map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		section, key string
+		value        any
+	}{
+		{"server", "transport_mode", "dual"},
+		{"server", "pid", float64(1)},
+		{"server", "version", "t"},
+		{"project", "praxis_os_path", filepath.Join(root, ".praxis-os")},
+		{"project", "root", root},
+		{"capabilities", "tools_available", float64(len(e.ToolNames()))},
+		{"capabilities", "rag_enabled", true},
+		{"capabilities", "workflow_enabled", false},
+		{"capabilities", "browser_enabled", false},
+		{"capabilities", "dual_transport", true},
+		{"capabilities", "http_transport", true},
+	} {
+		if v, ok := got[want.section][want.key]; !ok || v != want.value {
+			t.Errorf("%s.%s = %#v (present %v), want %#v", want.section, want.key, v, ok, want.value)
+		}
+	}
+	for _, k := range []string{"uptime_seconds", "started_at"} {
+		if _, ok := got["server"][k]; !ok {
+			t.Errorf("server.%s missing", k)
+		}
+	}
+	if _, ok := got["project"]["git"]; !ok {
+		t.Error("project.git missing (null when not a repository)")
+	}
+
+	// A stdio window alone, and no port: neither transport is claimed.
+	ep = Endpoint{Mode: "stdio", Missing: []string{"no port: widen the range"}}
+	info := callInfo(t, e)
+	if info.Capabilities.DualTransport || info.Capabilities.HTTPTransport || info.Server.URL != "" || len(info.Missing) != 1 {
+		t.Errorf("stdio with no port: %+v %+v missing %q", info.Server, info.Capabilities, info.Missing)
+	}
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ServerInfoResult is get_server_info's structured output.
+// ServerInfoResult is get_server_info's structured output: praxis-os's
+// shape (server, project, capabilities with the same names and types) and
+// Berth's own fields beside them.
 type ServerInfoResult struct {
 	Server       ServerSection  `json:"server"`
 	Project      ProjectSection `json:"project"`
@@ -28,13 +30,23 @@ type ServerInfoResult struct {
 	// Warnings name settings of the project's config that Berth ignored
 	// (a tool group it does not serve), with the fix.
 	Warnings []string `json:"warnings,omitempty"`
+	// Missing names what the broker cannot do for the project right now
+	// (no port for sub-agents, a state file it cannot write), each with
+	// its fix; empty when it does everything.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // ServerSection describes the broker.
 type ServerSection struct {
-	Name          string  `json:"name"`
-	Version       string  `json:"version"`
-	Transport     string  `json:"transport"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Transport string `json:"transport"` // how this session reached the server: stdio (the shim), http, sse, websocket
+	// TransportMode is what the project's state file offers sub-agents
+	// (praxis-os's transport_mode): dual, stdio or http; "" when the
+	// broker has written none.
+	TransportMode string `json:"transport_mode"`
+	// URL is the project's HTTP endpoint for sub-agents; "" while it has no port.
+	URL           string  `json:"url,omitempty"`
 	UptimeSeconds float64 `json:"uptime_seconds"`
 	PID           int     `json:"pid"`
 	StartedAt     string  `json:"started_at"`
@@ -42,18 +54,27 @@ type ServerSection struct {
 
 // ProjectSection describes the project.
 type ProjectSection struct {
-	Name        string   `json:"name"`
-	Root        string   `json:"root"`
-	AgentOSPath string   `json:"agent_os_path"`
-	Git         *GitInfo `json:"git"`
+	Name         string   `json:"name"`
+	Root         string   `json:"root"`
+	PraxisOSPath string   `json:"praxis_os_path"` // praxis-os's name
+	AgentOSPath  string   `json:"agent_os_path"`  // the same path, by its older name
+	Git          *GitInfo `json:"git"`
 }
 
-// Capabilities lists what this endpoint offers.
+// Capabilities lists what this endpoint offers. The first fields are
+// praxis-os's.
 type Capabilities struct {
-	ToolsAvailable []string `json:"tools_available"`
-	ToolGroups     []string `json:"tool_groups"`
-	Transports     []string `json:"transports"`
-	StandardsDirs  []string `json:"standards_dirs"`
+	ToolsAvailable  int  `json:"tools_available"`  // how many tools the server lists
+	RAGEnabled      bool `json:"rag_enabled"`      // search_standards is served (the rag tool group)
+	WorkflowEnabled bool `json:"workflow_enabled"` // workflow tools are served (workflow or pos)
+	BrowserEnabled  bool `json:"browser_enabled"`  // always false: Berth serves no browser tools
+	DualTransport   bool `json:"dual_transport"`   // the state file offers the IDE's stdio and HTTP (transport_mode dual)
+	HTTPTransport   bool `json:"http_transport"`   // the project's HTTP endpoint is served now
+
+	Tools         []string `json:"tools"` // the tools' names, in the server's order
+	ToolGroups    []string `json:"tool_groups"`
+	Transports    []string `json:"transports"`
+	StandardsDirs []string `json:"standards_dirs"`
 }
 
 type serverInfoArgs struct{}
@@ -80,7 +101,7 @@ func addServerInfo(s *mcp.Server, e *Engine) {
 	s.AddTool(&mcp.Tool{
 		Name:         "get_server_info",
 		Title:        "Project information discovery",
-		Description:  "Returns the server (version, transport, uptime, pid), the project (name, root, .praxis-os path, git remote/branch/commit/status) and the tools available. The git state is read at most once a second.",
+		Description:  "Returns the server (version, transport, transport_mode, url, uptime, pid), the project (name, root, praxis_os_path, git remote/branch/commit/status), the capabilities (tools_available as a count, rag_enabled, workflow_enabled, dual_transport, http_transport, the tools' names) and what the broker cannot do for the project right now (missing). The git state is read at most once a second.",
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 		InputSchema:  in,
 		OutputSchema: out,
@@ -122,34 +143,47 @@ func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoRes
 	g := e.git.get(ctx, e.root)
 	name := projectName(g, e.root)
 	var dirs []string
-	for _, d := range []string{e.cfg.RAG.StandardsPath, e.cfg.RAG.UsagePath, e.cfg.RAG.WorkflowsPath} {
+	rag := e.Config().RAG
+	for _, d := range []string{rag.StandardsPath, rag.UsagePath, rag.WorkflowsPath} {
 		if fi, err := os.Stat(filepath.Join(e.root, d)); err == nil && fi.IsDir() {
 			dirs = append(dirs, d)
 		}
 	}
+	ep := e.endpoint()
 	tools, servers := e.availableTools()
+	cfg := e.Config()
+	praxisPath := filepath.Join(e.root, config.Dir)
 	return ServerInfoResult{
 		Servers: servers,
 		Server: ServerSection{
 			Name:          "berth",
 			Version:       e.server.Version,
 			Transport:     transport,
+			TransportMode: ep.Mode,
+			URL:           ep.URL,
 			UptimeSeconds: time.Since(e.server.StartedAt).Seconds(),
 			PID:           e.server.PID,
 			StartedAt:     e.server.StartedAt.UTC().Format(time.RFC3339),
 		},
 		Project: ProjectSection{
-			Name:        name,
-			Root:        e.root,
-			AgentOSPath: filepath.Join(e.root, config.Dir),
-			Git:         g,
+			Name:         name,
+			Root:         e.root,
+			PraxisOSPath: praxisPath,
+			AgentOSPath:  praxisPath,
+			Git:          g,
 		},
 		Capabilities: Capabilities{
-			ToolsAvailable: tools,
-			ToolGroups:     e.cfg.MCP.EnabledToolGroups,
-			Transports:     e.transports,
-			StandardsDirs:  dirs,
+			ToolsAvailable:  len(tools),
+			RAGEnabled:      cfg.HasGroup(config.GroupRAG),
+			WorkflowEnabled: cfg.HasGroup(config.GroupWorkflow) || cfg.HasGroup(config.GroupPOS),
+			DualTransport:   ep.Mode == "dual",
+			HTTPTransport:   ep.URL != "",
+			Tools:           tools,
+			ToolGroups:      cfg.MCP.EnabledToolGroups,
+			Transports:      e.transports,
+			StandardsDirs:   dirs,
 		},
-		Warnings: e.cfg.Warnings,
+		Warnings: cfg.Warnings,
+		Missing:  ep.Missing,
 	}
 }

@@ -14,11 +14,15 @@ import (
 // Usage is berth-shim's --help.
 const Usage = `usage: berth-shim [--project DIR] [--transport dual|stdio|http] [--log-level L] [--home DIR]
 
-An IDE runs berth-shim as an MCP server. It attaches the project (--project,
-else $PROJECT_ROOT, else the nearest ancestor holding .praxis-os/) to the
-Berth broker, starting one if none runs. The broker writes the project's
-state file .praxis-os/.mcp_server_state.json for sub-agents, from what
-every window and pin of the project asked for.
+An IDE runs berth-shim as an MCP server. It attaches the project to the
+Berth broker, starting one if none runs. The project is --project, else
+$PROJECT_ROOT, else $AGENT_OS_BASE_PATH (praxis-os's: the project root or
+its .praxis-os folder), else the nearest ancestor of the working directory
+holding .praxis-os/, else the first of the IDE's workspace folders (its MCP
+roots) holding .praxis-os/. The broker writes the project's state file
+.praxis-os/.mcp_server_state.json for sub-agents, from what every window
+and pin of the project asked for. When the shim cannot serve, it answers
+the IDE's requests with an error that names the problem and the fix.
 
 --transport, what the IDE speaks and what this window asks the state file to offer:
   dual   (default) MCP on stdin/stdout for the IDE; the state file names the
@@ -39,7 +43,7 @@ func ParseFlags(args []string) (Options, int, error) {
 	fs.SetOutput(io.Discard)
 	var o Options
 	var level string
-	fs.StringVar(&o.Project, "project", "", "project root (default: $PROJECT_ROOT, else the nearest ancestor holding .praxis-os/)")
+	fs.StringVar(&o.Project, "project", "", "project root (default: $PROJECT_ROOT, $AGENT_OS_BASE_PATH, the nearest ancestor holding .praxis-os/, the IDE's workspace folders)")
 	fs.StringVar(&o.Transport, "transport", "dual", "what the state file offers sub-agents: dual, stdio or http")
 	fs.StringVar(&level, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&o.Home, "home", "", "broker home (default: $BERTH_HOME, else the user state dir)")
@@ -64,4 +68,14 @@ func ParseFlags(args []string) (Options, int, error) {
 func Main(ctx context.Context, o Options) error {
 	o.Stdin, o.Stdout = os.Stdin, os.Stdout
 	return Run(ctx, o)
+}
+
+// Refuse answers the requests on in with a JSON-RPC error naming problem
+// (which says the fix), for a shim that cannot start at all (a bad flag):
+// the IDE shows the reason instead of a timeout. It returns when in
+// closes, shortly after the last answer, or after 30 s.
+func Refuse(ctx context.Context, in io.Reader, out io.Writer, problem error) {
+	lines := make(chan []byte)
+	go readLines(in, lines, slog.New(slog.DiscardHandler))
+	refuse(ctx, lines, nil, out, problem)
 }

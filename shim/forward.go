@@ -29,14 +29,19 @@ type dialFunc func(ctx context.Context) (*websocket.Conn, error)
 // broker. Its run loop is the only goroutine that writes to stdout, writes
 // to the WebSocket or touches pending.
 type forwarder struct {
-	dial dialFunc
-	in   io.Reader
-	out  io.Writer
-	log  *slog.Logger
+	dial  dialFunc
+	in    io.Reader     // read when lines is nil
+	lines <-chan []byte // the IDE's lines (readLines)
+	out   io.Writer
+	log   *slog.Logger
 
-	pending     map[string]bool // ids of IDE requests not yet answered
-	initialize  []byte          // the IDE's initialize request, replayed after a reconnect
-	initialized []byte          // its notifications/initialized
+	pending map[string]bool // ids of IDE requests not yet answered
+	// The IDE's initialize request and its notifications/initialized,
+	// replayed after a reconnect; set before run when the shim answered
+	// the IDE's initialize itself (roots.go), to replay on the first
+	// connection too.
+	initialize  []byte
+	initialized []byte
 }
 
 type envelope struct {
@@ -72,14 +77,27 @@ type wsEvent struct {
 // the broker cannot be reached again.
 func (f *forwarder) run(ctx context.Context) error {
 	f.pending = make(map[string]bool)
-	lines := make(chan []byte)
-	go readLines(f.in, lines, f.log)
+	lines := f.lines
+	if lines == nil {
+		ch := make(chan []byte)
+		go readLines(f.in, ch, f.log)
+		lines = ch
+	}
 
 	conn, err := f.dial(ctx)
 	if err != nil {
 		return err
 	}
-	events := f.readWS(ctx, conn)
+	var events <-chan wsEvent
+	if f.initialize != nil {
+		// The IDE's initialize was answered already: the broker's answer is dropped.
+		if events, err = f.replay(ctx, conn); err != nil {
+			conn.Close(websocket.StatusGoingAway, "")
+			return fmt.Errorf("initialize the project's session on the broker: %w", err)
+		}
+	} else {
+		events = f.readWS(ctx, conn)
+	}
 	var drain <-chan time.Time
 	eof := false
 	for {
@@ -197,10 +215,13 @@ func (f *forwarder) toIDE(msg []byte) error {
 	return f.writeOut(msg)
 }
 
-func (f *forwarder) writeOut(msg []byte) error {
+func (f *forwarder) writeOut(msg []byte) error { return writeLine(f.out, msg) }
+
+// writeLine writes one message and its newline to the IDE.
+func writeLine(out io.Writer, msg []byte) error {
 	buf := make([]byte, 0, len(msg)+1)
 	buf = append(append(buf, msg...), '\n')
-	_, err := f.out.Write(buf)
+	_, err := out.Write(buf)
 	return err
 }
 

@@ -16,9 +16,7 @@ const holdInterval = time.Second
 // project attached until stdin closes, answers any request on stdin with an
 // error naming the url, and when the broker goes away attaches again
 // (starting one if it may), whose broker rewrites the state file.
-func hold(ctx context.Context, in io.Reader, out io.Writer, current func() *Attachment, reattach func(context.Context) error, log *slog.Logger) error {
-	lines := make(chan []byte)
-	go readLines(in, lines, log)
+func hold(ctx context.Context, lines <-chan []byte, out io.Writer, current func() *Attachment, reattach func(context.Context) error, log *slog.Logger) error {
 	tick := time.NewTicker(holdInterval)
 	defer tick.Stop()
 	f := &forwarder{out: out}

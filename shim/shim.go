@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 
@@ -17,7 +16,7 @@ import (
 
 // Options configures Run.
 type Options struct {
-	Project   string // --project; else $PROJECT_ROOT; else the nearest ancestor with .praxis-os/
+	Project   string // --project; else FindProject's other sources, else the IDE's roots
 	Transport string // dual (default), stdio or http: what this window asks the state file to offer
 	Home      string // broker home; "" = api.DefaultHome()
 	Autostart Autostart
@@ -27,40 +26,81 @@ type Options struct {
 }
 
 // Run is the shim's whole life. It returns nil when the IDE closes stdin.
+// When it cannot serve (no project, a broker that cannot be reached or
+// refuses the project), it answers the IDE's requests with a JSON-RPC
+// error naming the problem and the fix before it returns that error.
 func Run(ctx context.Context, opts Options) error {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	transport := strings.ToLower(opts.Transport)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go watchParent(ctx, cancel)
+	lines := make(chan []byte)
+	go readLines(opts.Stdin, lines, log)
+
+	s := &session{opts: opts, log: log, lines: lines}
+	err := s.run(ctx)
+	var orphan errOrphaned
+	switch {
+	case errors.As(context.Cause(ctx), &orphan):
+		log.Info("parent process exited: stopping", "parent_was", orphan.was, "parent_now", orphan.now)
+		err = nil
+	case err != nil && ctx.Err() == nil:
+		refuse(ctx, s.lines, s.queued, opts.Stdout, err)
+	}
+	if s.att != nil {
+		if derr := s.att.Detach(context.WithoutCancel(ctx)); derr != nil {
+			log.Debug("detach", "err", derr)
+		}
+	}
+	return err
+}
+
+// session is one run of the shim: the IDE's lines, the attachment, and
+// what was read from the IDE before the broker was reached.
+type session struct {
+	opts   Options
+	log    *slog.Logger
+	lines  <-chan []byte
+	queued [][]byte // lines read and not yet handled (forwarded or refused)
+	att    *Attachment
+}
+
+func (s *session) run(ctx context.Context) error {
+	transport := strings.ToLower(s.opts.Transport)
 	if transport == "" {
 		transport = api.TransportDual
 	}
 	if !slices.Contains(api.StateTransports, transport) {
-		return fmt.Errorf("--transport %q: use dual, stdio or http", opts.Transport)
+		return fmt.Errorf("--transport %q: use dual, stdio or http", s.opts.Transport)
 	}
-	root, err := FindProject(opts.Project)
+	root, err := FindProject(s.opts.Project, s.log)
+	var hs handshake
+	if errors.Is(err, errNoProject) && transport != api.TransportHTTP {
+		root, hs, err = rootsProject(ctx, s.lines, s.opts.Stdout, err)
+		s.queued = hs.queued
+		if err == nil {
+			s.log.Info("project found among the IDE's workspace folders (MCP roots)", "root", root)
+		}
+	}
 	if err != nil {
 		return err
 	}
-	home := opts.Home
+	home := s.opts.Home
 	if home == "" {
 		if home, err = api.DefaultHome(); err != nil {
 			return err
 		}
 	}
-	log = log.With("project", root)
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go watchParent(ctx, cancel)
-
-	var att *Attachment
+	log := s.log.With("project", root)
 	attach := func(ctx context.Context) error {
-		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Transport: transport, Autostart: opts.Autostart, Logger: log})
+		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Transport: transport, Autostart: s.opts.Autostart, Logger: log})
 		if err != nil {
 			return err
 		}
-		att = a
+		s.att = a
 		log.Info("attached", "id", a.Resp.ID, "port", a.Resp.Port, "broker_pid", a.Resp.BrokerPID)
 		return nil
 	}
@@ -71,15 +111,15 @@ func Run(ctx context.Context, opts Options) error {
 	dial := func(ctx context.Context) (*websocket.Conn, error) {
 		if !first {
 			// Release the old lease if its broker is still there (best effort).
-			_ = att.Detach(ctx)
+			_ = s.att.Detach(ctx)
 			if err := attach(ctx); err != nil {
 				return nil, err
 			}
 		}
 		first = false
-		conn, _, err := websocket.Dial(ctx, "ws://berth/projects/"+att.Resp.ID+"/mcp", &websocket.DialOptions{
-			HTTPClient:   att.Client.HTTP,
-			HTTPHeader:   http.Header{api.LeaseHeader: {att.Resp.Lease}},
+		conn, _, err := websocket.Dial(ctx, "ws://berth/projects/"+s.att.Resp.ID+"/mcp", &websocket.DialOptions{
+			HTTPClient:   s.att.Client.HTTP,
+			HTTPHeader:   http.Header{api.LeaseHeader: {s.att.Resp.Lease}},
 			Subprotocols: []string{"mcp"},
 		})
 		if err != nil {
@@ -88,38 +128,30 @@ func Run(ctx context.Context, opts Options) error {
 		conn.SetReadLimit(MaxMessageBytes)
 		return conn, nil
 	}
-	var runErr error
+	queued := s.queued
+	s.queued = nil
 	if transport == api.TransportHTTP {
-		runErr = hold(ctx, opts.Stdin, opts.Stdout, func() *Attachment { return att }, attach, log)
-	} else {
-		f := &forwarder{dial: dial, in: opts.Stdin, out: opts.Stdout, log: log}
-		runErr = f.run(ctx)
+		return hold(ctx, prepend(queued, s.lines), s.opts.Stdout, func() *Attachment { return s.att }, attach, log)
 	}
-	var orphan errOrphaned
-	if errors.As(context.Cause(ctx), &orphan) {
-		log.Info("parent process exited: stopping", "parent_was", orphan.was, "parent_now", orphan.now)
-		runErr = nil
-	}
-	if att != nil {
-		if err := att.Detach(context.WithoutCancel(ctx)); err != nil {
-			log.Debug("detach", "err", err)
-		}
-	}
-	return runErr
+	f := &forwarder{dial: dial, lines: prepend(queued, s.lines), out: s.opts.Stdout, log: log,
+		initialize: hs.initialize, initialized: hs.initialized}
+	return f.run(ctx)
 }
 
-// FindProject resolves the project root: flag, else $PROJECT_ROOT, else the
-// nearest ancestor of the working directory holding .praxis-os/.
-func FindProject(flag string) (string, error) {
-	if flag != "" {
-		return api.ResolveRoot(flag)
+// prepend delivers queued, then what lines delivers.
+func prepend(queued [][]byte, lines <-chan []byte) <-chan []byte {
+	if len(queued) == 0 {
+		return lines
 	}
-	if env := os.Getenv("PROJECT_ROOT"); env != "" {
-		return api.ResolveRoot(env)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return api.FindRoot(wd)
+	out := make(chan []byte)
+	go func() {
+		defer close(out)
+		for _, l := range queued {
+			out <- l
+		}
+		for l := range lines {
+			out <- l
+		}
+	}()
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -30,7 +31,11 @@ func openChecked(path string, timeout time.Duration) (*bolt.DB, error) {
 		}
 		ro.Close()
 	}
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	var b *bolt.DB
+	err := guarded(func() (err error) {
+		b, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, classify(err))
 	}
@@ -96,7 +101,11 @@ func OpenReadOnly(path string, timeout time.Duration) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
+	var b *bolt.DB
+	err = guarded(func() (err error) {
+		b, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, classify(err))
 	}
@@ -108,4 +117,16 @@ func OpenReadOnly(path string, timeout time.Duration) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return &DB{bolt: b, path: path}, nil
+}
+
+// guarded runs fn with memory faults turned into panics, and a panic (a
+// fault on a truncated file, or bbolt's own on a damaged page) into an error.
+func guarded(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("unreadable: %v", r)
+		}
+	}()
+	return fn()
 }

@@ -21,6 +21,10 @@ func run() int {
 	opts, code, err := shim.ParseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "berth-shim: %v\n", err)
+		if err.Error() != shim.Usage && !interactive(os.Stdin) {
+			// An IDE started it: its initialize gets the reason too.
+			shim.Refuse(ctx, os.Stdin, os.Stdout, err)
+		}
 		return code
 	}
 	if err := shim.Main(ctx, opts); err != nil && !errors.Is(err, context.Canceled) {
@@ -28,4 +32,10 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// interactive reports whether f is a terminal: a person ran the shim.
+func interactive(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -180,6 +180,9 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 		mine[p.Port] = true
 		d.projects[p.Root] = p.Name
 		d.checkStateFile(p.Name, p.Root, h.PID, p.Port, true)
+		for _, m := range p.Missing {
+			d.fail("the broker keeps trying; see docs/troubleshooting.md", "project %s: %s", p.Name, m)
+		}
 	}
 	for _, r := range h.Refused {
 		d.fail(refusalFix(r), "project %s was refused %s: %s", r.Root, agoText(r.Time), r.Error)

@@ -84,6 +84,10 @@ func Default() Config {
 	}
 }
 
+// Files are the names of the config files in Dir, in the order Load
+// looks for them: the first that exists is read.
+var Files = []string{"config.yaml", "config.yml", "config.json"}
+
 // Load reads the config of the project at root. A missing file gives the
 // defaults. A file that does not parse, holds a key Berth does not know or
 // a value of the wrong form is an *Error naming the file, the line and
@@ -92,7 +96,7 @@ func Load(root string) (Config, error) {
 	cfg := Default()
 	dir := filepath.Join(root, Dir)
 	var file string
-	for _, name := range []string{"config.yaml", "config.yml", "config.json"} {
+	for _, name := range Files {
 		p := filepath.Join(dir, name)
 		if _, err := os.Stat(p); err == nil {
 			file = p

@@ -52,6 +52,7 @@ func chunkMarkdown(content string) document {
 	var titles [maxHeadingLevel]string
 	cur := pending{start: first}
 	var fence fenceState
+	var bare []section // headings without a body, kept for a file that has nothing else
 	for i := first; i < len(lines); i++ {
 		text := content[lines[i].start:lines[i].end]
 		if fence.inside() {
@@ -66,6 +67,7 @@ func chunkMarkdown(content string) document {
 			continue
 		}
 		doc.Sections = cur.emit(content, lines, i, doc.Sections)
+		bare = cur.bare(content, lines, bare)
 		titles[level-1] = title
 		for j := level; j < maxHeadingLevel; j++ {
 			titles[j] = ""
@@ -79,7 +81,21 @@ func chunkMarkdown(content string) document {
 		cur = pending{start: i, heading: path, hasHeading: true}
 	}
 	doc.Sections = cur.emit(content, lines, len(lines), doc.Sections)
+	if len(doc.Sections) == 0 {
+		// A file of headings alone (a stub, a title page) is found by them.
+		doc.Sections = cur.bare(content, lines, bare)
+	}
 	return doc
+}
+
+// bare appends p's heading line as a section of its own when p has a
+// heading; chunkMarkdown uses these only when no section has a body.
+func (p pending) bare(content string, lines []line, out []section) []section {
+	if !p.hasHeading {
+		return out
+	}
+	head := strings.TrimRight(content[lines[p.start].start:lines[p.start].end], "\r")
+	return append(out, section{Heading: p.heading, StartLine: p.start + 1, EndLine: p.start + 1, Text: head, BodyStart: len(head)})
 }
 
 // pending is the section being collected.

@@ -138,6 +138,20 @@ func FuzzChunk(f *testing.F) {
 		doc := chunkMarkdown(content)
 		lines := strings.Count(content, "\n") + 1
 		prevEnd := 0
+		// Sections without a body appear only in a file of headings alone,
+		// each its heading line.
+		bare := 0
+		for _, s := range doc.Sections {
+			if strings.TrimSpace(s.Text[min(s.BodyStart, len(s.Text)):]) == "" {
+				bare++
+				if _, _, ok := atxHeading(s.Text); !ok || strings.Contains(s.Text, "\n") {
+					t.Fatalf("a section without a body is not a heading line: %q", s.Text)
+				}
+			}
+		}
+		if bare > 0 && bare != len(doc.Sections) {
+			t.Fatalf("%d of %d sections have no body", bare, len(doc.Sections))
+		}
 		for _, s := range doc.Sections {
 			if s.StartLine < 1 || s.EndLine < s.StartLine || s.EndLine > lines {
 				t.Fatalf("bad lines %d-%d of %d", s.StartLine, s.EndLine, lines)
@@ -149,9 +163,6 @@ func FuzzChunk(f *testing.F) {
 			if s.BodyStart < 0 || s.BodyStart > len(s.Text) {
 				t.Fatalf("body offset %d outside text of %d bytes", s.BodyStart, len(s.Text))
 			}
-			if strings.TrimSpace(s.Text[s.BodyStart:]) == "" {
-				t.Fatalf("empty section %q", s.headingPath())
-			}
 			if len(s.Heading) > maxHeadingLevel {
 				t.Fatalf("heading path too deep: %v", s.Heading)
 			}
@@ -161,4 +172,38 @@ func FuzzChunk(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A file of headings alone is indexed by them; in a file with text, a
+// heading without a body is left to the sections below it.
+func TestChunkHeadingOnlyFile(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{"# Deployment checklist\n", []string{"# Deployment checklist"}},
+		{"# Deployment checklist", []string{"# Deployment checklist"}},
+		{"---\ntitle: t\n---\n\n# Stub\r\n\n## Later\n\n", []string{"# Stub", "## Later"}},
+		{"# Title\n\n## A\n\nbody\n", []string{"## A\n\nbody"}},
+		{"", nil},
+		{"\n\n", nil},
+	} {
+		var got []string
+		for _, s := range chunkMarkdown(tc.src).Sections {
+			got = append(got, s.Text)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%q: sections (-want +got):\n%s", tc.src, diff)
+		}
+	}
+}
+
+func TestHeadingOnlyFileIsFound(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{".praxis-os/standards/stub.md": "# Kubernetes rollback runbook\n"})
+	ix := openReady(t, openDB(t), "p", root)
+	got := files(search(t, ix, "rollback runbook"))
+	if len(got) != 1 || got[0] != ".praxis-os/standards/stub.md" {
+		t.Fatalf("search for the heading of a heading-only file: %v", got)
+	}
 }

@@ -7,7 +7,9 @@
 //
 // A file is chunked into heading sections (chunk.go: "#".."####", fenced
 // code kept in its section, front matter as metadata, long sections split
-// on paragraph boundaries with the heading repeated); each section is
+// on paragraph boundaries with the heading repeated; a heading without a
+// body is covered by the sections below it, and a file of headings alone
+// is one section per heading); each section is
 // analyzed into terms (tokenize.go, analyze.go: Unicode words, lowercase,
 // stop words, Snowball English stems, identifiers also as their parts);
 // terms go into an inverted index whose postings hold, per chunk, the

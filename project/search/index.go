@@ -15,6 +15,10 @@ import (
 // ErrClosed is returned by calls on a closed [Index].
 var ErrClosed = errors.New("search index is closed")
 
+// ErrOff reports a search in a project whose rag tool group is off (it
+// has no index).
+var ErrOff = errors.New("search_standards is off for this project: add rag to mcp.enabled_tool_groups in .praxis-os/config.yaml")
+
 // Index is one project's standards index: compact postings in memory, a
 // durable copy in the store. Searches run concurrently with updates and see
 // either the state before an update or the state after it, never a mix.

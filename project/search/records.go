@@ -11,7 +11,9 @@ import (
 //
 // Format 2 added the heading field to postings (BM25F), the field lengths,
 // front matter title, tags, workflow phase and token estimate to chunks.
-const indexFormat = 2
+// Format 3: a file of headings alone is indexed by its headings (it had
+// no chunks before, and its unchanged file would not be read again).
+const indexFormat = 3
 
 // Bucket and key names inside the index area (see doc.go for the tree).
 const (

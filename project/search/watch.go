@@ -13,6 +13,13 @@ import "context"
 //
 // and on unmount: cancel ctx, w.Close(), ix.Close().
 func Watch(ctx context.Context, ix *Index, changes <-chan []string) {
+	Follow(ctx, func() *Index { return ix }, changes)
+}
+
+// Follow is Watch for an index that may change: each batch goes to the
+// index current returns then (none: the batch is dropped). It returns
+// when ctx ends, changes is closed, or the current index is closed.
+func Follow(ctx context.Context, current func() *Index, changes <-chan []string) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -21,9 +28,16 @@ func Watch(ctx context.Context, ix *Index, changes <-chan []string) {
 			if !ok {
 				return
 			}
+			ix := current()
+			if ix == nil {
+				continue
+			}
 			if err := ix.Apply(ctx, batch); err != nil && ctx.Err() == nil {
 				if errIsClosed(err) {
-					return
+					if current() == ix {
+						return
+					}
+					continue // replaced meanwhile
 				}
 				ix.log.Warn("search: cannot apply file changes", "paths", len(batch), "err", err)
 			}

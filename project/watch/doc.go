@@ -12,6 +12,11 @@
 // the debounce turns those into one change, and MaxDelay bounds how stale a
 // search can be while a folder is busy.
 //
+// A Watcher has its own fsnotify watcher (one inotify instance), or with
+// [Shared] uses a [Hub]'s: a broker makes one hub for all its projects, so
+// it takes one instance however many projects it serves (the kernel allows
+// a user about 128), and one inotify watch per watched folder.
+//
 // Every subscriber gets every batch. A slow subscriber never blocks the
 // watcher: its undelivered paths are merged into its next batch.
 //

@@ -33,6 +33,7 @@ type Watcher struct {
 	root    string
 	targets []string // watched folders, clean and slash-separated, relative to root
 	links   *links.Policy
+	hub     *Hub // the shared fsnotify watcher, or nil for one of its own
 	log     *slog.Logger
 	fs      backend
 	events  <-chan fsnotify.Event
@@ -60,6 +61,22 @@ func FollowLinks(p *links.Policy) Option { return func(w *Watcher) { w.links = p
 // New starts watching dirs (relative to root) recursively. Folders that do
 // not exist yet are watched for from their nearest existing parent.
 func New(root string, dirs []string, logger *slog.Logger, opts ...Option) (*Watcher, error) {
+	var probe Watcher
+	for _, o := range opts {
+		o(&probe)
+	}
+	if probe.hub != nil {
+		c, err := probe.hub.client()
+		if err != nil {
+			return nil, err
+		}
+		w, err := newWatcher(root, dirs, logger, c, c.events, c.errs, opts...)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		return w, nil
+	}
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w (raise fs.inotify.max_user_instances?)", err)

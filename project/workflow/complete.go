@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/berth-dev/berth/project/workflow/definition"
 	"github.com/berth-dev/berth/store"
@@ -85,8 +86,13 @@ func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int,
 	if err != nil {
 		return CompleteResult{}, err
 	}
-	e.log.Info("phase submitted", "session", sessionID, "workflow", r.w.Type, "phase", phase, "skip", skip,
-		"passed", res.CheckpointPassed, "complete", res.WorkflowComplete)
+	if res.CheckpointStatus == CheckpointFailed {
+		e.log.Warn("phase gate failed: the phase does not advance", "session", sessionID, "workflow", r.w.Type, "phase", phase,
+			"errors", strings.Join(res.Errors, "; "), "fields_missing", strings.Join(res.FieldsMissing, ", "))
+	} else {
+		e.log.Info("phase submitted", "session", sessionID, "workflow", r.w.Type, "phase", phase, "skip", skip,
+			"passed", res.CheckpointPassed, "complete", res.WorkflowComplete)
+	}
 	if res.NextPhase != nil {
 		if res.NextPhaseContent, err = e.phaseView(ctx, r, *res.NextPhase, nil); err != nil {
 			// The advance is stored; the client can fetch the phase again.

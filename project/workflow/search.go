@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,7 +11,8 @@ import (
 
 // Searcher is the project's standards search as the engine uses it: the
 // project engine satisfies it. It answers for phase and task files that a
-// definition names but does not have, as praxis-os answers from its index.
+// definition names but does not have, as praxis-os answers from its index;
+// search.ErrOff while the project's rag tool group is off.
 type Searcher interface {
 	Search(ctx context.Context, q search.Query) (*search.Result, error)
 }
@@ -27,6 +29,9 @@ func (e *Engine) fromSearch(ctx context.Context, query string) (text string, fou
 	// Task names such as "load-target-definition" are words to the search.
 	query = strings.NewReplacer("-", " ", "_", " ").Replace(query)
 	res, err := e.search.Search(ctx, search.Query{Text: query, N: searchHits})
+	if errors.Is(err, search.ErrOff) {
+		return "", false, "the standards search is off for this project (add rag to mcp.enabled_tool_groups)"
+	}
 	if err != nil {
 		e.log.Warn("search for a missing workflow file", "query", query, "err", err)
 		return "", false, "the standards search failed: " + err.Error()

@@ -194,11 +194,13 @@ function projectCard(p) {
       h("span", { class: "id" }, p.id),
       h("span", { class: "uptime muted small" }, plural(p.holders, "holder") + " · up " + duration((Date.now() - new Date(p.started_at).getTime()) / 1000))),
     h("div", { class: "endpoint" },
-      h("span", { class: "port", title: "port" }, ":" + p.port),
-      h("code", null, p.url),
+      p.port
+        ? [h("span", { class: "port", title: "port" }, ":" + p.port), h("code", null, p.url)]
+        : h("span", { class: "badge err", title: "the IDE's tools work; sub-agents cannot reach the project until a port is free" }, "no port"),
       p.transport
         ? h("span", { class: "badge neutral", title: "the transport the project's state file offers sub-agents" }, "transport " + p.transport)
         : h("span", { class: "muted small", title: "the broker could not write .mcp_server_state.json (see its log)" }, "no state file")),
+    (p.missing || []).concat(d.config_error ? [d.config_error] : []).map((w) => h("div", { class: "small warning", title: w }, "⚠ " + w)),
     h("dl", { class: "facts" },
       h("div", { class: "wide" }, h("dt", null, "Root"), h("dd", { class: "root" }, h("code", null, p.root))),
       h("div", null, h("dt", null, "Sessions · " + p.sessions), h("dd", null, sessionChips(p))),

@@ -97,7 +97,8 @@ type serverInfo struct {
 		Git  json.RawMessage `json:"git"`
 	} `json:"project"`
 	Capabilities struct {
-		ToolsAvailable []string `json:"tools_available"`
+		ToolsAvailable int      `json:"tools_available"`
+		Tools          []string `json:"tools"`
 		Transports     []string `json:"transports"`
 	} `json:"capabilities"`
 }

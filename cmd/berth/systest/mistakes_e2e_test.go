@@ -219,8 +219,8 @@ func TestPraxisConfigWithBrowserIsServedWithAWarning(t *testing.T) {
 	var info struct {
 		Warnings     []string `json:"warnings"`
 		Capabilities struct {
-			ToolsAvailable []string `json:"tools_available"`
-			ToolGroups     []string `json:"tool_groups"`
+			Tools      []string `json:"tools"`
+			ToolGroups []string `json:"tool_groups"`
 		} `json:"capabilities"`
 	}
 	if err := json.Unmarshal(raw, &info); err != nil {
@@ -229,8 +229,8 @@ func TestPraxisConfigWithBrowserIsServedWithAWarning(t *testing.T) {
 	if d := cmp.Diff(warnings, info.Warnings); d != "" {
 		t.Errorf("get_server_info warnings (-want +got):\n%s", d)
 	}
-	if !slices.Equal(info.Capabilities.ToolGroups, []string{"rag", "workflow"}) || !slices.Contains(info.Capabilities.ToolsAvailable, "search_standards") || !slices.Contains(info.Capabilities.ToolsAvailable, "start_workflow") {
-		t.Errorf("served groups %v, tools %v", info.Capabilities.ToolGroups, info.Capabilities.ToolsAvailable)
+	if !slices.Equal(info.Capabilities.ToolGroups, []string{"rag", "workflow"}) || !slices.Contains(info.Capabilities.Tools, "search_standards") || !slices.Contains(info.Capabilities.Tools, "start_workflow") {
+		t.Errorf("served groups %v, tools %v", info.Capabilities.ToolGroups, info.Capabilities.Tools)
 	}
 	brokertest.Eventually(t, "the warnings in the broker's log", func() bool {
 		log := b.Stderr() // slog's text format quotes the message

@@ -27,15 +27,7 @@ func TestCorruptDatabaseIsMovedAsideAndRebuilt(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"truncated", func(t *testing.T, path string) {
-			fi, err := os.Stat(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Truncate(path, fi.Size()/2); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{"truncated", truncateHalf},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := brokertest.Home(t)
@@ -225,5 +217,68 @@ func TestLockedDatabaseNamesItsHolder(t *testing.T) {
 	want := fmt.Sprintf("(pid %d) has it open", os.Getpid())
 	if err == nil || !strings.Contains(err.Error(), "database is locked by another process") || !strings.Contains(err.Error(), want) {
 		t.Fatalf("start with berth.db held open elsewhere: %v (want it to name %q)", err, want)
+	}
+}
+
+// Both meta pages of berth.db overwritten, then a truncated copy: the next
+// broker salvages the registry page by page and remounts the pin, and
+// says what it kept.
+func TestDamagedDatabaseKeepsThePins(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, path string)
+	}{
+		{"header overwritten", func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt([]byte(strings.Repeat("header!!", 2*os.Getpagesize()/8)), 0); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"truncated", truncateHalf},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := brokertest.Home(t)
+			ctx := testCtx(t, 60*time.Second)
+			root := brokertest.Project(t, "kept", standards)
+			id := api.ProjectID(root)
+			b := brokertest.StartBroker(t, brokertest.Options{Home: home})
+			if out, code := berthCmd(t, home, "attach", root); code != 0 {
+				t.Fatalf("berth attach: %d %s", code, out)
+			}
+			brokertest.Eventually(t, "indexed", func() bool {
+				p, err := b.Client.Project(ctx, id)
+				return err == nil && dig(p.Detail, "index", "state") == "ready"
+			})
+			if err := b.Stop(t); err != nil {
+				t.Fatal(err)
+			}
+			tc.damage(t, filepath.Join(home, api.DBName))
+
+			b2 := brokertest.StartBroker(t, brokertest.Options{Home: home, Args: []string{"--ports-start", fmt.Sprint(b.Start), "--ports-end", fmt.Sprint(b.End)}})
+			h, err := b2.Client.Health(ctx)
+			if err != nil || len(h.Warnings) == 0 || !strings.Contains(h.Warnings[0], "kept 1 registry records") {
+				t.Fatalf("health warnings do not say what was kept: %q %v", h.Warnings, err)
+			}
+			t.Logf("warnings: %q", h.Warnings)
+			brokertest.Eventually(t, "the pin remounted from the salvaged registry", func() bool {
+				p, err := b2.Client.Project(ctx, id)
+				return err == nil && p.Pinned
+			})
+		})
+	}
+}
+
+// truncateHalf cuts the file at path to half its size.
+func truncateHalf(t *testing.T, path string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()/2); err != nil {
+		t.Fatal(err)
 	}
 }

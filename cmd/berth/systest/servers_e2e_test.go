@@ -344,12 +344,13 @@ func TestHostedMemorySharedByWindowsAndSubAgent(t *testing.T) {
 		t.Errorf("get_recent_logs lacks server-memory's stderr line tagged server=memory: %+v", recs)
 	}
 	info := getServerInfo(t, ctx, win2)
-	if !slices.Contains(info.Capabilities.ToolsAvailable, "memory__read_graph") || !slices.Contains(info.Capabilities.ToolsAvailable, "get_server_info") {
-		t.Errorf("tools_available %v lacks the hosted tools or its own", info.Capabilities.ToolsAvailable)
+	if !slices.Contains(info.Capabilities.Tools, "memory__read_graph") || !slices.Contains(info.Capabilities.Tools, "get_server_info") ||
+		info.Capabilities.ToolsAvailable != len(info.Capabilities.Tools) {
+		t.Errorf("tools %v (tools_available %d) lack the hosted tools or its own", info.Capabilities.Tools, info.Capabilities.ToolsAvailable)
 	}
 	// Berth's own tools alone stay under the default mcp.max_tools_warning
 	// (20); with server-memory's they pass it, and the log says so.
-	own := len(info.Capabilities.ToolsAvailable) - st.Tools
+	own := info.Capabilities.ToolsAvailable - st.Tools
 	if own > 20 || own+st.Tools <= 20 {
 		t.Fatalf("%d own and %d hosted tools: the check below needs them on both sides of 20", own, st.Tools)
 	}
@@ -471,8 +472,8 @@ func TestFailedServerIsShownAndRestarted(t *testing.T) {
 	out, _ := berthCmd(t, b.Home, "servers", "--project", root)
 	mustContain(t, out, "flaky", "failed", "not ready yet", "run `"+restart+"`")
 	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: url})
-	if info := getServerInfo(t, ctx, s); !slices.Contains(info.Capabilities.ToolsAvailable, "search_standards") {
-		t.Errorf("Berth's own tools suffered from the failed server: %v", info.Capabilities.ToolsAvailable)
+	if info := getServerInfo(t, ctx, s); !slices.Contains(info.Capabilities.Tools, "search_standards") {
+		t.Errorf("Berth's own tools suffered from the failed server: %v", info.Capabilities.Tools)
 	}
 	if msg := callErr(t, ctx, s, "flaky__read_graph"); !strings.Contains(msg, `"flaky"`) || !strings.Contains(msg, "failed") {
 		t.Errorf("calling the failed server's tool says %q", msg)

@@ -1,0 +1,119 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// The IDE never depends on the HTTP side. A project mounts without a port
+// when every port of the range is taken: the shim's sessions (on the
+// control API) are served as ever, the state file says stdio (no endpoint
+// for sub-agents), and the attach answer, the log, the sessions (as
+// notifications/message), get_server_info's missing and the dashboard say
+// what is missing. A state file that cannot be written is the same kind of
+// gap. Every reap_interval the broker tries again: it binds a port (the one
+// the project had last, then its mcp.http_port, then the range), and
+// writes the state files that failed.
+
+// serve starts serving the port's routes on ln. It does nothing (and
+// closes ln) once the mount is closed.
+func (m *mount) serve(ln net.Listener) {
+	m.httpMu.Lock()
+	defer m.httpMu.Unlock()
+	if m.closed || m.srv != nil {
+		ln.Close()
+		return
+	}
+	m.port = ln.Addr().(*net.TCPAddr).Port
+	m.portErr = nil
+	log := m.log.With("port", m.port)
+	m.srv = &http.Server{
+		Handler:           m.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return m.ctx },
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	m.guard.Install(m.srv)
+	m.done = make(chan struct{})
+	srv, done := m.srv, m.done
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("project endpoint stopped", "err", err)
+		}
+	}()
+}
+
+// portNow is the mount's port, or 0 while it has none.
+func (m *mount) portNow() int {
+	m.httpMu.Lock()
+	defer m.httpMu.Unlock()
+	return m.port
+}
+
+// noPort says why the mount has no port, or "" when it has one.
+func (m *mount) noPort() string {
+	m.httpMu.Lock()
+	defer m.httpMu.Unlock()
+	if m.port > 0 || m.portErr == nil {
+		return ""
+	}
+	return fmt.Sprintf("no port for the project's HTTP endpoint (%v): sub-agents cannot reach it; the IDE's tools work, and the broker tries again every few seconds", m.portErr)
+}
+
+// missing names what the broker cannot do for the mount of e now, each
+// with its fix. The caller holds t.mu.
+func (e *entry) missingLocked() []string {
+	var out []string
+	if e.m == nil {
+		return nil
+	}
+	if s := e.m.noPort(); s != "" {
+		out = append(out, s)
+	}
+	if e.stateErr != "" {
+		out = append(out, e.stateErr)
+	}
+	return out
+}
+
+// retryDegraded binds a port for each mount that has none and writes the
+// state files that could not be written.
+func (t *mounts) retryDegraded() {
+	type cand struct {
+		id string
+		e  *entry
+	}
+	var cands []cand
+	t.mu.Lock()
+	for id, e := range t.entries {
+		if e.m != nil && (e.m.portNow() == 0 || e.stateErr != "") {
+			cands = append(cands, cand{id, e})
+		}
+	}
+	t.mu.Unlock()
+	for _, c := range cands {
+		m := c.e.m
+		if m.portNow() == 0 {
+			ln, _, err := bindPort(t.preferredPorts(m.id, m.engine.Config().MCP.HTTPPort), t.cfg.PortStart, t.cfg.PortEnd)
+			if err != nil {
+				m.httpMu.Lock()
+				m.portErr = err
+				m.httpMu.Unlock()
+				continue
+			}
+			m.serve(ln)
+			if m.portNow() == 0 {
+				continue // unmounted meanwhile
+			}
+			m.engine.Logger().Info("the project's HTTP endpoint is served now: sub-agents find it in the state file", "url", m.url())
+			t.remember(c.e, false)
+		}
+		_ = t.publish(c.id, c.e)
+	}
+}

@@ -1,0 +1,49 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// remember records the mount of e in the registry, so that a pinned
+// project is mounted again after a restart and keeps its port.
+//
+// Only a pin or an unpin (pinChange: `berth attach`, `berth detach`)
+// changes the record's pinned flag; any other write keeps what the record
+// says. A shim that attaches to a new broker before it has remounted its
+// pinned projects (it reads the registry as it starts) must not unpin
+// one. Writes are serialized by regMu and read the table's pin state when
+// they run, not when their caller decided to write, so whatever order
+// concurrent attaches and detaches reach this in, the last write records
+// the table's latest pin state.
+//
+// A record that already says all this is not written again (the write's
+// fsyncs were on the path of every first attach after a broker start), so
+// UpdatedAt is when the record last changed.
+func (t *mounts) remember(e *entry, pinChange bool) {
+	t.regMu.Lock()
+	defer t.regMu.Unlock()
+	t.mu.Lock()
+	m, pinned := e.m, e.pinned
+	t.mu.Unlock()
+	rec, ok, _ := t.db.GetProject(m.id)
+	if ok && !pinChange {
+		pinned = pinned || rec.Pinned
+	}
+	port := m.portNow()
+	if port == 0 && ok {
+		port = rec.LastPort // mounted without one: keep the port to ask for next time
+	}
+	if ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == port {
+		return
+	}
+	now := time.Now().UTC()
+	if !ok {
+		rec = store.ProjectRecord{ID: m.id, CreatedAt: now}
+	}
+	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UpdatedAt = m.root, m.name, pinned, port, now
+	if err := t.db.PutProject(rec); err != nil {
+		t.log.Warn("registry write failed", "project", m.id, "err", err)
+	}
+}
