@@ -59,7 +59,7 @@ func TestShimThatCannotServeAnswersInitialize(t *testing.T) {
 		mentions []string
 	}{
 		{"no project and no roots", nil, nil, []string{"no project found", "--project DIR", "shares no workspace folders"}},
-		{"a project that cannot be mounted", []string{"PROJECT_ROOT=" + broken}, nil, []string{"config.yaml", "fix the syntax"}},
+		{"a project that cannot be mounted", []string{"PROJECT_ROOT=" + broken}, nil, []string{"config.yaml:1:", "fix the YAML"}},
 		{"roots that hold no project", nil, []string{t.TempDir()}, []string{"no project found", "none of the IDE's workspace folders"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
