@@ -18,6 +18,8 @@ type DashboardProject struct {
 	Project
 	// Calls are the project's recent tool calls, newest first.
 	Calls []ToolCall `json:"calls"`
+	// Clients are the project's MCP sessions, oldest first.
+	Clients []Session `json:"clients"`
 }
 
 // ToolCall is one MCP tool call a project answered.

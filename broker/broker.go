@@ -116,6 +116,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		onEmpty: idle.set,
 		logs:    logs,
 		onCall:  b.toolCalled,
+		onSession: func(m *mount, event string) {
+			b.metrics.SessionEvent(m.id, event)
+			b.hub.Poke()
+		},
 		schemas: mcp.NewSchemaCache(),
 	}
 	idle.set(true)

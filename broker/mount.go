@@ -13,7 +13,10 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
+	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/broker/streamable"
 	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,18 +34,23 @@ type mount struct {
 	shimHandler    http.Handler // /projects/{id}/mcp on the control API
 	startedAt      time.Time
 	log            *slog.Logger
-	done           chan struct{}      // closed when srv.Serve returns
-	stopIdle       context.CancelFunc // ends the idle-session check
-	observer       *observer          // tool calls
-	tags           *sessionTags       // each session's transport
-	stateMu        sync.Mutex         // serializes the writes of its state file (statefile.go)
+	done           chan struct{}       // closed when srv.Serve returns
+	stopIdle       context.CancelFunc  // ends the session sweep
+	observer       *observer           // tool calls
+	book           *sessionBook        // each session's transport and activity
+	limits         *limits             // the session rule and mcp.max_tool_calls
+	streamable     *streamable.Handler // /mcp's session table
+	saved          *sessionStore       // /mcp's sessions in berth.db
+	stateMu        sync.Mutex          // serializes the writes of its state file (statefile.go)
 }
 
 type mountDeps struct {
 	log            *slog.Logger
+	db             *store.DB
 	sessionTimeout time.Duration
 	token          string // bearer token required on the port; "" = none
 	onCall         func(*mount, api.ToolCall)
+	onSession      func(m *mount, event string) // an eviction, refusal or time-out
 }
 
 // newMount opens the engine and starts serving on ln (already bound).
@@ -60,19 +68,38 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		done:      make(chan struct{}),
 	}
 	m.mcp = eng.Server()
-	m.tags = newSessionTags()
+	m.book = newSessionBook(m.log)
 	cfg := eng.Config().MCP
-	lim := newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout)
-	m.mcp.AddReceivingMiddleware(lim.middleware)
-	idleCtx, stopIdle := context.WithCancel(ctx)
-	m.stopIdle = stopIdle
-	go lim.closeIdle(idleCtx, m.mcp, m.tags)
-	// Outside the limits: it sees every call, those they refuse included.
+	m.limits = newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout, m.book)
+	m.limits.end = m.endSession
+	if deps.onSession != nil {
+		m.limits.counted = func(event string) { deps.onSession(m, event) }
+	}
+	m.saved = newSessionStore(deps.db, id, deps.sessionTimeout, m.log)
+	m.saved.prune(time.Now())
+	m.streamable = streamable.New(m.mcp, streamable.Options{
+		Logger:    m.log,
+		Restore:   m.saved.restore,
+		Connected: m.connected,
+		Refuse:    writeBusy,
+		Ended:     m.saved.forget,
+		Track:     m.book.track(transportNamed(transportHTTP)),
+	})
+	m.mcp.AddReceivingMiddleware(m.limits.middleware)
+	// Outside the limits: it saves what they admitted.
+	m.mcp.AddReceivingMiddleware(m.saved.middleware)
+	// Outside both: it sees every call, those they refuse included.
 	m.observer = observe(m, m.mcp, deps.onCall)
 	// Outermost: a session is tagged at its first request, whatever follows.
-	m.mcp.AddReceivingMiddleware(m.tags.middleware)
+	m.mcp.AddReceivingMiddleware(m.book.middleware)
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	m.stopIdle = stopSweep
+	go m.limits.sweep(sweepCtx, m.mcp, func(now time.Time) { m.saved.touch(m.book, now, false) })
 
-	hd := handlerDeps{streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log}, tags: m.tags, log: m.log}
+	hd := handlerDeps{
+		streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log},
+		streamable: m.streamable, book: m.book, log: m.log,
+	}
 	mux := http.NewServeMux()
 	for _, tr := range transports {
 		if tr.path == "" {
@@ -83,14 +110,14 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	}
 	mux.HandleFunc("/{$}", m.serveIndex)
 
-	h := lim.refuseSessions(checkPosts(mux))
+	h := m.limits.refuseSessions(checkPosts(mux))
 	if deps.token != "" {
 		h = requireToken(deps.token, h)
 	}
 	h = controlapi.LoopbackHostOnly(controlapi.RefuseForeignOrigin(h))
 	m.srv = &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelDebug),
 	}
@@ -102,6 +129,34 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		}
 	}()
 	return m
+}
+
+// connected is the streamable handler's word of a session as it connects:
+// it is tagged, and a session restored after a restart takes a place as an
+// initialize would.
+func (m *mount) connected(_ *http.Request, ss *mcp.ServerSession, restored bool) error {
+	tr := transportNamed(transportHTTP)
+	m.book.tag(ss, tr)
+	if !restored {
+		return nil
+	}
+	m.book.mu.Lock()
+	m.book.entryLocked(ss, tr, time.Now()).initialized = true
+	m.book.mu.Unlock()
+	if err := m.limits.admit(ss); err != nil {
+		return err
+	}
+	m.limits.counted(metrics.SessionRestored)
+	return nil
+}
+
+// endSession ends ss for good: a streamable HTTP session leaves the table
+// first, so that its next request gets 404, and is deleted from berth.db.
+func (m *mount) endSession(ss *mcp.ServerSession) {
+	if tr := m.book.of(ss); tr != nil && tr.name == transportHTTP && ss.ID() != "" && m.streamable.Close(ss.ID()) {
+		return
+	}
+	ss.Close()
 }
 
 // sessions counts the live MCP sessions on every transport: those that
@@ -124,6 +179,10 @@ func (m *mount) close(ctx context.Context) {
 	m.stopIdle()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	// Streamable HTTP sessions stay saved: a broker that serves the
+	// project again restores them.
+	m.saved.touch(m.book, time.Now(), true)
+	m.streamable.Shutdown()
 	for ss := range m.mcp.Sessions() {
 		ss.Close()
 	}

@@ -54,7 +54,9 @@ type mounts struct {
 	onEmpty func(empty bool) // idle tracking: called with the table's emptiness after changes
 	logs    *logring.Ring    // handed to each engine for get_recent_logs
 	onCall  func(*mount, api.ToolCall)
-	schemas *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
+	// onSession is told of each session a mount evicts, refuses or times out.
+	onSession func(m *mount, event string)
+	schemas   *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -189,7 +191,7 @@ func (t *mounts) open(root, id string) (*mount, error) {
 		eng.Close()
 		return nil, api.Errorf(http.StatusServiceUnavailable, api.CodePortsExhausted, "mount %s: %v", root, err)
 	}
-	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, onCall: t.onCall})
+	m := newMount(t.ctx, eng, id, ln, mountDeps{log: t.log, db: t.db, sessionTimeout: t.cfg.SessionTimeout, token: t.token, onCall: t.onCall, onSession: t.onSession})
 	t.log.Info("mounted", "project", id, "root", root, "port", m.port)
 	return m, nil
 }
@@ -377,9 +379,11 @@ func (t *mounts) count() int {
 
 func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	m := e.m
+	live, idle := m.sessionStates()
 	return api.Project{
+		SessionsLive: live, SessionsIdle: idle,
 		ID: id, Name: m.name, Root: m.root, Port: m.port, URL: m.url(),
-		Sessions: m.sessions(), SessionsByTransport: m.tags.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
+		Sessions: m.sessions(), SessionsByTransport: m.book.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
 		Transport: e.published,
 	}
 }
