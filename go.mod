@@ -27,6 +27,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/sys v0.49.0
 	golang.org/x/tools v0.52.0
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (

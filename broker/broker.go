@@ -19,6 +19,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
+	"github.com/berth-dev/berth/broker/loglimit"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
@@ -46,9 +47,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		log = slog.Default()
 	}
 	// Every record also goes to the in-memory rings that get_recent_logs
-	// and the dashboard read.
+	// and the dashboard read; a line repeated past loglimit's bounds goes
+	// to neither (a misbehaving client must not fill the disk).
 	logs := logring.New(logring.Options{})
-	log = slog.New(logs.Handler(log.Handler()))
+	log = slog.New(loglimit.New(logs.Handler(log.Handler()), loglimit.Options{}))
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
