@@ -20,7 +20,7 @@ type recorder struct {
 func newRecorder() *recorder { return &recorder{mu: new(sync.Mutex), recs: new([]string)} }
 
 func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *recorder) WithGroup(string) slog.Handler             { return r }
+func (r *recorder) WithGroup(string) slog.Handler            { return r }
 func (r *recorder) WithAttrs(as []slog.Attr) slog.Handler {
 	c := *r
 	for _, a := range as {
