@@ -40,6 +40,7 @@ func commands() []command {
 		{"search", "--project DIR QUERY", "search the project's standards", runSearch},
 		{"workflows", "--project DIR", "list the project's workflow definitions (with errors)", runWorkflows},
 		{"sessions", "--project DIR", "list the project's workflow sessions and their progress", runSessions},
+		{"clients", "[--project DIR] [--close ID]", "list the MCP sessions of the projects (or end one)", runClients},
 		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
 		{"ide-config", "cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim", runIDEConfig},
 		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
