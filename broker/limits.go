@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -29,20 +28,26 @@ const CodeBusy = -32000
 //     streamable HTTP session while a POST is being answered or a GET stream
 //     is open. Otherwise it is idle, since the end of its last request.
 //   - mcp.max_sessions bounds the sessions that completed initialize. A new
-//     one at the limit ends the session idle longest, if that one has been
-//     idle for at least evictAfter, and takes its place; the ended session's
-//     next request gets 404. Only when none is evictable is the newcomer
-//     refused: 503 with Retry-After, the seconds until the longest-idle
-//     session becomes evictable (evictAfter when every session is busy: a
-//     busy session is evictable that long after it goes idle, no sooner).
-//   - With no limit (0), at most keepIdle idle sessions are kept: past that
-//     the longest idle (evictAfter or more) are ended.
+//     one at the limit ends the session idle longest and takes its place;
+//     the ended session's next request gets 404. A session between two
+//     requests is the one idle shortest, so it is the last to go. Only when
+//     every session is busy is the newcomer refused: 503 with Retry-After: 1
+//     (a place frees the moment one of them ends a request or a stream, so
+//     no longer wait is true).
+//   - With no limit (0), at most keepIdle sessions idle for idleGrace or more
+//     are kept: past that, the longest idle are ended.
 //   - session_timeout ends any network session that has had no request for
 //     that long and has none in flight, whatever it holds open.
 //   - IDE sessions (the shim's) are never counted, evicted nor timed out.
+//
+// There is no minimum idle time before an eviction: a client that runs
+// often and never ends its sessions (most do not send DELETE) would be
+// refused while its own abandoned sessions waited it out, and clients do
+// not retry a 503 by themselves.
 const (
-	evictAfter = 2 * time.Second
 	keepIdle   = 10
+	idleGrace  = 5 * time.Second
+	retryAfter = 1 // seconds
 )
 
 // limits enforces one project's session rule above and mcp.max_tool_calls
@@ -59,7 +64,6 @@ type limits struct {
 	end func(ss *mcp.ServerSession)
 	// counted is told of each session event (metrics.SessionEvicted, ...).
 	counted func(event string)
-	now     func() time.Time // the clock of eviction decisions (tests move it)
 }
 
 func newLimits(project string, maxSessions, maxToolCalls int, timeout time.Duration, book *sessionBook) *limits {
@@ -67,7 +71,6 @@ func newLimits(project string, maxSessions, maxToolCalls int, timeout time.Durat
 		project: project, maxSessions: maxSessions, timeout: timeout, book: book, log: book.log,
 		end:     func(ss *mcp.ServerSession) { ss.Close() },
 		counted: func(string) {},
-		now:     time.Now,
 	}
 	if maxToolCalls > 0 {
 		l.calls = make(chan struct{}, maxToolCalls)
@@ -76,42 +79,29 @@ func newLimits(project string, maxSessions, maxToolCalls int, timeout time.Durat
 }
 
 // busyError refuses a session: every place is taken by a busy session.
-type busyError struct {
-	msg   string
-	retry int // seconds
-}
+type busyError struct{ msg string }
 
 func (e *busyError) Error() string { return e.msg }
 
-// scanLocked counts the admitted sessions and finds the one to evict (idle
-// longest, evictAfter or more), or else how long until one could be.
-func (l *limits) scanLocked(now time.Time) (admitted int, victim *session, wait time.Duration) {
-	wait = evictAfter
+// scanLocked counts the admitted sessions and finds the one idle longest.
+func (l *limits) scanLocked() (admitted int, victim *session) {
 	for _, s := range l.book.by {
 		if !s.admitted {
 			continue
 		}
 		admitted++
-		if s.busyLocked() {
-			continue
-		}
-		idle := now.Sub(s.idleSince)
-		switch {
-		case idle >= evictAfter && (victim == nil || s.idleSince.Before(victim.idleSince)):
+		if !s.busyLocked() && (victim == nil || s.idleSince.Before(victim.idleSince)) {
 			victim = s
-		case idle < evictAfter:
-			wait = min(wait, evictAfter-idle)
 		}
 	}
-	return admitted, victim, wait
+	return admitted, victim
 }
 
-// refusal is the error of a newcomer at the limit.
-func (l *limits) refusal(admitted int, wait time.Duration) *busyError {
-	retry := max(1, int(math.Ceil(wait.Seconds())))
-	return &busyError{retry: retry, msg: fmt.Sprintf(
-		"project %s has %d MCP sessions in use (mcp.max_sessions: %d), none idle for %s: retry in %ds, close a session, or raise the limit in .praxis-os/config.yaml",
-		l.project, admitted, l.maxSessions, evictAfter, retry)}
+// refusal is the error of a newcomer when every place is busy.
+func (l *limits) refusal(admitted int) *busyError {
+	return &busyError{msg: fmt.Sprintf(
+		"project %s has %d MCP sessions, all busy (mcp.max_sessions: %d): retry in %ds, end a session (`berth clients --close`), or raise the limit in .praxis-os/config.yaml",
+		l.project, admitted, l.maxSessions, retryAfter)}
 }
 
 // room reports whether a new session would be admitted now (at once, or
@@ -122,11 +112,11 @@ func (l *limits) room() *busyError {
 	}
 	l.book.mu.Lock()
 	defer l.book.mu.Unlock()
-	n, victim, wait := l.scanLocked(l.now())
+	n, victim := l.scanLocked()
 	if n < l.maxSessions || victim != nil {
 		return nil
 	}
-	return l.refusal(n, wait)
+	return l.refusal(n)
 }
 
 // refuseSessions answers 503 with Retry-After to requests that would open
@@ -147,11 +137,7 @@ func (l *limits) refuseSessions(next http.Handler) http.Handler {
 
 // writeBusy answers 503 with the refusal and its Retry-After.
 func writeBusy(w http.ResponseWriter, err error) {
-	retry := 1
-	if be, ok := err.(*busyError); ok {
-		retry = be.retry
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	controlapi.WriteError(w, api.Errorf(http.StatusServiceUnavailable, api.CodeBusy, "%v", err))
 }
 
@@ -197,21 +183,21 @@ func (l *limits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // that initializes again keeps its place. A session restored after a
 // broker restart is admitted the same way.
 func (l *limits) admit(ss *mcp.ServerSession) error {
-	now := l.now()
+	now := time.Now()
 	l.book.mu.Lock()
-	s := l.book.entryLocked(ss, nil, time.Now())
+	s := l.book.entryLocked(ss, nil, now)
 	if s.admitted {
 		l.book.mu.Unlock()
 		return nil
 	}
 	var victim *session
 	if l.maxSessions > 0 {
-		n, v, wait := l.scanLocked(now)
+		n, v := l.scanLocked()
 		if n >= l.maxSessions {
 			if v == nil {
 				l.book.mu.Unlock()
 				l.counted(metrics.SessionRefused)
-				return l.refusal(n, wait)
+				return l.refusal(n)
 			}
 			victim = v
 			victim.admitted = false
@@ -289,7 +275,7 @@ func (l *limits) due(srv *mcp.Server, now time.Time) []*session {
 			l.counted(metrics.SessionTimedOut)
 			continue
 		}
-		if l.maxSessions <= 0 && !s.busyLocked() && now.Sub(s.idleSince) >= evictAfter {
+		if l.maxSessions <= 0 && !s.busyLocked() && now.Sub(s.idleSince) >= idleGrace {
 			idle = append(idle, s)
 		}
 	}

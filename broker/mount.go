@@ -68,6 +68,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		done:      make(chan struct{}),
 	}
 	m.mcp = eng.Server()
+	addTestHold(m.mcp)
 	m.book = newSessionBook(m.log)
 	cfg := eng.Config().MCP
 	m.limits = newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout, m.book)

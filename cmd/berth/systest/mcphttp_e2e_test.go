@@ -67,6 +67,9 @@ func doMCP(t *testing.T, ctx context.Context, req *http.Request) (int, http.Head
 				break
 			}
 		}
+		// Read the stream to its end, as clients do: the broker counts the
+		// request in flight (its session busy) until then.
+		_, _ = io.Copy(io.Discard, resp.Body)
 	} else {
 		data, _ = io.ReadAll(resp.Body)
 	}
