@@ -45,8 +45,8 @@ func checkPosts(next http.Handler) http.Handler {
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		r.Body.Close() // under the deadline too: closing drains what is left
 		_ = rc.SetReadDeadline(time.Time{})
-		r.Body.Close()
 		var tooBig *http.MaxBytesError
 		var netErr net.Error
 		switch {
