@@ -36,8 +36,11 @@ const CodeBusy = -32000
 //     no longer wait is true).
 //   - With no limit (0), at most keepIdle sessions idle for idleGrace or more
 //     are kept: past that, the longest idle are ended.
-//   - session_timeout ends any network session that has had no request for
-//     that long and has none in flight, whatever it holds open.
+//   - session_timeout ends a network session that has been idle that long.
+//     A busy one is never timed out: on loopback, an open connection is a
+//     live client that wants its session (a dead one's sockets are closed
+//     by the system), and an IDE bridge such as mcp-remote holds a GET
+//     stream for hours between calls.
 //   - IDE sessions (the shim's) are never counted, evicted nor timed out.
 //
 // There is no minimum idle time before an eviction: a client that runs
@@ -270,7 +273,7 @@ func (l *limits) due(srv *mcp.Server, now time.Time) []*session {
 		if s.tr != nil && s.tr.ide {
 			continue
 		}
-		if l.timeout > 0 && s.calls == 0 && s.posts == 0 && now.Sub(s.last) >= l.timeout {
+		if l.timeout > 0 && !s.busyLocked() && now.Sub(s.idleSince) >= l.timeout {
 			out = append(out, s)
 			l.counted(metrics.SessionTimedOut)
 			continue

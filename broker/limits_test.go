@@ -144,27 +144,29 @@ func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	}
 }
 
-func TestSessionTimeoutClosesIdleNetworkSessionsButNotBusyOrIDEOnes(t *testing.T) {
+// TestSessionTimeoutClosesIdleSessionsOnly: past session_timeout, an idle
+// /mcp session is closed; a /mcp session with a call in flight, SSE and
+// WebSocket sessions (busy while connected) and the IDE's are not.
+func TestSessionTimeoutClosesIdleSessionsOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	l := testLimits("idle", 0, 0, 150*time.Millisecond)
 	s, started, release := gatedServer(t, l)
 	go l.sweep(ctx, s, nil)
 
-	busy, err := connectInMemory(t, ctx, s, transportWS)
+	idle, err := connectNamed(t, ctx, s, transportHTTP, "idle")
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle := map[string]*mcp.ClientSession{}
-	for _, name := range []string{transportSSE, transportHTTP} {
-		if idle[name], err = connectInMemory(t, ctx, s, name); err != nil {
+	busy, err := connectNamed(t, ctx, s, transportHTTP, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]*mcp.ClientSession{}
+	for _, name := range []string{transportSSE, transportWS, transportStdio} {
+		if kept[name], err = connectInMemory(t, ctx, s, name); err != nil {
 			t.Fatal(err)
 		}
-	}
-	// The IDE's sessions are not the broker's to time out.
-	ide, err := connectInMemory(t, ctx, s, transportStdio)
-	if err != nil {
-		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -172,21 +174,21 @@ func TestSessionTimeoutClosesIdleNetworkSessionsButNotBusyOrIDEOnes(t *testing.T
 		done <- err
 	}()
 	<-started
-	for name, cs := range idle {
-		waitErr := make(chan error, 1)
-		go func() { waitErr <- cs.Wait() }()
-		select {
-		case <-waitErr: // the server closed the idle session
-		case <-time.After(10 * time.Second):
-			t.Fatalf("idle %s session still open 10s past a 150ms session_timeout", name)
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- idle.Wait() }()
+	select {
+	case <-waitErr: // the server closed the idle session
+	case <-time.After(10 * time.Second):
+		t.Fatal("idle session still open 10s past a 150ms session_timeout")
+	}
+	for name, cs := range kept {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
+			t.Errorf("the %s session, open past session_timeout: %v", name, err)
 		}
 	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatalf("the call that outlived session_timeout: %v", err)
-	}
-	if _, err := ide.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
-		t.Errorf("the IDE session, as idle as the closed ones: %v", err)
 	}
 }
 

@@ -29,7 +29,8 @@ type session struct {
 	tr *transport // nil while unknown: an SSE session that has sent nothing
 	id string     // Mcp-Session-Id on /mcp, else one the broker makes
 	// started is when the book first saw it; last is the latest start or
-	// end of one of its requests (from started until the first).
+	// end of one of its requests (from started until the first), which is
+	// when a saved session was last seen (sessionstore.go).
 	started, last time.Time
 	calls         int // MCP requests being handled
 	posts, gets   int // on /mcp: POSTs in flight, GET streams open
