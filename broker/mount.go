@@ -79,12 +79,13 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	m.saved = newSessionStore(deps.db, id, deps.sessionTimeout, m.log)
 	m.saved.prune(time.Now())
 	m.streamable = streamable.New(m.mcp, streamable.Options{
-		Logger:    m.log,
-		Restore:   m.saved.restore,
-		Connected: m.connected,
-		Refuse:    writeBusy,
-		Ended:     m.saved.forget,
-		Track:     m.book.track(transportNamed(transportHTTP)),
+		Logger:     m.log,
+		EventStore: streamable.NewEventStore(),
+		Restore:    m.saved.restore,
+		Connected:  m.connected,
+		Refuse:     writeBusy,
+		Ended:      m.saved.forget,
+		Track:      m.book.track(transportNamed(transportHTTP)),
 	})
 	m.mcp.AddReceivingMiddleware(m.limits.middleware)
 	// Outside the limits: it saves what they admitted.

@@ -48,10 +48,11 @@ func BenchmarkToolCall(b *testing.B) {
 		}},
 		{"berth", func(srv *mcp.Server) http.Handler {
 			return New(srv, Options{
-				Restore:   func(string) (*mcp.ServerSessionState, bool) { return nil, false },
-				Connected: func(*http.Request, *mcp.ServerSession, bool) error { return nil },
-				Ended:     func(string) {},
-				Track:     tracked(),
+				EventStore: NewEventStore(),
+				Restore:    func(string) (*mcp.ServerSessionState, bool) { return nil, false },
+				Connected:  func(*http.Request, *mcp.ServerSession, bool) error { return nil },
+				Ended:      func(string) {},
+				Track:      tracked(),
 			})
 		}},
 	} {

@@ -69,9 +69,15 @@ func serve(t *testing.T, saved map[string]*mcp.ServerSessionState, refuse bool) 
 			return func() {}
 		},
 	})
+	return h, serveHandler(t, h), ev
+}
+
+// serveHandler serves h on loopback until the test ends.
+func serveHandler(t *testing.T, h *Handler) string {
+	t.Helper()
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() { h.Shutdown(); ts.Close() })
-	return h, ts.URL, ev
+	return ts.URL
 }
 
 // post sends body on session sid ("" for none) and returns the status, the
