@@ -50,7 +50,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	// and the dashboard read; a line repeated past loglimit's bounds goes
 	// to neither (a misbehaving client must not fill the disk).
 	logs := logring.New(logring.Options{})
-	log = slog.New(loglimit.New(logs.Handler(log.Handler()), loglimit.Options{}))
+	limited := loglimit.New(logs.Handler(log.Handler()), loglimit.Options{})
+	defer loglimit.Flush(limited) // the counts of windows still open
+	log = slog.New(limited)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

@@ -67,6 +67,7 @@ type line struct {
 	seen    int
 	dropped int
 	flush   *time.Timer // set at the first drop: reports the drops at the window's end
+	report  func()      // what flush runs
 }
 
 type handler struct {
@@ -128,7 +129,8 @@ func (st *state) allowLocked(h *handler, key string, burst int, now time.Time, r
 		if withAttrs {
 			rec = r.Clone()
 		}
-		l.flush = time.AfterFunc(l.start.Add(st.opts.Window).Sub(now), func() { h.report(key, l, rec) })
+		l.report = func() { h.report(key, l, rec) }
+		l.flush = time.AfterFunc(l.start.Add(st.opts.Window).Sub(now), l.report)
 	}
 	return false
 }
@@ -146,6 +148,29 @@ func (h *handler) report(key string, l *line, r slog.Record) {
 	r.Time = time.Now()
 	r.AddAttrs(slog.Int("repeats_dropped", dropped), slog.Duration("window", st.opts.Window))
 	_ = h.next.Handle(context.Background(), r)
+}
+
+// Flush reports now the copies dropped in every window still open, as each
+// window's end would: the broker calls it as it stops, so that no count is
+// lost. h is a handler New returned (or one derived from it); others are
+// left alone.
+func Flush(h slog.Handler) {
+	lh, ok := h.(*handler)
+	if !ok {
+		return
+	}
+	st := lh.st
+	st.mu.Lock()
+	var due []func()
+	for _, l := range st.lines {
+		if l.flush != nil && l.flush.Stop() {
+			due = append(due, l.report)
+		}
+	}
+	st.mu.Unlock()
+	for _, report := range due {
+		report()
+	}
 }
 
 // forgetLocked drops the lines whose window is over and that dropped

@@ -43,19 +43,10 @@ func (r *recorder) lines() []string {
 	return append([]string(nil), *r.recs...)
 }
 
-// waitFor polls (bounded) until the recorder holds n lines.
-func waitFor(t *testing.T, r *recorder, n int) []string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(r.lines()) < n && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	return r.lines()
-}
-
 func TestAFloodOfOneLineIsCutAndCounted(t *testing.T) {
 	rec := newRecorder()
-	log := slog.New(New(rec, Options{Burst: 3, Window: 50 * time.Millisecond})).With("project", "p1")
+	h := New(rec, Options{Burst: 3, Window: time.Hour})
+	log := slog.New(h).With("project", "p1")
 	for range 20000 {
 		log.Warn("repeated notifications/initialized ignored", "session", "A")
 	}
@@ -63,8 +54,9 @@ func TestAFloodOfOneLineIsCutAndCounted(t *testing.T) {
 	if got := rec.lines(); len(got) != 4 {
 		t.Fatalf("%d lines passed during the flood, want 3 of session A and 1 of B: %q", len(got), got)
 	}
-	got := waitFor(t, rec, 5)
-	want := "repeated notifications/initialized ignored project=p1 session=A repeats_dropped=19997 window=50ms"
+	Flush(h) // as the window's end would
+	got := rec.lines()
+	want := "repeated notifications/initialized ignored project=p1 session=A repeats_dropped=19997 window=1h0m0s"
 	if len(got) != 5 || got[4] != want {
 		t.Fatalf("after the window: %q, want a 5th line %q", got, want)
 	}
@@ -77,7 +69,8 @@ func TestAFloodOfOneLineIsCutAndCounted(t *testing.T) {
 
 func TestLinesThatDifferAreLimitedByMessageOnly(t *testing.T) {
 	rec := newRecorder()
-	log := slog.New(New(rec, Options{Burst: 2, MessageBurst: 50, Window: 50 * time.Millisecond}))
+	h := New(rec, Options{Burst: 2, MessageBurst: 50, Window: time.Hour})
+	log := slog.New(h)
 	for i := range 40 {
 		log.Warn("search: file too large; not indexed", "path", fmt.Sprintf("f%d.md", i))
 	}
@@ -98,9 +91,10 @@ func TestLinesThatDifferAreLimitedByMessageOnly(t *testing.T) {
 	for i := range 3 * maxLines {
 		evict.Info("idle MCP session ended to admit a new one", "session", fmt.Sprintf("s%d", i))
 	}
-	// 40 + 4, two reports of the two projects' drops, 50 and one report.
-	got := waitFor(t, rec, 44+2+50+1)
-	want := fmt.Sprintf("idle MCP session ended to admit a new one project=c repeats_dropped=%d window=50ms", 3*maxLines-50)
+	// 40 + 4, 50, then two reports of the two projects' drops and one of c's.
+	Flush(h)
+	got := rec.lines()
+	want := fmt.Sprintf("idle MCP session ended to admit a new one project=c repeats_dropped=%d window=1h0m0s", 3*maxLines-50)
 	if len(got) != 44+2+50+1 || !slices.Contains(got, want) {
 		t.Fatalf("%d lines after a flood of different lines (want %d), without %q", len(got), 44+2+50+1, want)
 	}
