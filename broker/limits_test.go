@@ -152,7 +152,6 @@ func TestSessionTimeoutClosesIdleSessionsOnly(t *testing.T) {
 	defer cancel()
 	l := testLimits("idle", 0, 0, 150*time.Millisecond)
 	s, started, release := gatedServer(t, l)
-	go l.sweep(ctx, s, nil)
 
 	idle, err := connectNamed(t, ctx, s, transportHTTP, "idle")
 	if err != nil {
@@ -174,6 +173,9 @@ func TestSessionTimeoutClosesIdleSessionsOnly(t *testing.T) {
 		done <- err
 	}()
 	<-started
+	// Sweeps begin once every session is as it should be: however slow
+	// the setup, none was idle before.
+	go l.sweep(ctx, s, nil)
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- idle.Wait() }()
 	select {
