@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -30,10 +31,14 @@ const CodeBusy = -32000
 //   - mcp.max_sessions bounds the sessions that completed initialize. A new
 //     one at the limit ends the session idle longest and takes its place;
 //     the ended session's next request gets 404. A session between two
-//     requests is the one idle shortest, so it is the last to go. Only when
-//     every session is busy is the newcomer refused: 503 with Retry-After: 1
-//     (a place frees the moment one of them ends a request or a stream, so
-//     no longer wait is true).
+//     requests is the one idle shortest, so it is the last to go; one still
+//     in its handshake (it has sent nothing but initialize and
+//     notifications/initialized) is not evictable for its first
+//     handshakeGrace, so that a client is never ended while it connects.
+//     Only when no session is evictable is the newcomer refused: 503 with
+//     a Retry-After of the seconds until a session in its handshake becomes
+//     evictable, else 1 (a place frees the moment a busy session ends a
+//     request or a stream, which no one can predict).
 //   - With no limit (0), at most keepIdle sessions idle for idleGrace or more
 //     are kept: past that, the longest idle are ended.
 //   - session_timeout ends a network session that has been idle that long.
@@ -43,14 +48,14 @@ const CodeBusy = -32000
 //     stream for hours between calls.
 //   - IDE sessions (the shim's) are never counted, evicted nor timed out.
 //
-// There is no minimum idle time before an eviction: a client that runs
-// often and never ends its sessions (most do not send DELETE) would be
-// refused while its own abandoned sessions waited it out, and clients do
-// not retry a 503 by themselves.
+// There is no minimum idle time before an eviction otherwise: a client
+// that runs often and never ends its sessions (most do not send DELETE)
+// would be refused while its own abandoned sessions waited it out, and
+// clients do not retry a 503 by themselves.
 const (
-	keepIdle   = 10
-	idleGrace  = 5 * time.Second
-	retryAfter = 1 // seconds
+	keepIdle       = 10
+	idleGrace      = 5 * time.Second
+	handshakeGrace = 5 * time.Second
 )
 
 // limits enforces one project's session rule above and mcp.max_tool_calls
@@ -81,30 +86,53 @@ func newLimits(project string, maxSessions, maxToolCalls int, timeout time.Durat
 	return l
 }
 
-// busyError refuses a session: every place is taken by a busy session.
-type busyError struct{ msg string }
+// busyError refuses a session: no place can be had now.
+type busyError struct {
+	msg   string
+	retry int // seconds, for Retry-After
+}
 
 func (e *busyError) Error() string { return e.msg }
 
-// scanLocked counts the admitted sessions and finds the one idle longest.
-func (l *limits) scanLocked() (admitted int, victim *session) {
+// evictableLocked reports whether s may be ended for a newcomer at now:
+// idle, and past its handshake (or its handshakeGrace); else, for an idle
+// one in its handshake, how long until it is.
+func (s *session) evictableLocked(now time.Time) (bool, time.Duration) {
+	if s.busyLocked() {
+		return false, 0
+	}
+	if age := now.Sub(s.admittedAt); !s.used && age < handshakeGrace {
+		return false, handshakeGrace - age
+	}
+	return true, 0
+}
+
+// scanLocked counts the admitted sessions and finds the evictable one idle
+// longest; else wait is how long until one in its handshake may be
+// evicted (0 when none is).
+func (l *limits) scanLocked(now time.Time) (admitted int, victim *session, wait time.Duration) {
 	for _, s := range l.book.by {
 		if !s.admitted {
 			continue
 		}
 		admitted++
-		if !s.busyLocked() && (victim == nil || s.idleSince.Before(victim.idleSince)) {
+		ok, w := s.evictableLocked(now)
+		switch {
+		case ok && (victim == nil || s.idleSince.Before(victim.idleSince)):
 			victim = s
+		case w > 0 && (wait == 0 || w < wait):
+			wait = w
 		}
 	}
-	return admitted, victim
+	return admitted, victim, wait
 }
 
-// refusal is the error of a newcomer when every place is busy.
-func (l *limits) refusal(admitted int) *busyError {
-	return &busyError{msg: fmt.Sprintf(
-		"project %s has %d MCP sessions, all busy (mcp.max_sessions: %d): retry in %ds, end a session (`berth clients --close`), or raise the limit in .praxis-os/config.yaml",
-		l.project, admitted, l.maxSessions, retryAfter)}
+// refusal is the error of a newcomer when no place can be had.
+func (l *limits) refusal(admitted int, wait time.Duration) *busyError {
+	retry := max(1, int(math.Ceil(wait.Seconds())))
+	return &busyError{retry: retry, msg: fmt.Sprintf(
+		"project %s has %d MCP sessions, all busy or still connecting (mcp.max_sessions: %d): retry in %ds, end a session (`berth clients --close`), or raise the limit in .praxis-os/config.yaml",
+		l.project, admitted, l.maxSessions, retry)}
 }
 
 // room reports whether a new session would be admitted now (at once, or
@@ -115,11 +143,11 @@ func (l *limits) room() *busyError {
 	}
 	l.book.mu.Lock()
 	defer l.book.mu.Unlock()
-	n, victim := l.scanLocked()
+	n, victim, wait := l.scanLocked(time.Now())
 	if n < l.maxSessions || victim != nil {
 		return nil
 	}
-	return l.refusal(n)
+	return l.refusal(n, wait)
 }
 
 // refuseSessions answers 503 with Retry-After to requests that would open
@@ -140,7 +168,11 @@ func (l *limits) refuseSessions(next http.Handler) http.Handler {
 
 // writeBusy answers 503 with the refusal and its Retry-After.
 func writeBusy(w http.ResponseWriter, err error) {
-	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	retry := 1
+	if be, ok := err.(*busyError); ok {
+		retry = be.retry
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(retry))
 	controlapi.WriteError(w, api.Errorf(http.StatusServiceUnavailable, api.CodeBusy, "%v", err))
 }
 
@@ -195,18 +227,18 @@ func (l *limits) admit(ss *mcp.ServerSession) error {
 	}
 	var victim *session
 	if l.maxSessions > 0 {
-		n, v := l.scanLocked()
+		n, v, wait := l.scanLocked(now)
 		if n >= l.maxSessions {
 			if v == nil {
 				l.book.mu.Unlock()
 				l.counted(metrics.SessionRefused)
-				return l.refusal(n)
+				return l.refusal(n, wait)
 			}
 			victim = v
 			victim.admitted = false
 		}
 	}
-	s.admitted = true
+	s.admitted, s.admittedAt = true, now
 	var idle time.Duration
 	if victim != nil {
 		idle = now.Sub(victim.idleSince)

@@ -206,8 +206,25 @@ func serverSession(t *testing.T, s *mcp.Server, name string) *mcp.ServerSession 
 	return nil
 }
 
-// connectNamed connects a client called name as a session of transport tr.
+// connectNamed connects a client called name as a session of transport tr,
+// and makes one call on it: a session in use.
 func connectNamed(t *testing.T, ctx context.Context, s *mcp.Server, tr, name string) (*mcp.ClientSession, error) {
+	t.Helper()
+	cs, err := handshake(t, ctx, s, tr, name)
+	if err != nil {
+		return nil, err
+	}
+	// A round trip: the server has handled notifications/initialized, so
+	// the session's last activity is this call's end.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
+		t.Fatal(err)
+	}
+	return cs, nil
+}
+
+// handshake connects a client called name as a session of transport tr:
+// initialize and notifications/initialized, nothing more.
+func handshake(t *testing.T, ctx context.Context, s *mcp.Server, tr, name string) (*mcp.ClientSession, error) {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(withTransport(ctx, named(t, tr)), st, nil)
@@ -222,12 +239,39 @@ func connectNamed(t *testing.T, ctx context.Context, s *mcp.Server, tr, name str
 		return nil, err
 	}
 	t.Cleanup(func() { cs.Close() })
-	// A round trip: the server has handled notifications/initialized, so
-	// the session's last activity is this call's end.
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
+	return cs, nil
+}
+
+// TestSessionInItsHandshakeIsNotEvicted: a session that has only
+// initialized is not ended for a newcomer during handshakeGrace (the
+// newcomer is told when to retry), and is once it has been used.
+func TestSessionInItsHandshakeIsNotEvicted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := testLimits("one", 1, 0, 0)
+	s, _, _ := gatedServer(t, l)
+	fresh, err := handshake(t, ctx, s, transportHTTP, "fresh")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return cs, nil
+	if _, err := connectNamed(t, ctx, s, transportHTTP, "early"); !busyCode(err) {
+		t.Fatalf("newcomer while the only session is in its handshake: %v, want JSON-RPC error %d", err, CodeBusy)
+	}
+	if be := l.room(); be == nil || be.retry < 1 || be.retry > int(handshakeGrace/time.Second) {
+		t.Fatalf("refusal %+v: want a Retry-After of 1..%d s", be, int(handshakeGrace/time.Second))
+	}
+	l.book.mu.Lock()
+	_, victim, _ := l.scanLocked(time.Now().Add(handshakeGrace))
+	l.book.mu.Unlock()
+	if victim == nil || victim.ss != serverSession(t, s, "fresh") {
+		t.Fatalf("after handshakeGrace the session is not evictable: %+v", victim)
+	}
+	if _, err := fresh.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connectNamed(t, ctx, s, transportHTTP, "late"); err != nil {
+		t.Fatalf("newcomer once the session was used: %v", err)
+	}
 }
 
 // TestIdleSessionMakesWayForANewcomer fills a project of two with a busy

@@ -143,7 +143,8 @@ func (m *mount) connected(_ *http.Request, ss *mcp.ServerSession, restored bool)
 		return nil
 	}
 	m.book.mu.Lock()
-	m.book.entryLocked(ss, tr, time.Now()).initialized = true
+	e := m.book.entryLocked(ss, tr, time.Now())
+	e.initialized, e.used = true, true // it was used before the restart
 	m.book.mu.Unlock()
 	if err := m.limits.admit(ss); err != nil {
 		return err

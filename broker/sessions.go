@@ -36,8 +36,12 @@ type session struct {
 	posts, gets   int // on /mcp: POSTs in flight, GET streams open
 	// idleSince is when it last stopped being busy (started at first).
 	idleSince   time.Time
-	admitted    bool // counts against mcp.max_sessions (limits.go)
-	initialized bool // its notifications/initialized was seen
+	admitted    bool      // counts against mcp.max_sessions (limits.go)
+	admittedAt  time.Time // when it was
+	initialized bool      // its notifications/initialized was seen
+	// used is set by its first request past the handshake (anything but
+	// initialize and notifications/initialized, a GET stream included).
+	used bool
 }
 
 func newSessionBook(log *slog.Logger) *sessionBook {
@@ -97,32 +101,37 @@ func (s *session) busyLocked() bool {
 	return s.posts > 0 || s.gets > 0 || s.calls > 0
 }
 
-// begin and end bracket one request of s; stream marks a /mcp GET. now is
-// the time of the change.
-func (b *sessionBook) beginLocked(s *session, post, get bool, now time.Time) {
+// What a request of a session is, for the counts that make it busy.
+type requestKind int
+
+const (
+	mcpRequest requestKind = iota // a message being handled (every transport)
+	httpPost                      // a POST on /mcp being answered
+	httpGet                       // a GET stream open on /mcp
+)
+
+// beginLocked and endLocked bracket one request of s, at now.
+func (b *sessionBook) beginLocked(s *session, kind requestKind, now time.Time) {
 	s.last = now
-	switch {
-	case get:
-		s.gets++
-	case post:
-		s.posts++
-	default:
-		s.calls++
+	*s.count(kind)++
+}
+
+func (b *sessionBook) endLocked(s *session, kind requestKind, now time.Time) {
+	s.last = now
+	*s.count(kind)--
+	if !s.busyLocked() {
+		s.idleSince = now
 	}
 }
 
-func (b *sessionBook) endLocked(s *session, post, get bool, now time.Time) {
-	s.last = now
-	switch {
-	case get:
-		s.gets--
-	case post:
-		s.posts--
+func (s *session) count(kind requestKind) *int {
+	switch kind {
+	case httpPost:
+		return &s.posts
+	case httpGet:
+		return &s.gets
 	default:
-		s.calls--
-	}
-	if !s.busyLocked() {
-		s.idleSince = now
+		return &s.calls
 	}
 }
 
@@ -130,13 +139,18 @@ func (b *sessionBook) endLocked(s *session, post, get bool, now time.Time) {
 // returned func records its end. It is the streamable handler's Track.
 func (b *sessionBook) track(tr *transport) func(ss *mcp.ServerSession, stream bool) func() {
 	return func(ss *mcp.ServerSession, stream bool) func() {
+		kind := httpPost
+		if stream {
+			kind = httpGet
+		}
 		b.mu.Lock()
 		s := b.entryLocked(ss, tr, time.Now())
-		b.beginLocked(s, !stream, stream, time.Now())
+		s.used = s.used || stream
+		b.beginLocked(s, kind, time.Now())
 		b.mu.Unlock()
 		return func() {
 			b.mu.Lock()
-			b.endLocked(s, !stream, stream, time.Now())
+			b.endLocked(s, kind, time.Now())
 			b.mu.Unlock()
 		}
 	}
@@ -163,11 +177,14 @@ func (b *sessionBook) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			s.initialized = ss.InitializeParams() != nil
 		}
-		b.beginLocked(s, false, false, time.Now())
+		if method != "initialize" && method != "notifications/initialized" {
+			s.used = true
+		}
+		b.beginLocked(s, mcpRequest, time.Now())
 		b.mu.Unlock()
 		defer func() {
 			b.mu.Lock()
-			b.endLocked(s, false, false, time.Now())
+			b.endLocked(s, mcpRequest, time.Now())
 			b.mu.Unlock()
 		}()
 		return next(ctx, method, req)

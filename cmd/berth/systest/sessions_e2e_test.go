@@ -109,6 +109,18 @@ func initialize(t *testing.T, ctx context.Context, url string) (status int, retr
 	return resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Mcp-Session-Id"), string(raw)
 }
 
+// use finishes the handshake of session sid and makes a call on it: a
+// session past its handshake may be evicted as soon as it is idle.
+func use(t *testing.T, ctx context.Context, url, sid string) {
+	t.Helper()
+	if status, _, _ := doMCP(t, ctx, mcpPost(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)); status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d", status)
+	}
+	if status, msg := callServerInfo(t, ctx, url, sid); status != http.StatusOK || msg == nil || msg.Error != nil {
+		t.Fatalf("a call on session %s: %d %+v", sid, status, msg)
+	}
+}
+
 // TestBusySessionsKeepTheirPlacesAndAnIdleOneMakesWay fills a project of
 // mcp.max_sessions 3 with a session holding its GET stream, one with a
 // tool call in flight and a go-sdk client (which holds a GET stream): a
@@ -146,6 +158,7 @@ func TestBusySessionsKeepTheirPlacesAndAnIdleOneMakesWay(t *testing.T) {
 	if status, _ := callServerInfo(t, ctx, p.URL, a); status != http.StatusNotFound {
 		t.Fatalf("the evicted session's next request: %d, want 404", status)
 	}
+	use(t, ctx, p.URL, d)
 	// a initializes again: d is idle now, so it makes way in turn.
 	again := rawInitialize(t, ctx, p.URL)
 	if status, msg := callServerInfo(t, ctx, p.URL, again); status != http.StatusOK || msg == nil || msg.Error != nil {
@@ -198,6 +211,7 @@ func TestSSEAndWebSocketSessionsFollowTheSameRule(t *testing.T) {
 		idle = sid
 		return status == http.StatusOK
 	})
+	use(t, ctx, p.URL, idle)
 	if _, err := mcp.NewClient(&mcp.Implementation{Name: "ws2", Version: "1"}, nil).Connect(ctx, &mcpws.ClientTransport{URL: "ws://" + hostPort + "/ws"}, nil); err != nil {
 		t.Fatalf("a WebSocket newcomer with an idle /mcp session in the project: %v", err)
 	}
