@@ -30,6 +30,7 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 	golang.org/x/tools v0.52.0
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (

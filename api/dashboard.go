@@ -31,6 +31,8 @@ type DashboardProject struct {
 	Calls []ToolCall `json:"calls"`
 	// Servers are the MCP servers the broker hosts for the project.
 	Servers []ServerStatus `json:"servers,omitempty"`
+	// Clients are the project's MCP sessions, oldest first.
+	Clients []Session `json:"clients"`
 }
 
 // ToolCall is one MCP tool call a project answered.

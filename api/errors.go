@@ -37,6 +37,7 @@ const (
 	CodeUnauthorized   Code = "unauthorized"        // missing or wrong bearer token (auth: token)
 	CodeNotOwner       Code = "not_owner"           // the connection comes from another account, or one that cannot be told
 	CodeBusy           Code = "too_many_sessions"   // the project's mcp.max_sessions is reached
+	CodeNoSession      Code = "no_such_session"     // the project has no MCP session with that id
 	CodeInternal       Code = "internal"            // the broker failed; its log says why
 
 	CodeBrowserRequest Code = "browser_request" // a mutating control-API request a web page could send (an Origin, a form or text body) without Berth-Client or the token

@@ -48,6 +48,9 @@ type Project struct {
 	Detail map[string]any `json:"detail,omitempty"`
 	// SessionsByTransport splits Sessions by how they arrived (stdio, http, sse, websocket).
 	SessionsByTransport map[string]int `json:"sessions_by_transport,omitempty"`
+	// SessionsLive and SessionsIdle split Sessions by state (SessionLive, SessionIdle).
+	SessionsLive int `json:"sessions_live"`
+	SessionsIdle int `json:"sessions_idle"`
 	// Transport is what the project's state file offers sub-agents
 	// (TransportDual, TransportStdio or TransportHTTP); empty when the
 	// broker has not written one.

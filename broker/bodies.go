@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
@@ -17,8 +19,18 @@ import (
 // MaxBodyBytes caps one HTTP message body on a project port (the go-sdk's default).
 const MaxBodyBytes = mcp.DefaultMaxRequestBodyBytes
 
+// readTimeout bounds how long a client of a project port may take to send
+// a request's headers, and then its body (a POST's): a stalled body is
+// answered 408 and its connection closed. Nothing bounds how long an
+// answer may take, so SSE and GET streams last as long as they need.
+const readTimeout = 10 * time.Second
+
+// bodyTimeout is readTimeout for bodies; tests shorten it.
+var bodyTimeout = readTimeout
+
 // checkPosts answers a POST whose body is over MaxBodyBytes with 413, one
-// that is not JSON with a JSON-RPC parse error, and a POST to /mcp without
+// whose body does not arrive within bodyTimeout with 408, one that is not
+// JSON with a JSON-RPC parse error, and a POST to /mcp without
 // Mcp-Session-Id that does not open a session with 400 (the spec's answer;
 // the go-sdk handler would make a session of it) before the MCP handlers
 // see them: a bad message is refused alone and its session carries on.
@@ -28,10 +40,21 @@ func checkPosts(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		// The deadline covers this read only: it is lifted before the
+		// answer, which may be a stream, begins.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout))
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-		r.Body.Close()
+		r.Body.Close() // under the deadline too: closing drains what is left
+		_ = rc.SetReadDeadline(time.Time{})
 		var tooBig *http.MaxBytesError
+		var netErr net.Error
 		switch {
+		case errors.As(err, &netErr) && netErr.Timeout():
+			w.Header().Set("Connection", "close")
+			writeRPCError(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("request body not received within %s: send the whole body at once", bodyTimeout))
+			return
 		case errors.As(err, &tooBig):
 			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("request body over %d bytes: send smaller messages (the session is unchanged)", MaxBodyBytes))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
+	"github.com/berth-dev/berth/broker/loglimit"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
@@ -51,9 +52,12 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		log = slog.Default()
 	}
 	// Every record also goes to the in-memory rings that get_recent_logs
-	// and the dashboard read.
+	// and the dashboard read; a line repeated past loglimit's bounds goes
+	// to neither (a misbehaving client must not fill the disk).
 	logs := logring.New(logring.Options{})
-	log = slog.New(logs.Handler(log.Handler()))
+	limited := loglimit.New(logs.Handler(log.Handler()), loglimit.Options{})
+	defer loglimit.Flush(limited) // the counts of windows still open
+	log = slog.New(limited)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -126,6 +130,10 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		onEmpty: idle.set,
 		logs:    logs,
 		onCall:  b.toolCalled,
+		onSession: func(m *mount, event string) {
+			b.metrics.SessionEvent(m.id, event)
+			b.hub.Poke()
+		},
 		schemas: mcp.NewSchemaCache(),
 		servers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
 		watch:   watch.NewHub(),

@@ -33,7 +33,7 @@ func (b *Broker) dashboard() any {
 			continue // unmounted meanwhile
 		}
 		p.Detail = m.engine.Status()
-		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent(), Servers: m.projectServers().Servers})
+		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent(), Servers: m.projectServers().Servers, Clients: m.clients()})
 	}
 	slices.SortFunc(d.Projects, func(x, y api.DashboardProject) int { return strings.Compare(x.Root, y.Root) })
 	for _, r := range b.logs.Recent("", logring.Query{MinLevel: slog.LevelInfo, Limit: dashboardLogLines}) {
@@ -60,7 +60,7 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	}
 	for _, m := range b.mounts.all() {
 		s.Mounts++
-		for tr, n := range m.tags.count(m.mcp) {
+		for tr, n := range m.book.count(m.mcp) {
 			s.Sessions[tr] += n
 		}
 		if st, ok := m.engine.IndexStatus(); ok {

@@ -89,7 +89,8 @@ var keys = []Key{
 	},
 	{
 		Name: "session_timeout", Default: time.Hour, field: func(c *Config) any { return &c.SessionTimeout },
-		Doc: "MCP sessions idle this long on a project port are closed (streamable HTTP, SSE and WebSocket); `0` never",
+		Doc: "a network MCP session idle this long (no request in flight, no stream open) is ended, and a saved `/mcp` session unused this long is not restored after a restart; " +
+			"a busy session never times out, and idle ones make way at once when the project is full (see [sessions](#sessions)); `0` never",
 	},
 	{
 		Name: "auth", Default: "none", field: func(c *Config) any { return &c.Auth },

@@ -3,13 +3,16 @@ package broker
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
+	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,38 +21,64 @@ import (
 // limits; the session that sent it stays open.
 const CodeBusy = -32000
 
-// retryAfter is what a refused client is told to wait, in seconds.
-const retryAfter = 2
+// The session rule (docs/configuration.md, "Sessions", says it for users):
+//
+//   - A network session (/mcp, /sse, /ws) is busy while it has a request in
+//     flight or holds a stream open: an SSE or WebSocket session is busy for
+//     as long as its connection is open (the connection is the session); a
+//     streamable HTTP session while a POST is being answered or a GET stream
+//     is open. Otherwise it is idle, since the end of its last request.
+//   - mcp.max_sessions bounds the sessions that completed initialize. A new
+//     one at the limit ends the session idle longest and takes its place;
+//     the ended session's next request gets 404. A session between two
+//     requests is the one idle shortest, so it is the last to go; one still
+//     in its handshake (it has sent nothing but initialize and
+//     notifications/initialized) is not evictable for its first
+//     handshakeGrace, so that a client is never ended while it connects.
+//     Only when no session is evictable is the newcomer refused: 503 with
+//     a Retry-After of the seconds until a session in its handshake becomes
+//     evictable, else 1 (a place frees the moment a busy session ends a
+//     request or a stream, which no one can predict).
+//   - With no limit (0), at most keepIdle sessions idle for idleGrace or more
+//     are kept: past that, the longest idle are ended.
+//   - session_timeout ends a network session that has been idle that long.
+//     A busy one is never timed out: on loopback, an open connection is a
+//     live client that wants its session (a dead one's sockets are closed
+//     by the system), and an IDE bridge such as mcp-remote holds a GET
+//     stream for hours between calls.
+//   - IDE sessions (the shim's) are never counted, evicted nor timed out.
+//
+// There is no minimum idle time before an eviction otherwise: a client
+// that runs often and never ends its sessions (most do not send DELETE)
+// would be refused while its own abandoned sessions waited it out, and
+// clients do not retry a 503 by themselves.
+const (
+	keepIdle       = 10
+	idleGrace      = 5 * time.Second
+	handshakeGrace = 5 * time.Second
+)
 
-// limits enforces one project's mcp.max_sessions (network sessions that
-// completed initialize), mcp.max_tool_calls (tool calls running at once,
-// every session and transport together) and the broker's session_timeout
-// on the stream transports, SSE and WebSocket (the streamable handler times
-// out its own sessions). Each mount has its own: a busy project never
-// slows another. It tells the transports apart by the transport each
-// request's context carries (transports.go).
+// limits enforces one project's session rule above and mcp.max_tool_calls
+// (tool calls running at once, every session and transport together). Each
+// mount has its own: a busy project never slows another.
 type limits struct {
 	project     string
 	maxSessions int           // 0 = no limit
 	calls       chan struct{} // a token per running tool call; nil = no limit
-	idle        time.Duration // 0 = sessions never time out
-
-	mu       sync.Mutex // guards admitted and seen
-	admitted map[*mcp.ServerSession]struct{}
-	seen     map[*mcp.ServerSession]*activity // stream sessions, for the idle check
+	timeout     time.Duration // session_timeout; 0 = never
+	book        *sessionBook
+	log         *slog.Logger
+	// end ends a session for good (its next request gets 404).
+	end func(ss *mcp.ServerSession)
+	// counted is told of each session event (metrics.SessionEvicted, ...).
+	counted func(event string)
 }
 
-// activity is what the idle check knows of a session.
-type activity struct {
-	last     time.Time
-	inflight int
-}
-
-func newLimits(project string, maxSessions, maxToolCalls int, idle time.Duration) *limits {
+func newLimits(project string, maxSessions, maxToolCalls int, timeout time.Duration, book *sessionBook) *limits {
 	l := &limits{
-		project: project, maxSessions: maxSessions, idle: idle,
-		admitted: make(map[*mcp.ServerSession]struct{}),
-		seen:     make(map[*mcp.ServerSession]*activity),
+		project: project, maxSessions: maxSessions, timeout: timeout, book: book, log: book.log,
+		end:     func(ss *mcp.ServerSession) { ss.Close() },
+		counted: func(string) {},
 	}
 	if maxToolCalls > 0 {
 		l.calls = make(chan struct{}, maxToolCalls)
@@ -57,51 +86,109 @@ func newLimits(project string, maxSessions, maxToolCalls int, idle time.Duration
 	return l
 }
 
-// full reports whether a new network session would be refused.
-func (l *limits) full() bool {
-	if l.maxSessions <= 0 {
-		return false
+// busyError refuses a session: no place can be had now.
+type busyError struct {
+	msg   string
+	retry int // seconds, for Retry-After
+}
+
+func (e *busyError) Error() string { return e.msg }
+
+// evictableLocked reports whether s may be ended for a newcomer at now:
+// idle, and past its handshake (or its handshakeGrace); else, for an idle
+// one in its handshake, how long until it is.
+func (s *session) evictableLocked(now time.Time) (bool, time.Duration) {
+	if s.busyLocked() {
+		return false, 0
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.admitted) >= l.maxSessions
+	if age := now.Sub(s.admittedAt); !s.used && age < handshakeGrace {
+		return false, handshakeGrace - age
+	}
+	return true, 0
+}
+
+// scanLocked counts the admitted sessions and finds the evictable one idle
+// longest; else wait is how long until one in its handshake may be
+// evicted (0 when none is).
+func (l *limits) scanLocked(now time.Time) (admitted int, victim *session, wait time.Duration) {
+	for _, s := range l.book.by {
+		if !s.admitted {
+			continue
+		}
+		admitted++
+		ok, w := s.evictableLocked(now)
+		switch {
+		case ok && (victim == nil || s.idleSince.Before(victim.idleSince)):
+			victim = s
+		case w > 0 && (wait == 0 || w < wait):
+			wait = w
+		}
+	}
+	return admitted, victim, wait
+}
+
+// refusal is the error of a newcomer when no place can be had.
+func (l *limits) refusal(admitted int, wait time.Duration) *busyError {
+	retry := max(1, int(math.Ceil(wait.Seconds())))
+	return &busyError{retry: retry, msg: fmt.Sprintf(
+		"project %s has %d MCP sessions, all busy or still connecting (mcp.max_sessions: %d): retry in %ds, end a session (`berth clients --close`), or raise the limit in .praxis-os/config.yaml",
+		l.project, admitted, l.maxSessions, retry)}
+}
+
+// room reports whether a new session would be admitted now (at once, or
+// by evicting an idle one); else the refusal.
+func (l *limits) room() *busyError {
+	if l.maxSessions <= 0 {
+		return nil
+	}
+	l.book.mu.Lock()
+	defer l.book.mu.Unlock()
+	n, victim, wait := l.scanLocked(time.Now())
+	if n < l.maxSessions || victim != nil {
+		return nil
+	}
+	return l.refusal(n, wait)
 }
 
 // refuseSessions answers 503 with Retry-After to requests that would open
-// a session of a transport while the project is full. Sessions that race
-// past this check are refused at initialize by the middleware.
+// a session while every place is busy. Sessions that race past this check
+// are refused at initialize by the middleware.
 func (l *limits) refuseSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tr := transportAt(r.URL.Path); tr != nil && tr.opens(r) && l.full() {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-			controlapi.WriteError(w, api.Errorf(http.StatusServiceUnavailable, api.CodeBusy, "%s", l.sessionsMessage()))
-			return
+		if tr := transportAt(r.URL.Path); tr != nil && tr.opens(r) {
+			if err := l.room(); err != nil {
+				l.counted(metrics.SessionRefused)
+				writeBusy(w, err)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func (l *limits) sessionsMessage() string {
-	return fmt.Sprintf("project %s has %d MCP sessions open, its mcp.max_sessions: retry in %ds, close a session, or raise the limit in .praxis-os/config.yaml",
-		l.project, l.maxSessions, retryAfter)
+// writeBusy answers 503 with the refusal and its Retry-After.
+func writeBusy(w http.ResponseWriter, err error) {
+	retry := 1
+	if be, ok := err.(*busyError); ok {
+		retry = be.retry
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(retry))
+	controlapi.WriteError(w, api.Errorf(http.StatusServiceUnavailable, api.CodeBusy, "%v", err))
 }
 
 // middleware applies the limits to the requests of the mount's server,
 // each by the transport its context carries: the IDE's sessions are never
-// refused, stream sessions are timed out here.
+// refused.
 func (l *limits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		tr := transportOf(ctx)
 		ide, stream := tr != nil && tr.ide, tr != nil && tr.stream
 		ss, _ := req.GetSession().(*mcp.ServerSession)
-		if stream && l.idle > 0 && ss != nil {
-			defer l.touch(ss)()
-		}
 		opens := method == "initialize" || (method == "server/discover" && stream)
 		switch {
 		case opens && !ide && ss != nil:
-			if !l.admit(ss) {
-				return nil, &jsonrpc.Error{Code: CodeBusy, Message: l.sessionsMessage()}
+			if err := l.admit(ss); err != nil {
+				return nil, &jsonrpc.Error{Code: CodeBusy, Message: err.Error()}
 			}
 			res, err := next(ctx, method, req)
 			if err != nil {
@@ -122,96 +209,118 @@ func (l *limits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// admit counts ss against mcp.max_sessions until it ends; false if full.
-// A session takes its place with initialize, or with server/discover for
-// clients of the sessionless protocol (2026-07-28) on a WebSocket or SSE
-// stream (on /mcp that probe gets a throwaway session of its own, so it is
-// not counted); a failed handshake gives it back. One that initializes again
-// keeps its place.
-func (l *limits) admit(ss *mcp.ServerSession) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.admitted[ss]; ok {
-		return true
+// admit counts ss against mcp.max_sessions until it ends, evicting the
+// session idle longest when the project is full; a *busyError when every
+// place is busy. A session takes its place with initialize, or with
+// server/discover for clients of the sessionless protocol (2026-07-28) on
+// a WebSocket or SSE stream (on /mcp that probe gets a throwaway session
+// of its own, so it is not counted); a failed handshake gives it back. One
+// that initializes again keeps its place. A session restored after a
+// broker restart is admitted the same way.
+func (l *limits) admit(ss *mcp.ServerSession) error {
+	now := time.Now()
+	l.book.mu.Lock()
+	s := l.book.entryLocked(ss, nil, now)
+	if s.admitted {
+		l.book.mu.Unlock()
+		return nil
 	}
-	if l.maxSessions > 0 && len(l.admitted) >= l.maxSessions {
-		return false
+	var victim *session
+	if l.maxSessions > 0 {
+		n, v, wait := l.scanLocked(now)
+		if n >= l.maxSessions {
+			if v == nil {
+				l.book.mu.Unlock()
+				l.counted(metrics.SessionRefused)
+				return l.refusal(n, wait)
+			}
+			victim = v
+			victim.admitted = false
+		}
 	}
-	l.admitted[ss] = struct{}{}
-	go func() {
-		_ = ss.Wait()
-		l.release(ss)
-	}()
-	return true
+	s.admitted, s.admittedAt = true, now
+	var idle time.Duration
+	if victim != nil {
+		idle = now.Sub(victim.idleSince)
+	}
+	l.book.mu.Unlock()
+	if victim != nil {
+		l.counted(metrics.SessionEvicted)
+		l.log.Info("idle MCP session ended to admit a new one (mcp.max_sessions)", "session", victim.id,
+			"transport", victim.tr.name, "idle", idle.Round(time.Millisecond), "max_sessions", l.maxSessions)
+		l.end(victim.ss)
+	}
+	return nil
 }
 
+// release gives ss's place back (its handshake failed).
 func (l *limits) release(ss *mcp.ServerSession) {
-	l.mu.Lock()
-	delete(l.admitted, ss)
-	delete(l.seen, ss)
-	l.mu.Unlock()
+	l.book.mu.Lock()
+	if s := l.book.by[ss]; s != nil {
+		s.admitted = false
+	}
+	l.book.mu.Unlock()
 }
 
-// touch records a request of ss; the returned func marks its end.
-func (l *limits) touch(ss *mcp.ServerSession) func() {
-	l.mu.Lock()
-	a := l.activityLocked(ss, time.Now())
-	a.inflight++
-	l.mu.Unlock()
-	return func() {
-		l.mu.Lock()
-		a.inflight--
-		a.last = time.Now()
-		l.mu.Unlock()
+// sweepEvery is how often sweep looks: often enough that keepIdle holds
+// within a second, and a short session_timeout (tests) within a quarter.
+func (l *limits) sweepEvery() time.Duration {
+	every := time.Second
+	if l.timeout > 0 {
+		every = min(every, max(l.timeout/4, 10*time.Millisecond))
 	}
+	return every
 }
 
-func (l *limits) activityLocked(ss *mcp.ServerSession, now time.Time) *activity {
-	a := l.seen[ss]
-	if a == nil {
-		a = &activity{last: now}
-		l.seen[ss] = a
-	}
-	return a
-}
-
-// closeIdle closes every stream session of srv (tags tells which those
-// are) that has had no request for l.idle and has none running, until ctx
-// ends. A session counts from the first time it is seen, so one that
-// never sends anything times out too: a session whose transport is not
-// known yet has sent nothing, and only a stream session stays so.
-func (l *limits) closeIdle(ctx context.Context, srv *mcp.Server, tags *sessionTags) {
-	if l.idle <= 0 {
-		return
-	}
-	tick := time.NewTicker(min(max(l.idle/4, 10*time.Millisecond), 30*time.Second))
+// sweep ends, until ctx ends, the sessions session_timeout and keepIdle
+// say to end (see the rule above); each also runs every after a sweep.
+func (l *limits) sweep(ctx context.Context, srv *mcp.Server, each func(now time.Time)) {
+	tick := time.NewTicker(l.sweepEvery())
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			var idle []*mcp.ServerSession
-			tracked := make(map[*mcp.ServerSession]bool)
-			l.mu.Lock()
-			for ss := range srv.Sessions() {
-				if tr := tags.of(ss); tr != nil && !tr.stream {
-					continue
-				}
-				tracked[ss] = true
-				if a := l.activityLocked(ss, now); a.inflight == 0 && now.Sub(a.last) >= l.idle {
-					idle = append(idle, ss)
-				}
+			for _, s := range l.due(srv, now) {
+				l.end(s.ss)
 			}
-			for ss := range l.seen {
-				if !tracked[ss] {
-					delete(l.seen, ss)
-				}
-			}
-			l.mu.Unlock()
-			for _, ss := range idle {
-				_ = ss.Close()
+			if each != nil {
+				each(now)
 			}
 		}
 	}
+}
+
+// due lists the sessions to end now. Sessions the book has not seen yet
+// (an SSE stream that has sent nothing) are entered, so that their time
+// counts from the first sweep that sees them.
+func (l *limits) due(srv *mcp.Server, now time.Time) []*session {
+	all := slices.Collect(srv.Sessions())
+	l.book.mu.Lock()
+	defer l.book.mu.Unlock()
+	var out, idle []*session
+	for _, ss := range all {
+		s := l.book.entryLocked(ss, nil, now)
+		if s.tr != nil && s.tr.ide {
+			continue
+		}
+		if l.timeout > 0 && !s.busyLocked() && now.Sub(s.idleSince) >= l.timeout {
+			out = append(out, s)
+			l.counted(metrics.SessionTimedOut)
+			continue
+		}
+		if l.maxSessions <= 0 && !s.busyLocked() && now.Sub(s.idleSince) >= idleGrace {
+			idle = append(idle, s)
+		}
+	}
+	if len(idle) > keepIdle {
+		// Newest idle first: those past keepIdle are the longest idle.
+		slices.SortFunc(idle, func(a, b *session) int { return b.idleSince.Compare(a.idleSince) })
+		for _, s := range idle[keepIdle:] {
+			out = append(out, s)
+			l.counted(metrics.SessionEvicted)
+		}
+	}
+	return out
 }

@@ -3,18 +3,23 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/broker/metrics"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// gatedServer is an MCP server whose "wait" tool blocks until release is
-// closed and reports each call's start on started. Its sessions are
-// tagged with their transport, as a mount's are.
-func gatedServer(t *testing.T, l *limits) (s *mcp.Server, tags *sessionTags, started chan struct{}, release chan struct{}) {
+// gatedServer is an MCP server under limits l whose "wait" tool blocks
+// until release is closed and reports each call's start on started. Its
+// sessions are entered in l's book, as a mount's are.
+func gatedServer(t *testing.T, l *limits) (s *mcp.Server, started chan struct{}, release chan struct{}) {
 	t.Helper()
 	s = mcp.NewServer(&mcp.Implementation{Name: "gated", Version: "1"}, nil)
 	started, release = make(chan struct{}, 64), make(chan struct{})
@@ -29,9 +34,13 @@ func gatedServer(t *testing.T, l *limits) (s *mcp.Server, tags *sessionTags, sta
 	mcp.AddTool(s, &mcp.Tool{Name: "quick"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
 		return &mcp.CallToolResult{}, struct{}{}, nil
 	})
-	tags = newSessionTags()
-	s.AddReceivingMiddleware(l.middleware, tags.middleware)
-	return s, tags, started, release
+	s.AddReceivingMiddleware(l.book.middleware, l.middleware)
+	return s, started, release
+}
+
+// testLimits are limits with their own book.
+func testLimits(project string, maxSessions, maxToolCalls int, timeout time.Duration) *limits {
+	return newLimits(project, maxSessions, maxToolCalls, timeout, newSessionBook(slog.New(slog.DiscardHandler)))
 }
 
 // connectInMemory connects a client to s as a session of the transport named.
@@ -58,8 +67,8 @@ func busyCode(err error) bool {
 func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	busy := newLimits("busy", 0, 2, 0)
-	s, _, started, release := gatedServer(t, busy)
+	busy := testLimits("busy", 0, 2, 0)
+	s, started, release := gatedServer(t, busy)
 	cs, err := connectInMemory(t, ctx, s, transportSSE)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +91,7 @@ func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 	}
 
 	// Another project's limits are its own.
-	other, _, _, _ := gatedServer(t, newLimits("other", 0, 2, 0))
+	other, _, _ := gatedServer(t, testLimits("other", 0, 2, 0))
 	ocs, err := connectInMemory(t, ctx, other, transportSSE)
 	if err != nil {
 		t.Fatal(err)
@@ -98,14 +107,15 @@ func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 	}
 }
 
-// TestSessionsPastTheLimitAreRefusedAtInitialize uses stream sessions:
-// the go-sdk client opens an in-memory session with server/discover, which
-// takes a place on a stream (on /mcp it would get a throwaway session).
+// TestSessionsPastTheLimitAreRefusedAtInitialize uses stream sessions,
+// busy for as long as they are connected: the go-sdk client opens an
+// in-memory session with server/discover, which takes a place on a stream
+// (on /mcp it would get a throwaway session).
 func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	l := newLimits("capped", 2, 0, 0)
-	s, _, _, _ := gatedServer(t, l)
+	l := testLimits("capped", 2, 0, 0)
+	s, _, _ := gatedServer(t, l)
 	first, err := connectInMemory(t, ctx, s, transportSSE)
 	if err != nil {
 		t.Fatal(err)
@@ -113,8 +123,8 @@ func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	if _, err := connectInMemory(t, ctx, s, transportWS); err != nil {
 		t.Fatal(err)
 	}
-	if !l.full() {
-		t.Fatal("two sessions of two do not fill the project")
+	if l.room() == nil {
+		t.Fatal("two busy sessions of two leave room")
 	}
 	if _, err := connectInMemory(t, ctx, s, transportSSE); !busyCode(err) {
 		t.Fatalf("third session: %v, want JSON-RPC error %d", err, CodeBusy)
@@ -126,7 +136,7 @@ func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	// A closed session frees its place (released when the server sees the end).
 	first.Close()
 	deadline := time.Now().Add(10 * time.Second)
-	for l.full() && time.Now().Before(deadline) {
+	for l.room() != nil && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if _, err := connectInMemory(t, ctx, s, transportSSE); err != nil {
@@ -134,29 +144,28 @@ func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	}
 }
 
-func TestIdleSessionsAreClosedButBusyOnesAreNot(t *testing.T) {
+// TestSessionTimeoutClosesIdleSessionsOnly: past session_timeout, an idle
+// /mcp session is closed; a /mcp session with a call in flight, SSE and
+// WebSocket sessions (busy while connected) and the IDE's are not.
+func TestSessionTimeoutClosesIdleSessionsOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	l := newLimits("idle", 0, 0, 150*time.Millisecond)
-	s, tags, started, release := gatedServer(t, l)
-	go l.closeIdle(ctx, s, tags)
+	l := testLimits("idle", 0, 0, 150*time.Millisecond)
+	s, started, release := gatedServer(t, l)
 
-	busy, err := connectInMemory(t, ctx, s, transportWS)
+	idle, err := connectNamed(t, ctx, s, transportHTTP, "idle")
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle, err := connectInMemory(t, ctx, s, transportSSE)
+	busy, err := connectNamed(t, ctx, s, transportHTTP, "busy")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Sessions of the other transports are not the broker's to time out.
-	ide, err := connectInMemory(t, ctx, s, transportStdio)
-	if err != nil {
-		t.Fatal(err)
-	}
-	streamable, err := connectInMemory(t, ctx, s, transportHTTP)
-	if err != nil {
-		t.Fatal(err)
+	kept := map[string]*mcp.ClientSession{}
+	for _, name := range []string{transportSSE, transportWS, transportStdio} {
+		if kept[name], err = connectInMemory(t, ctx, s, name); err != nil {
+			t.Fatal(err)
+		}
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -164,6 +173,9 @@ func TestIdleSessionsAreClosedButBusyOnesAreNot(t *testing.T) {
 		done <- err
 	}()
 	<-started
+	// Sweeps begin once every session is as it should be: however slow
+	// the setup, none was idle before.
+	go l.sweep(ctx, s, nil)
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- idle.Wait() }()
 	select {
@@ -171,14 +183,197 @@ func TestIdleSessionsAreClosedButBusyOnesAreNot(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("idle session still open 10s past a 150ms session_timeout")
 	}
+	for name, cs := range kept {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
+			t.Errorf("the %s session, open past session_timeout: %v", name, err)
+		}
+	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatalf("the call that outlived session_timeout: %v", err)
 	}
-	for name, cs := range map[string]*mcp.ClientSession{"stdio": ide, "http": streamable} {
-		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
-			t.Errorf("the %s session, as idle as the closed one: %v", name, err)
+}
+
+// serverSession is the server side of the session of client name.
+func serverSession(t *testing.T, s *mcp.Server, name string) *mcp.ServerSession {
+	t.Helper()
+	for ss := range s.Sessions() {
+		if init := ss.InitializeParams(); init != nil && init.ClientInfo.Name == name {
+			return ss
 		}
+	}
+	t.Fatalf("no session of client %s", name)
+	return nil
+}
+
+// connectNamed connects a client called name as a session of transport tr,
+// and makes one call on it: a session in use.
+func connectNamed(t *testing.T, ctx context.Context, s *mcp.Server, tr, name string) (*mcp.ClientSession, error) {
+	t.Helper()
+	cs, err := handshake(t, ctx, s, tr, name)
+	if err != nil {
+		return nil, err
+	}
+	// A round trip: the server has handled notifications/initialized, so
+	// the session's last activity is this call's end.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
+		t.Fatal(err)
+	}
+	return cs, nil
+}
+
+// handshake connects a client called name as a session of transport tr:
+// initialize and notifications/initialized, nothing more.
+func handshake(t *testing.T, ctx context.Context, s *mcp.Server, tr, name string) (*mcp.ClientSession, error) {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(withTransport(ctx, named(t, tr)), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	// A client of 2025-11-25 initializes, as clients of /mcp do (a newer
+	// one would probe with server/discover and hold no session).
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, nil
+}
+
+// TestSessionInItsHandshakeIsNotEvicted: a session that has only
+// initialized is not ended for a newcomer during handshakeGrace (the
+// newcomer is told when to retry), and is once it has been used.
+func TestSessionInItsHandshakeIsNotEvicted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := testLimits("one", 1, 0, 0)
+	s, _, _ := gatedServer(t, l)
+	fresh, err := handshake(t, ctx, s, transportHTTP, "fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connectNamed(t, ctx, s, transportHTTP, "early"); !busyCode(err) {
+		t.Fatalf("newcomer while the only session is in its handshake: %v, want JSON-RPC error %d", err, CodeBusy)
+	}
+	if be := l.room(); be == nil || be.retry < 1 || be.retry > int(handshakeGrace/time.Second) {
+		t.Fatalf("refusal %+v: want a Retry-After of 1..%d s", be, int(handshakeGrace/time.Second))
+	}
+	l.book.mu.Lock()
+	_, victim, _ := l.scanLocked(time.Now().Add(handshakeGrace))
+	l.book.mu.Unlock()
+	if victim == nil || victim.ss != serverSession(t, s, "fresh") {
+		t.Fatalf("after handshakeGrace the session is not evictable: %+v", victim)
+	}
+	if _, err := fresh.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connectNamed(t, ctx, s, transportHTTP, "late"); err != nil {
+		t.Fatalf("newcomer once the session was used: %v", err)
+	}
+}
+
+// TestIdleSessionMakesWayForANewcomer fills a project of two with a busy
+// session (a tool call running) and an idle one: a newcomer ends the idle
+// one and takes its place, and the busy one never notices. With both
+// places busy, a newcomer is refused, until one of them goes idle.
+func TestIdleSessionMakesWayForANewcomer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := testLimits("full", 2, 0, 0)
+	var events []string
+	l.counted = func(ev string) { events = append(events, ev) }
+	s, started, release := gatedServer(t, l)
+	busy, err := connectNamed(t, ctx, s, transportHTTP, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, err := connectNamed(t, ctx, s, transportHTTP, "idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := serverSession(t, s, "idle")
+	calls := make(chan error, 2)
+	call := func(cs *mcp.ClientSession) {
+		go func() {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait"})
+			calls <- err
+		}()
+		<-started
+	}
+	call(busy)
+
+	newcomer, err := connectNamed(t, ctx, s, transportHTTP, "newcomer")
+	if err != nil {
+		t.Fatalf("newcomer with an idle session in the project: %v", err)
+	}
+	gone := make(chan struct{})
+	go func() { _ = victim.Wait(); close(gone) }()
+	select {
+	case <-gone:
+	case <-ctx.Done():
+		t.Fatal("the evicted session is still open")
+	}
+	if _, err := idle.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err == nil {
+		t.Error("the evicted session still answers")
+	}
+
+	// Both places busy: refused, and admitted once one goes idle.
+	call(newcomer)
+	if _, err := connectNamed(t, ctx, s, transportHTTP, "late"); !busyCode(err) {
+		t.Fatalf("newcomer while both places are busy: %v, want JSON-RPC error %d", err, CodeBusy)
+	}
+	close(release)
+	for range 2 {
+		if err := <-calls; err != nil {
+			t.Fatalf("a busy session's call: %v", err)
+		}
+	}
+	if _, err := connectNamed(t, ctx, s, transportHTTP, "later"); err != nil {
+		t.Fatalf("newcomer once the calls ended: %v", err)
+	}
+	if want := []string{metrics.SessionEvicted, metrics.SessionRefused, metrics.SessionEvicted}; !slices.Equal(events, want) {
+		t.Errorf("events counted %v, want %v", events, want)
+	}
+}
+
+// TestNoLimitStillKeepsFewIdleSessions opens keepIdle+2 sessions on a
+// project without mcp.max_sessions and leaves them idle: once they have
+// been idle idleGrace, the sweep ends the two idle longest, and never a
+// busy one.
+func TestNoLimitStillKeepsFewIdleSessions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := testLimits("open", 0, 0, 0)
+	s, started, release := gatedServer(t, l)
+	defer close(release)
+	busy, err := connectNamed(t, ctx, s, transportHTTP, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go busy.CallTool(ctx, &mcp.CallToolParams{Name: "wait"})
+	<-started
+	var oldest []*mcp.ServerSession
+	for i := range keepIdle + 2 {
+		name := fmt.Sprintf("c%d", i)
+		if _, err := connectNamed(t, ctx, s, transportHTTP, name); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			oldest = append(oldest, serverSession(t, s, name))
+		}
+	}
+	if due := l.due(s, time.Now()); len(due) != 0 {
+		t.Fatalf("%d sessions due while none has been idle %s", len(due), idleGrace)
+	}
+	due := l.due(s, time.Now().Add(time.Hour))
+	var got []*mcp.ServerSession
+	for _, d := range due {
+		got = append(got, d.ss)
+	}
+	if len(got) != 2 || !slices.Contains(got, oldest[0]) || !slices.Contains(got, oldest[1]) {
+		t.Fatalf("sessions due: %d, want the 2 idle longest", len(got))
 	}
 }
 

@@ -11,8 +11,11 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
+	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/broker/peer"
+	"github.com/berth-dev/berth/broker/streamable"
 	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,11 +37,14 @@ type mount struct {
 	guard          *peer.Guard     // the account check, installed on the port's server when it is bound
 	startedAt      time.Time
 	log            *slog.Logger
-	stopIdle       context.CancelFunc // ends the idle-session check
-	observer       *observer          // tool calls
-	tags           *sessionTags       // each session's transport
-	servers        *mountServers      // hosted MCP servers (servers.go); nil when off
-	stateMu        sync.Mutex         // serializes the writes of its state file (statefile.go)
+	stopIdle       context.CancelFunc  // ends the session sweep
+	observer       *observer           // tool calls
+	book           *sessionBook        // each session's transport and activity
+	limits         *limits             // the session rule and mcp.max_tool_calls
+	streamable     *streamable.Handler // /mcp's session table
+	saved          *sessionStore       // /mcp's sessions in berth.db
+	servers        *mountServers       // hosted MCP servers (servers.go); nil when off
+	stateMu        sync.Mutex          // serializes the writes of its state file (statefile.go)
 
 	httpMu  sync.Mutex // guards the port's fields, set once when it is bound
 	port    int        // 0 while the mount has no port
@@ -50,11 +56,13 @@ type mount struct {
 
 type mountDeps struct {
 	log            *slog.Logger
+	db             *store.DB
 	sessionTimeout time.Duration
 	token          string // the bearer token: admits a request from any account; "" = none
 	tokenOnly      bool   // no account check: only the token admits
 	onCall         func(*mount, api.ToolCall)
-	servers        *mountServers // installed on the engine's server; its middleware goes innermost
+	servers        *mountServers                // installed on the engine's server; its middleware goes innermost
+	onSession      func(m *mount, event string) // an eviction, refusal or time-out
 }
 
 // newMount serves the engine's sessions and starts serving its port on ln
@@ -71,24 +79,45 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		portErr:   portErr,
 	}
 	m.mcp = eng.Server()
-	m.tags = newSessionTags()
+	addTestHold(m.mcp)
+	m.book = newSessionBook(m.log)
 	if m.servers = deps.servers; m.servers != nil {
 		// Inside the limits and the observer: starting a lazy server counts
 		// against a call's slot, and its failures are the call's.
 		m.mcp.AddReceivingMiddleware(m.servers.hp.Middleware())
 	}
 	cfg := eng.Config().MCP
-	lim := newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout)
-	m.mcp.AddReceivingMiddleware(lim.middleware)
-	idleCtx, stopIdle := context.WithCancel(ctx)
-	m.stopIdle = stopIdle
-	go lim.closeIdle(idleCtx, m.mcp, m.tags)
-	// Outside the limits: it sees every call, those they refuse included.
+	m.limits = newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout, m.book)
+	m.limits.end = m.endSession
+	if deps.onSession != nil {
+		m.limits.counted = func(event string) { deps.onSession(m, event) }
+	}
+	m.saved = newSessionStore(deps.db, id, deps.sessionTimeout, m.log)
+	m.saved.prune(time.Now())
+	m.streamable = streamable.New(m.mcp, streamable.Options{
+		Logger:     m.log,
+		EventStore: streamable.NewEventStore(),
+		Restore:    m.saved.restore,
+		Connected:  m.connected,
+		Refuse:     writeBusy,
+		Ended:      m.saved.forget,
+		Track:      m.book.track(transportNamed(transportHTTP)),
+	})
+	m.mcp.AddReceivingMiddleware(m.limits.middleware)
+	// Outside the limits: it saves what they admitted.
+	m.mcp.AddReceivingMiddleware(m.saved.middleware)
+	// Outside both: it sees every call, those they refuse included.
 	m.observer = observe(m, m.mcp, deps.onCall)
 	// Outermost: a session is tagged at its first request, whatever follows.
-	m.mcp.AddReceivingMiddleware(m.tags.middleware)
+	m.mcp.AddReceivingMiddleware(m.book.middleware)
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	m.stopIdle = stopSweep
+	go m.limits.sweep(sweepCtx, m.mcp, func(now time.Time) { m.saved.touch(m.book, now, false) })
 
-	hd := handlerDeps{streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log}, tags: m.tags, log: m.log}
+	hd := handlerDeps{
+		streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log},
+		streamable: m.streamable, book: m.book, log: m.log,
+	}
 	mux := http.NewServeMux()
 	for _, tr := range transports {
 		if tr.path == "" {
@@ -100,7 +129,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	mux.HandleFunc("/{$}", m.serveIndex)
 	mux.HandleFunc("GET /health", m.serveHealth)
 
-	h := lim.refuseSessions(checkPosts(mux))
+	h := m.limits.refuseSessions(checkPosts(mux))
 	m.handler = controlapi.LoopbackHostOnly(controlapi.OwnOriginOnly(h))
 	// Outermost, on every server of the port: another account's connection gets nothing else.
 	m.guard = peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log})
@@ -108,6 +137,35 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		m.serve(ln)
 	}
 	return m
+}
+
+// connected is the streamable handler's word of a session as it connects:
+// it is tagged, and a session restored after a restart takes a place as an
+// initialize would.
+func (m *mount) connected(_ *http.Request, ss *mcp.ServerSession, restored bool) error {
+	tr := transportNamed(transportHTTP)
+	m.book.tag(ss, tr)
+	if !restored {
+		return nil
+	}
+	m.book.mu.Lock()
+	e := m.book.entryLocked(ss, tr, time.Now())
+	e.initialized, e.used = true, true // it was used before the restart
+	m.book.mu.Unlock()
+	if err := m.limits.admit(ss); err != nil {
+		return err
+	}
+	m.limits.counted(metrics.SessionRestored)
+	return nil
+}
+
+// endSession ends ss for good: a streamable HTTP session leaves the table
+// first, so that its next request gets 404, and is deleted from berth.db.
+func (m *mount) endSession(ss *mcp.ServerSession) {
+	if tr := m.book.of(ss); tr != nil && tr.name == transportHTTP && ss.ID() != "" && m.streamable.Close(ss.ID()) {
+		return
+	}
+	ss.Close()
 }
 
 // sessions counts the live MCP sessions on every transport: those that
@@ -136,6 +194,10 @@ func (m *mount) close(ctx context.Context) {
 	m.stopIdle()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	// Streamable HTTP sessions stay saved: a broker that serves the
+	// project again restores them.
+	m.saved.touch(m.book, time.Now(), true)
+	m.streamable.Shutdown()
 	for ss := range m.mcp.Sessions() {
 		ss.Close()
 	}

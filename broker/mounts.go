@@ -57,9 +57,11 @@ type mounts struct {
 	onEmpty func(empty bool) // idle tracking: called with the table's emptiness after changes
 	logs    *logring.Ring    // handed to each engine for get_recent_logs
 	onCall  func(*mount, api.ToolCall)
-	schemas *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
-	servers *serverDeps      // hosted MCP servers (servers.go)
-	watch   *watch.Hub       // one inotify instance for every mount's file watching
+	// onSession is told of each session a mount evicts, refuses or times out.
+	onSession func(m *mount, event string)
+	schemas   *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
+	servers   *serverDeps      // hosted MCP servers (servers.go)
+	watch     *watch.Hub       // one inotify instance for every mount's file watching
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -200,7 +202,7 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	// the broker binds one later (portretry.go).
 	ln, _, portErr := bindPort(t.preferredPorts(id, eng.Config().MCP.HTTPPort), t.cfg.PortStart, t.cfg.PortEnd)
 	srvs := t.servers.openServers(t.ctx, id, eng, t.log)
-	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, servers: srvs})
+	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, db: t.db, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, onSession: t.onSession, servers: srvs})
 	if portErr != nil {
 		eng.Logger().Warn("mounted without a port: the IDE's tools work, sub-agents cannot reach the project until a port is free", "err", portErr)
 	}
@@ -381,9 +383,11 @@ func (t *mounts) count() int {
 
 func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	m := e.m
+	live, idle := m.sessionStates()
 	return api.Project{
+		SessionsLive: live, SessionsIdle: idle,
 		ID: id, Name: m.name, Root: m.root, Port: m.portNow(), URL: m.url(),
-		Sessions: m.sessions(), SessionsByTransport: m.tags.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
+		Sessions: m.sessions(), SessionsByTransport: m.book.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
 		Transport: e.published, Index: indexState(m), Missing: e.missingLocked(),
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 )
 
 // The IDE never depends on the HTTP side. A project mounts without a port
@@ -34,7 +33,7 @@ func (m *mount) serve(ln net.Listener) {
 	log := m.log.With("port", m.port)
 	m.srv = &http.Server{
 		Handler:           m.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readTimeout,
 		BaseContext:       func(net.Listener) context.Context { return m.ctx },
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}

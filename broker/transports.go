@@ -22,8 +22,8 @@ const (
 // transport is one way sessions reach a mount's MCP server. A mount has one
 // mcp.Server for all of them: each HTTP handler below tags the context of
 // its requests with its transport, the SDK hands that context to the
-// server's middleware and tools, and sessionTags remembers each session's
-// transport. That is how get_server_info, the metrics, the session limits
+// server's middleware and tools, and the mount's sessionBook remembers
+// each session's transport. That is how get_server_info, the metrics, the session limits
 // and the idle check tell the transports apart.
 //
 // A new transport is one entry here (and its handler).
@@ -35,12 +35,11 @@ type transport struct {
 	// index names the endpoint in the port's index document (GET /).
 	index string
 	// ide sessions come from the IDE through the shim: mcp.max_sessions
-	// never refuses them and session_timeout never closes them.
+	// never counts them, and they are never evicted nor timed out.
 	ide bool
-	// stream sessions live on one long connection (SSE, WebSocket): the
-	// broker closes them after session_timeout and counts a server/discover
-	// probe as opening one. (The streamable handler times out its own
-	// sessions, and gives such a probe a throwaway session.)
+	// stream sessions live on one long connection (SSE, WebSocket): they
+	// are busy while it is open (limits.go), and a server/discover probe
+	// opens one. (On /mcp such a probe gets a throwaway session.)
 	stream bool
 	// opens reports whether r, on path, would open a session: refused with
 	// 503 while the project has mcp.max_sessions.
@@ -51,8 +50,9 @@ type transport struct {
 
 // handlerDeps is what the transports' handlers share.
 type handlerDeps struct {
-	streamOpts *mcp.StreamableHTTPOptions
-	tags       *sessionTags
+	streamOpts *mcp.StreamableHTTPOptions // the shim route's streamable HTTP (`berth call`)
+	streamable http.Handler               // /mcp: the mount's session table (streamable.Handler)
+	book       *sessionBook
 	log        *slog.Logger
 }
 
@@ -61,10 +61,8 @@ var transports = []*transport{
 	{name: transportStdio, ide: true, handler: shimHandler},
 	{
 		name: transportHTTP, path: "/mcp", index: "streamable_http",
-		opens: func(r *http.Request) bool { return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" },
-		handler: func(_ *transport, srv *mcp.Server, d handlerDeps) http.Handler {
-			return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, d.streamOpts)
-		},
+		opens:   func(r *http.Request) bool { return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" },
+		handler: func(_ *transport, _ *mcp.Server, d handlerDeps) http.Handler { return d.streamable },
 	},
 	{
 		name: transportSSE, path: "/sse", index: transportSSE, stream: true,
@@ -97,7 +95,7 @@ func shimHandler(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
 // wsHandler serves MCP over WebSocket, tagging each session as it
 // connects: a WebSocket session may stay silent, and must still be known.
 func wsHandler(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
-	return mcpws.Handler(srv, d.log, func(ss *mcp.ServerSession) { d.tags.tag(ss, tr) })
+	return mcpws.Handler(srv, d.log, func(ss *mcp.ServerSession) { d.book.tag(ss, tr) })
 }
 
 // transportAt is the transport served at path on a project port, or nil.
@@ -108,6 +106,16 @@ func transportAt(path string) *transport {
 		}
 	}
 	return nil
+}
+
+// transportNamed is the transport called name (one of the transport… constants).
+func transportNamed(name string) *transport {
+	for _, tr := range transports {
+		if tr.name == name {
+			return tr
+		}
+	}
+	panic("no transport " + name)
 }
 
 // transportNames lists every transport's name, in order.

@@ -23,6 +23,8 @@
 //	      imports/              <praxis-os state file name> -> JSON {session_id, imported_at} (so a file imports once)
 //	    servers/                owned by broker/hosted (never dropped: user decisions)
 //	      <server name>         -> JSON {digest, command, approved_at}: the approved definition of a project-declared server
+//	    sessions/               owned by broker (sessionstore.go; not salvaged: clients initialize again)
+//	      <Mcp-Session-Id>      -> JSON {initialize, protocol_version, log_level, created_at, seen_at} of a streamable HTTP session
 //
 // The per-subsystem layouts are written down in the owning packages; the
 // names of the top-level buckets and the schema version live here.

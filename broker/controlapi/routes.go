@@ -24,6 +24,9 @@ type Backend interface {
 	// MCPHandler serves the project's MCP endpoint over the control API to
 	// the holder of lease, a live attach of that project.
 	MCPHandler(id, lease string) (http.Handler, error)
+	// Sessions lists a project's MCP sessions; CloseSession ends one.
+	Sessions(id string) ([]api.Session, error)
+	CloseSession(id, sid string) error
 	// Shutdown begins a clean stop (or refuses it, see api.ShutdownRequest).
 	Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error)
 	// Servers lists hosted MCP servers: every mounted project's, or with
@@ -108,6 +111,21 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 	})
 	r.Delete("/projects/{id}", func(w http.ResponseWriter, req *http.Request) {
 		if err := b.Detach(chi.URLParam(req, "id"), req.URL.Query().Get("lease")); err != nil {
+			WriteError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	r.Get("/projects/{id}/sessions", func(w http.ResponseWriter, req *http.Request) {
+		list, err := b.Sessions(chi.URLParam(req, "id"))
+		if err != nil {
+			WriteError(w, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, api.SessionList{Sessions: list})
+	})
+	r.Delete("/projects/{id}/sessions/{sid}", func(w http.ResponseWriter, req *http.Request) {
+		if err := b.CloseSession(chi.URLParam(req, "id"), chi.URLParam(req, "sid")); err != nil {
 			WriteError(w, err)
 			return
 		}

@@ -39,7 +39,16 @@ type Metrics struct {
 	callTime *prometheus.HistogramVec
 	attach   *prometheus.HistogramVec
 	restarts prometheus.Counter
+	sessions map[string]*prometheus.CounterVec // by SessionEvent
 }
+
+// Session events, counted per project (SessionEvent).
+const (
+	SessionEvicted  = "evicted"   // an idle session ended to admit a new one (or past the idle sessions kept)
+	SessionRefused  = "refused"   // a new session refused: every place busy
+	SessionTimedOut = "timed_out" // a session ended by session_timeout
+	SessionRestored = "restored"  // a streamable HTTP session connected again after a broker restart
+)
 
 // New registers the broker's metrics; snap is called on every scrape for
 // the gauges (mounts, sessions, index sizes).
@@ -64,6 +73,27 @@ func New(version string, snap func() Snapshot) *Metrics {
 			Name: "berth_restart_recoveries_total",
 			Help: "Projects mounted again after a broker restart (pinned projects remounted at start).",
 		}),
+	}
+	m.sessions = map[string]*prometheus.CounterVec{
+		SessionEvicted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_session_evictions_total",
+			Help: "Idle MCP sessions a project ended to admit a new one at mcp.max_sessions (or past the idle sessions it keeps without a limit).",
+		}, []string{"project"}),
+		SessionRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_session_refusals_total",
+			Help: "New MCP sessions a project refused (503, or a JSON-RPC error to initialize) because every place was busy.",
+		}, []string{"project"}),
+		SessionTimedOut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_session_timeouts_total",
+			Help: "MCP sessions a project ended after session_timeout without a request.",
+		}, []string{"project"}),
+		SessionRestored: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_session_restores_total",
+			Help: "Streamable HTTP sessions a project connected again, under their id, after a broker restart.",
+		}, []string{"project"}),
+	}
+	for _, c := range m.sessions {
+		m.reg.MustRegister(c)
 	}
 	m.reg.MustRegister(m.calls, m.callTime, m.attach, m.restarts,
 		&gauges{snap: snap},
@@ -90,6 +120,13 @@ func (m *Metrics) Attach(ok bool, d time.Duration) {
 		outcome = OutcomeError
 	}
 	m.attach.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+// SessionEvent counts one session event (SessionEvicted, ...) of project.
+func (m *Metrics) SessionEvent(project, event string) {
+	if c := m.sessions[event]; c != nil {
+		c.WithLabelValues(project).Inc()
+	}
 }
 
 // RestartRecovered counts a project mounted again after a broker restart.

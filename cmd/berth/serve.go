@@ -14,6 +14,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker"
 	"github.com/spf13/pflag"
+	"gopkg.in/natefinch/lumberjack.v2"
 )
 
 func runServe(ctx context.Context, args []string) (err error) {
@@ -115,22 +116,36 @@ func (e badConfig) Unwrap() error { return e.error }
 
 func configError(err error) error { return badConfig{err} }
 
-// brokerLogger logs to $home/berth.log at log_level and, for a broker run
-// by hand, to stderr.
+// Rotation of berth.log: it is rotated when it reaches logMaxMiB, and the
+// logBackups newest rotated logs are kept, gzip-compressed
+// (berth-<time>.log.gz beside it), so the log never takes more than
+// logMaxMiB plus the compressed backups.
+const (
+	logMaxMiB  = 10
+	logBackups = 3
+)
+
+// brokerLogger logs to $home/berth.log at log_level, rotated by size, and,
+// for a broker run by hand, to stderr.
 func brokerLogger(cfg broker.Config, toStderr bool) (*slog.Logger, func(), error) {
 	lv, err := cfg.Level()
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(cfg.Home, api.LogName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	path := filepath.Join(cfg.Home, api.LogName)
+	// Open it here first: an unwritable log is a startup error that names
+	// the file, not a write error lost later.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open log: %w", err)
 	}
-	var w io.Writer = f
+	f.Close()
+	file := &lumberjack.Logger{Filename: path, MaxSize: logMaxMiB, MaxBackups: logBackups, Compress: true}
+	var w io.Writer = file
 	if toStderr {
-		w = io.MultiWriter(f, os.Stderr)
+		w = io.MultiWriter(file, os.Stderr)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), func() { f.Close() }, nil
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), func() { file.Close() }, nil
 }
 
 func versionString() string { return api.Version }

@@ -1,6 +1,6 @@
 // Berth dashboard. The broker pushes its whole state as Server-Sent Events
-// ("snapshot" on /events); this file only renders it. The one request it
-// makes itself is a search the user asks for.
+// ("snapshot" on /events); this file only renders it. The requests it
+// makes itself are a search and the end of an MCP session the user asks for.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -185,6 +185,37 @@ function callsTable(calls) {
   ))));
 }
 
+// clientsTable lists a project's MCP sessions; "end" asks the broker to
+// close one (DELETE /projects/{id}/sessions/{sid}), as `berth clients
+// --close` does; the next snapshot shows it gone.
+function clientsTable(p) {
+  const list = p.clients || [];
+  if (!list.length) return h("p", { class: "none" }, "No MCP sessions.");
+  const end = async (btn, s) => {
+    btn.disabled = true;
+    try {
+      const r = await call("/projects/" + encodeURIComponent(p.id) + "/sessions/" + encodeURIComponent(s.id), { method: "DELETE" });
+      if (!r.ok) throw new Error((await r.json()).error || "broker answered " + r.status);
+    } catch (e) {
+      btn.disabled = false;
+      btn.title = "Could not end it: " + e.message;
+    }
+  };
+  return h("table", { class: "clients" }, h("tbody", null, list.map((s) => {
+    const btn = h("button", { class: "end", type: "button", title: "end this session (its next request gets 404)" }, "end");
+    btn.addEventListener("click", () => end(btn, s));
+    return h("tr", { "data-session": s.id },
+      h("td", { class: "tool" }, (s.client || "?") + (s.client_version ? " " + s.client_version : ""),
+        h("span", { class: "muted small", title: s.id }, " " + s.id.slice(0, 8))),
+      h("td", null, s.transport),
+      h("td", null, h("span", { class: "badge " + (s.state === "live" ? "ok" : "neutral"),
+        title: s.state === "live" ? "a request in flight or a stream open" : "idle: evicted first when the project is full" },
+        s.state === "live" ? "live" : "idle " + duration(s.idle_seconds))),
+      h("td", { class: "when" }, "up " + duration((Date.now() - new Date(s.started_at).getTime()) / 1000)),
+      h("td", null, btn));
+  })));
+}
+
 function projectCard(p) {
   const d = p.detail || {};
   return h("article", { class: "card project", "data-id": p.id },
@@ -203,12 +234,14 @@ function projectCard(p) {
     (p.missing || []).concat(d.config_error ? [d.config_error] : []).map((w) => h("div", { class: "small warning", title: w }, "⚠ " + w)),
     h("dl", { class: "facts" },
       h("div", { class: "wide" }, h("dt", null, "Root"), h("dd", { class: "root" }, h("code", null, p.root))),
-      h("div", null, h("dt", null, "Sessions · " + p.sessions), h("dd", null, sessionChips(p))),
+      h("div", null, h("dt", null, "Sessions · " + p.sessions + " (" + (p.sessions_live || 0) + " live, " + (p.sessions_idle || 0) + " idle)"), h("dd", null, sessionChips(p))),
       h("div", null, h("dt", null, "Index"), h("dd", null, indexCell(d.index))),
       h("div", null, h("dt", null, "Workflow sessions"), h("dd", null, workflowCell(d))),
       configWarnings(d),
     ),
     serversSection(p.servers),
+    h("h4", null, "MCP sessions"),
+    clientsTable(p),
     h("h4", null, "Recent tool calls"),
     callsTable(p.calls));
 }

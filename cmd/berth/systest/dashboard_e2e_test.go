@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,6 +133,12 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Errorf("shop's card lacks %q:\n%s", want, shopCard)
 		}
 	}
+	// Headings are shown in capitals: compared in lower case.
+	for _, want := range []string{"mcp sessions", "2 live, 0 idle", "berth-test 1", "stdio\tlive"} {
+		if !strings.Contains(strings.ToLower(ledgerCard), want) {
+			t.Errorf("ledger's card lacks %q:\n%s", want, ledgerCard)
+		}
+	}
 	for _, want := range []string{"stdio 1", "http 1", "1 file", "search_standards", "transport dual",
 		`mcp.enabled_tool_groups: "browser" is praxis-os's browser tools (Playwright), which Berth does not serve`} {
 		if !strings.Contains(ledgerCard, want) {
@@ -203,6 +210,38 @@ func pageText(t *testing.T, bctx context.Context, sel chromedp.CSS) string {
 		t.Fatalf("read %s: %v", sel, err)
 	}
 	return s
+}
+
+// TestDashboardEndsASession clicks "end" beside the sub-agent's session of
+// a project: the row goes, the session's next request fails, and the IDE's
+// session of the same project carries on.
+func TestDashboardEndsASession(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	bctx := browser(t, ctx)
+	ctl, _ := brokertest.PortRange(t, 1)
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", ctl)}})
+	root := brokertest.Project(t, "ended", nil)
+	p := b.Attach(t, root)
+	sid := rawInitialize(t, ctx, p.URL)
+	tr, _ := shimTransport(t, b.Home, root)
+	ide := connectMCP(t, ctx, tr)
+	row := chromedp.CSS(fmt.Sprintf(`#projects article[data-id=%q] tr[data-session=%q]`, p.ID, sid))
+	err := chromedp.Do(bctx,
+		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%d/", ctl)),
+		chromedp.WaitVisible(row),
+		chromedp.Click(chromedp.CSS(string(row)+" button.end")),
+	)
+	if err != nil {
+		t.Fatalf("end a session from the dashboard: %v", err)
+	}
+	gone := fmt.Sprintf(`document.querySelector(%q) === null`, string(row))
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](gone, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the ended session's row stayed: %v", err)
+	}
+	if status, _ := callServerInfo(t, ctx, p.URL, sid); status != http.StatusNotFound {
+		t.Fatalf("the ended session's next request: %d, want 404", status)
+	}
+	getServerInfo(t, ctx, ide)
 }
 
 // colorScheme makes the page see prefers-color-scheme as scheme.

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/broker/mcpws"
 	"github.com/coder/websocket"
@@ -67,6 +69,9 @@ func doMCP(t *testing.T, ctx context.Context, req *http.Request) (int, http.Head
 				break
 			}
 		}
+		// Read the stream to its end, as clients do: the broker counts the
+		// request in flight (its session busy) until then.
+		_, _ = io.Copy(io.Discard, resp.Body)
 	} else {
 		data, _ = io.ReadAll(resp.Body)
 	}
@@ -198,35 +203,40 @@ func TestRawWebSocketExchange(t *testing.T) {
 	}
 }
 
-// TestIdleSessionsTimeOutOnEveryNetworkTransport runs a broker with a short
-// session_timeout: sessions on /mcp, /sse and /ws that stay silent are
-// closed, and a new session still opens.
-func TestIdleSessionsTimeOutOnEveryNetworkTransport(t *testing.T) {
-	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--session-timeout", "300ms"}})
+// TestSessionTimeoutEndsIdleSessionsOnly runs a broker with a short
+// session_timeout: an idle /mcp session is closed (404), while sessions
+// that hold a connection, a /mcp GET stream, an SSE or a WebSocket one,
+// are busy and stay, however silent; a new session still opens.
+func TestSessionTimeoutEndsIdleSessionsOnly(t *testing.T) {
+	// Long enough that a session is never idle that long while the test
+	// sets it up, short enough to wait for.
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--session-timeout", "2s"}})
 	ctx := testCtx(t, 60*time.Second)
 	resp := b.Attach(t, brokertest.Project(t, "sleepy", nil))
 	hostPort := fmt.Sprintf("127.0.0.1:%d", resp.Port)
-	sid := rawInitialize(t, ctx, resp.URL)
+	idle := rawInitialize(t, ctx, resp.URL)
+	holding := rawInitialize(t, ctx, resp.URL)
+	openGET(t, ctx, resp.URL, holding)
 	streams := map[string]*mcp.ClientSession{
 		"sse":       connectMCP(t, ctx, &mcp.SSEClientTransport{Endpoint: "http://" + hostPort + "/sse"}),
 		"websocket": connectMCP(t, ctx, &mcpws.ClientTransport{URL: "ws://" + hostPort + "/ws"}),
 	}
+	// Watched from the control API: a request on it would make it busy.
+	brokertest.Eventually(t, "the idle session timed out", func() bool {
+		return !slices.ContainsFunc(sessionsOf(t, ctx, b, resp.ID), func(s api.Session) bool { return s.ID == idle })
+	})
+	if status, _ := callServerInfo(t, ctx, resp.URL, idle); status != http.StatusNotFound {
+		t.Fatalf("idle streamable session answers %d, want 404 once timed out", status)
+	}
+	// The idle one was closed after 2s of silence; the busy ones have been
+	// as silent as long.
 	for name, s := range streams {
-		done := make(chan error, 1)
-		go func() { done <- s.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			t.Errorf("%s session still open 15s past a 300ms session_timeout", name)
+		if info := getServerInfo(t, ctx, s); info.Server.Transport != name {
+			t.Errorf("%s session: %+v", name, info)
 		}
 	}
-	status := 0
-	brokertest.Poll(15*time.Second, func() bool {
-		status, _ = callServerInfo(t, ctx, resp.URL, sid)
-		return status == http.StatusNotFound
-	})
-	if status != http.StatusNotFound {
-		t.Errorf("idle streamable session answers %d, want 404 once timed out", status)
+	if status, _ := callServerInfo(t, ctx, resp.URL, holding); status != http.StatusOK {
+		t.Errorf("the /mcp session holding a GET stream: %d, want 200", status)
 	}
 	if got := getServerInfo(t, ctx, connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: resp.URL})); got.Project.Name != "sleepy" {
 		t.Fatalf("new session after time-outs: %+v", got)

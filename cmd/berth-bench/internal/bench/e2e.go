@@ -95,12 +95,10 @@ func (r *runner) startE2E(ctx context.Context) (*e2eBroker, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The project's default config: the peer (mcp-remote) sends no DELETE
+	// on exit, and the broker ends the idle sessions it leaves behind when
+	// a launch needs their place.
 	root, err := makeProject(r.tmp, "e2e-project", 20, 1)
-	if err == nil {
-		// No session limit: the peer never ends its sessions (it sends no
-		// DELETE on exit), and 50 launches would pass the default of 10.
-		err = os.WriteFile(filepath.Join(root, api.ProjectDir, "config.yaml"), []byte("mcp:\n  max_sessions: 0\n"), 0o644)
-	}
 	if err != nil {
 		b.stop()
 		return nil, err

@@ -1,0 +1,222 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessionArea is the project's area of berth.db that keeps its streamable
+// HTTP sessions (data/<project>/sessions/<Mcp-Session-Id> -> JSON
+// savedSession), so that a session id keeps working after a broker restart
+// or upgrade. A session that ended (DELETE, eviction, session_timeout,
+// `berth clients --close`) is deleted: it never comes back.
+const sessionArea = "sessions"
+
+// Bounds of the saved sessions of a project.
+const (
+	// seenEvery is how often a session's seen_at is written while it is
+	// used: restore checks it against session_timeout.
+	seenEvery = time.Minute
+	// maxSaved caps what is kept of sessions a previous broker served and
+	// nobody came back for (pruned at mount, newest kept).
+	maxSaved = 256
+)
+
+// savedSession is what a session needs to be connected again: what the
+// go-sdk's mcp.ServerSessionState holds after initialize.
+type savedSession struct {
+	Initialize *mcp.InitializeParams `json:"initialize"`
+	Protocol   string                `json:"protocol_version,omitempty"`
+	LogLevel   mcp.LoggingLevel      `json:"log_level,omitempty"`
+	CreatedAt  time.Time             `json:"created_at"`
+	SeenAt     time.Time             `json:"seen_at"`
+}
+
+// sessionStore saves a mount's streamable HTTP sessions in berth.db.
+type sessionStore struct {
+	area    *store.Area
+	timeout time.Duration // session_timeout: older saved sessions are not restored
+	log     *slog.Logger
+
+	mu    sync.Mutex // guards saved
+	saved map[string]*savedSession
+}
+
+func newSessionStore(db *store.DB, projectID string, timeout time.Duration, log *slog.Logger) *sessionStore {
+	return &sessionStore{area: db.Area(projectID, sessionArea), timeout: timeout, log: log, saved: make(map[string]*savedSession)}
+}
+
+// expired reports whether a session last seen at seen is past session_timeout.
+func (st *sessionStore) expired(seen, now time.Time) bool {
+	return st.timeout > 0 && now.Sub(seen) >= st.timeout
+}
+
+// put writes recs (nil deletes) in one transaction.
+func (st *sessionStore) put(recs map[string]*savedSession) {
+	err := st.area.Update(func(b *store.Bucket) error {
+		for id, rec := range recs {
+			if rec == nil {
+				if err := b.Delete([]byte(id)); err != nil {
+					return err
+				}
+				continue
+			}
+			raw, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(id), raw); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		st.log.Warn("save MCP sessions (they will not survive a broker restart)", "err", err)
+	}
+}
+
+// restore is the state of saved session id, or false when it is unknown,
+// ended, or past session_timeout (then it is deleted).
+func (st *sessionStore) restore(id string) (*mcp.ServerSessionState, bool) {
+	var raw []byte
+	_ = st.area.View(func(b *store.Bucket) error { raw = b.Get([]byte(id)); return nil })
+	if raw == nil {
+		return nil, false
+	}
+	var rec savedSession
+	now := time.Now()
+	if err := json.Unmarshal(raw, &rec); err != nil || rec.Initialize == nil || st.expired(rec.SeenAt, now) {
+		st.put(map[string]*savedSession{id: nil})
+		return nil, false
+	}
+	rec.SeenAt = now
+	st.mu.Lock()
+	st.saved[id] = &rec
+	st.mu.Unlock()
+	return &mcp.ServerSessionState{
+		InitializeParams:          rec.Initialize,
+		InitializedParams:         &mcp.InitializedParams{},
+		NegotiatedProtocolVersion: rec.Protocol,
+		LogLevel:                  rec.LogLevel,
+	}, true
+}
+
+// forget deletes session id: it ended for good.
+func (st *sessionStore) forget(id string) {
+	st.mu.Lock()
+	_, ok := st.saved[id]
+	delete(st.saved, id)
+	st.mu.Unlock()
+	if ok {
+		st.put(map[string]*savedSession{id: nil})
+	}
+}
+
+// middleware saves each streamable HTTP session as its initialize succeeds,
+// and again when it sets its log level. The write is done before the
+// answer leaves, so a session whose id the client has is always saved.
+func (st *sessionStore) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if err != nil || !ok || ss == nil || ss.ID() == "" || transportName(ctx) != transportHTTP {
+			return res, err
+		}
+		switch method {
+		case "initialize":
+			p, _ := req.GetParams().(*mcp.InitializeParams)
+			ir, _ := res.(*mcp.InitializeResult)
+			if p == nil || ir == nil {
+				break
+			}
+			now := time.Now().UTC()
+			rec := &savedSession{Initialize: p, Protocol: ir.ProtocolVersion, CreatedAt: now, SeenAt: now}
+			st.mu.Lock()
+			st.saved[ss.ID()] = rec
+			st.mu.Unlock()
+			st.put(map[string]*savedSession{ss.ID(): rec})
+		case "logging/setLevel":
+			p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+			st.mu.Lock()
+			rec := st.saved[ss.ID()]
+			if rec != nil && p != nil {
+				c := *rec
+				c.LogLevel = p.Level
+				st.saved[ss.ID()], rec = &c, &c
+			}
+			st.mu.Unlock()
+			if rec != nil && p != nil {
+				st.put(map[string]*savedSession{ss.ID(): rec})
+			}
+		}
+		return res, err
+	}
+}
+
+// touch writes seen_at for the saved sessions the book saw use of since
+// they were last written, at most every seenEvery; all, when all is set
+// (the mount is closing).
+func (st *sessionStore) touch(book *sessionBook, now time.Time, all bool) {
+	last := make(map[string]time.Time)
+	book.mu.Lock()
+	for _, s := range book.by {
+		last[s.id] = s.last
+	}
+	book.mu.Unlock()
+	dirty := make(map[string]*savedSession)
+	st.mu.Lock()
+	for id, rec := range st.saved {
+		seen, ok := last[id]
+		if ok && seen.After(rec.SeenAt) && (all || seen.Sub(rec.SeenAt) >= seenEvery) {
+			c := *rec
+			c.SeenAt = seen.UTC()
+			st.saved[id] = &c
+			dirty[id] = &c
+		}
+	}
+	st.mu.Unlock()
+	if len(dirty) > 0 {
+		st.put(dirty)
+	}
+}
+
+// prune deletes the saved sessions past session_timeout, and the oldest
+// past maxSaved: sessions a previous broker served that nobody came back
+// for. It runs as the project mounts.
+func (st *sessionStore) prune(now time.Time) {
+	type kept struct {
+		id   string
+		seen time.Time
+	}
+	var all []kept
+	drop := make(map[string]*savedSession)
+	_ = st.area.View(func(b *store.Bucket) error {
+		return b.ForEach(func(k, v []byte) error {
+			var rec savedSession
+			if json.Unmarshal(v, &rec) != nil || rec.Initialize == nil || st.expired(rec.SeenAt, now) {
+				drop[string(k)] = nil
+				return nil
+			}
+			all = append(all, kept{string(k), rec.SeenAt})
+			return nil
+		})
+	})
+	if len(all) > maxSaved {
+		slices.SortFunc(all, func(a, b kept) int { return b.seen.Compare(a.seen) })
+		for _, k := range all[maxSaved:] {
+			drop[k.id] = nil
+		}
+	}
+	if len(drop) > 0 {
+		st.put(drop)
+		st.log.Info("saved MCP sessions dropped (past session_timeout, or too many)", "dropped", len(drop))
+	}
+}

@@ -1,0 +1,81 @@
+package broker
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func testStore(t testing.TB, timeout time.Duration) (*sessionStore, *store.DB) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return newSessionStore(db, "p", timeout, slog.New(slog.DiscardHandler)), db
+}
+
+func saved(seen time.Time) *savedSession {
+	return &savedSession{
+		Initialize: &mcp.InitializeParams{ProtocolVersion: "2025-06-18", ClientInfo: &mcp.Implementation{Name: "c", Version: "1"}},
+		Protocol:   "2025-06-18", LogLevel: "debug", CreatedAt: seen, SeenAt: seen,
+	}
+}
+
+// TestSavedSessionsRestoreExpireAndEnd: a saved session restores with its
+// state; one past session_timeout does not (and is deleted); one that
+// ended never comes back; prune keeps the newest maxSaved.
+func TestSavedSessionsRestoreExpireAndEnd(t *testing.T) {
+	st, db := testStore(t, time.Hour)
+	now := time.Now()
+	st.put(map[string]*savedSession{"fresh": saved(now.Add(-time.Minute)), "stale": saved(now.Add(-2 * time.Hour))})
+
+	state, ok := st.restore("fresh")
+	if !ok || state.InitializeParams.ClientInfo.Name != "c" || state.LogLevel != "debug" || state.NegotiatedProtocolVersion != "2025-06-18" || state.InitializedParams == nil {
+		t.Fatalf("restore of a fresh session: %+v %v", state, ok)
+	}
+	if _, ok := st.restore("stale"); ok {
+		t.Fatal("a session unused past session_timeout was restored")
+	}
+	if _, ok := newSessionStore(db, "p", 0, st.log).restore("stale"); ok {
+		t.Fatal("the stale session was not deleted when it was refused")
+	}
+	st.forget("fresh")
+	if _, ok := st.restore("fresh"); ok {
+		t.Fatal("an ended session came back")
+	}
+	if _, ok := newSessionStore(db, "other", time.Hour, st.log).restore("fresh"); ok {
+		t.Fatal("another project restored this project's session")
+	}
+
+	many := make(map[string]*savedSession)
+	for i := range maxSaved + 5 {
+		many[fmt.Sprint(i)] = saved(now.Add(-time.Duration(i) * time.Second))
+	}
+	st.put(many)
+	st.prune(now)
+	for i := range maxSaved + 5 {
+		_, ok := st.restore(fmt.Sprint(i))
+		if want := i < maxSaved; ok != want {
+			t.Fatalf("session %d after prune: restored %v, want %v (the newest %d kept)", i, ok, want, maxSaved)
+		}
+	}
+}
+
+// BenchmarkSaveSession is what the save costs each initialize on /mcp: one
+// bbolt transaction (fsync included) writing the session's record.
+func BenchmarkSaveSession(b *testing.B) {
+	st, _ := testStore(b, time.Hour)
+	rec := saved(time.Now())
+	i := 0
+	for b.Loop() {
+		i++
+		st.put(map[string]*savedSession{fmt.Sprint(i): rec})
+	}
+}

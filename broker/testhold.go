@@ -1,0 +1,43 @@
+package broker
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestHoldEnv, set only by tests, names a folder: every mount then offers
+// a tool berth_test_hold {"name": N} that returns once the file N exists in
+// that folder. A test holds a tool call in flight for exactly as long as it
+// needs (a busy session), without guessing at durations.
+const TestHoldEnv = "BERTH_TEST_HOLD_DIR"
+
+// addTestHold adds berth_test_hold to srv when TestHoldEnv is set.
+func addTestHold(srv *mcp.Server) {
+	dir := os.Getenv(TestHoldEnv)
+	if dir == "" {
+		return
+	}
+	type args struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "berth_test_hold", Description: "tests only: returns once the file name exists in " + TestHoldEnv},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, struct{}, error) {
+			file := filepath.Join(dir, filepath.Base(a.Name))
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if _, err := os.Stat(file); err == nil {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, struct{}{}, nil
+				}
+				select {
+				case <-ctx.Done():
+					return nil, struct{}{}, ctx.Err()
+				case <-tick.C:
+				}
+			}
+		})
+}

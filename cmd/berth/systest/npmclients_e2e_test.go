@@ -1,0 +1,115 @@
+package systest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// npmClientsDir holds the MCP Inspector and mcp-remote, locked by its
+// package-lock.json.
+const npmClientsDir = "testdata/npmclients"
+
+// Entry points of the two clients, in npmClientsDir.
+var (
+	inspectorBin = filepath.Join("node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	mcpRemoteBin = filepath.Join("node_modules", "mcp-remote", "dist", "proxy.js")
+)
+
+// needNPMClients returns the node binary, installing npmClientsDir's
+// modules with `npm ci` when they are missing; it skips only outside CI
+// when Node.js is absent.
+func needNPMClients(t *testing.T) string {
+	t.Helper()
+	const fix = "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/systest/testdata/npmclients`"
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("BERTH_CI") == "" {
+			t.Skip("node is not installed: " + fix)
+		}
+		t.Fatal("node is not installed: " + fix)
+	}
+	missing := func() bool {
+		for _, bin := range []string{inspectorBin, mcpRemoteBin} {
+			if _, err := os.Stat(filepath.Join(npmClientsDir, bin)); err != nil {
+				return true
+			}
+		}
+		return false
+	}
+	if !missing() {
+		return node
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("the MCP Inspector and mcp-remote are not installed and npm is absent: %s", fix)
+	}
+	t.Logf("installing the MCP Inspector and mcp-remote: npm ci --prefix %s", npmClientsDir)
+	ctx := testCtx(t, 5*time.Minute)
+	out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", npmClientsDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm ci --prefix %s: %v\n%s", npmClientsDir, err, out)
+	}
+	if missing() {
+		t.Fatalf("npm ci did not install the clients\n%s", out)
+	}
+	return node
+}
+
+// TestThirdPartyClientsRunFiftyTimesOnTheDefaultConfig runs the MCP
+// Inspector's CLI and mcp-remote (driven as an IDE drives it, over stdio)
+// 50 times each against a project with the default config. Neither ends
+// its session with DELETE; every run succeeds.
+func TestThirdPartyClientsRunFiftyTimesOnTheDefaultConfig(t *testing.T) {
+	node := needNPMClients(t)
+	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--log-level", "info"}})
+	root := brokertest.Project(t, "thirdparty", nil)
+	p := b.Attach(t, root)
+	env := append(os.Environ(), "HOME="+t.TempDir()) // both keep files under HOME
+	const runs = 50
+
+	t.Run("inspector-cli", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t, 5*time.Minute)
+		for i := range runs {
+			cmd := exec.CommandContext(ctx, node, inspectorBin, "--cli", p.URL, "--transport", "http",
+				"--method", "tools/call", "--tool-name", "get_server_info")
+			cmd.Dir, cmd.Env = npmClientsDir, env
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil || !strings.Contains(string(out), root) || !strings.Contains(string(out), `"transport": "http"`) {
+				t.Fatalf("run %d of the Inspector CLI: %v\nstdout: %.2000s\nstderr: %.2000s", i, err, out, stderr.String())
+			}
+		}
+	})
+	t.Run("mcp-remote", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t, 5*time.Minute)
+		for i := range runs {
+			cmd := exec.CommandContext(ctx, node, mcpRemoteBin, p.URL)
+			cmd.Dir, cmd.Env = npmClientsDir, env
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, nil)
+			// As an IDE speaks: initialize at 2025-11-25.
+			s, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second},
+				&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatalf("run %d of mcp-remote: connect: %v\nstderr: %.2000s", i, err, stderr.String())
+			}
+			info := getServerInfo(t, ctx, s)
+			s.Close()
+			if info.Project.Root != root || info.Server.Transport != "http" {
+				t.Fatalf("run %d of mcp-remote: get_server_info %+v", i, info)
+			}
+		}
+	})
+}
