@@ -22,7 +22,7 @@ import (
 // newVersion is the version of the "upgraded" binaries the tests build.
 const newVersion = "99.0.0"
 
-// syncBuffer collects a child's stderr for later inspection.
+// syncBuffer collects a child's output, safe to read while it runs.
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf strings.Builder

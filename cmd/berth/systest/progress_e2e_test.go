@@ -1,7 +1,6 @@
 package systest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -17,24 +16,6 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
 )
-
-// lockedBuffer collects a child's output for polling while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // holdLock takes home's broker lock as a broker that does not answer
 // would: a CLI that needs the broker waits for it. release lets go.
@@ -85,7 +66,7 @@ func TestCLIShowsProgressOnATerminalOnly(t *testing.T) {
 			cmd = exec.Command(script, "-qefc", strings.Join(search, " "), "/dev/null")
 		}
 		cmd.Env = env
-		var out lockedBuffer
+		var out syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
