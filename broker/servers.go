@@ -2,13 +2,8 @@ package broker
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/hosted"
@@ -49,27 +44,22 @@ func (d *serverDeps) close(ctx context.Context) {
 	}
 }
 
-// configPoll is how often a mount looks for an edit of its project's
-// config file (its servers are applied live).
-const configPoll = 500 * time.Millisecond
-
 // mountServers are one mount's hosted MCP servers: the set it serves,
 // installed on the mount's one MCP server and kept in step with the
-// project's config file and the user's approvals.
+// project's config (each edit the engine applies) and the user's approvals.
 type mountServers struct {
 	hp   *hosted.Project
 	deps *serverDeps
 	eng  *project.Engine
 	log  *slog.Logger
+	ctx  context.Context // the servers' lifetime: until close
 
-	mu    sync.Mutex // serializes reloads; guards stamp
-	stamp string     // what the config files looked like when last read
+	mu sync.Mutex // serializes updates of the set
 
 	warnMu sync.Mutex // guards warned; apart from mu, which is held while Update calls changed
 	warned int        // the tool count last warned about (mcp.max_tools_warning)
 
 	stop context.CancelFunc
-	done chan struct{}
 }
 
 // openServers starts serving the project's hosted servers on its engine's
@@ -84,87 +74,59 @@ func (d *serverDeps) openServers(ctx context.Context, id string, eng *project.En
 		ID: id, Name: eng.Name(), Root: eng.Root(), Log: log, Approvals: d.approvals,
 		Echo: slog.New(d.logs.Handler(ringOnly{d.log.Handler()})).With("project", id),
 	}
-	stamp := configStamp(eng.Root())
 	hp, err := d.pool.Open(ctx, spec, hosted.Decls(d.user, eng.Config().Servers))
 	if err != nil {
 		log.Warn("hosted MCP servers are off for this project", "err", err)
 		return nil
 	}
-	ms := &mountServers{hp: hp, deps: d, eng: eng, log: log, stamp: stamp, done: make(chan struct{})}
+	ms := &mountServers{hp: hp, deps: d, eng: eng, log: log}
+	ms.ctx, ms.stop = context.WithCancel(context.WithoutCancel(ctx))
 	hp.Install(eng.Server())
 	hp.OnChange(ms.changed)
 	ms.changed()
-	pollCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	ms.stop = stop
-	go ms.follow(pollCtx)
+	eng.OnConfigApplied(ms.apply)
 	eng.SetHosted(ms)
 	return ms
 }
 
-// close stops following the config and lets go of the servers (those no
-// other project holds stop), bounded by ctx.
+// close lets go of the servers (those no other project holds stop),
+// bounded by ctx.
 func (ms *mountServers) close(ctx context.Context) {
 	if ms == nil {
 		return
 	}
+	ms.eng.OnConfigApplied(nil)
 	ms.stop()
-	<-ms.done
+	ms.mu.Lock() // an update under way ends first
+	defer ms.mu.Unlock()
 	if err := ms.hp.Close(ctx); err != nil {
 		ms.log.Warn("stop hosted servers", "err", err)
 	}
 }
 
-// follow applies edits of the project's config file to the servers.
-func (ms *mountServers) follow(ctx context.Context) {
-	defer close(ms.done)
-	t := time.NewTicker(configPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			ms.reload(ctx, false)
-		}
-	}
-}
-
-// reload reads the project's config again and serves its servers: when
-// the file changed, or always with force (after an approval). A config
-// that does not load keeps the servers as they are; the log says why.
-func (ms *mountServers) reload(ctx context.Context, force bool) {
+// apply serves the servers of cfg, an edit of the project's config the
+// engine applied.
+func (ms *mountServers) apply(cfg config.Config) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	root := ms.eng.Root()
-	stamp := configStamp(root)
-	if !force && stamp == ms.stamp {
-		return
+	if ms.ctx.Err() != nil {
+		return // closed
 	}
-	ms.stamp = stamp
-	cfg, err := config.Load(root)
-	if err != nil {
-		ms.log.Warn("project config does not load: its hosted servers stay as they were until it is fixed", "err", err)
-		return
-	}
-	if err := ms.hp.Update(ctx, hosted.Decls(ms.deps.user, cfg.Servers)); err != nil {
+	if err := ms.hp.Update(ms.ctx, hosted.Decls(ms.deps.user, cfg.Servers)); err != nil {
 		ms.log.Warn("update hosted servers", "err", err)
 	}
 }
 
-// configStamp sums up the project's config files (which exist, their
-// sizes and times), to tell an edit without reading them.
-func configStamp(root string) string {
-	var b strings.Builder
-	for _, name := range []string{"config.yaml", "config.yml", "config.json"} {
-		fi, err := os.Stat(filepath.Join(root, api.ProjectDir, name))
-		switch {
-		case err == nil:
-			fmt.Fprintf(&b, "%s %d %d;", name, fi.Size(), fi.ModTime().UnixNano())
-		case !os.IsNotExist(err):
-			fmt.Fprintf(&b, "%s %v;", name, err)
-		}
+// refresh reads the project's config again and serves its servers (after
+// an approval). A config that does not load keeps the servers as they
+// are; the log says why.
+func (ms *mountServers) refresh() {
+	cfg, err := config.Load(ms.eng.Root())
+	if err != nil {
+		ms.log.Warn("project config does not load: its hosted servers stay as they were until it is fixed", "err", err)
+		return
 	}
-	return b.String()
+	ms.apply(cfg)
 }
 
 // changed runs after the hosted surface may have changed: it warns when

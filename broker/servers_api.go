@@ -110,7 +110,7 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 		b.log.Info("hosted server approved", "project", id, "server", st.Name, "command", st.Command, "digest", st.Digest)
 	}
 	if m, _, err := b.mounts.get(id); err == nil && m.servers != nil {
-		m.servers.reload(ctx, true)
+		m.servers.refresh()
 	}
 	resp.Project, err = b.projectServers(root)
 	return resp, err

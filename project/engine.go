@@ -102,6 +102,7 @@ type Engine struct {
 	p         *parts     // never nil after Open
 	tools     []string   // what the server lists
 	configErr string     // why the last config edit was not applied; "" when it was
+	onConfig  func(config.Config) // told of each config edit applied (OnConfigApplied)
 
 	hosted hostedRef // the broker's hosted servers on srv (hosted.go)
 }

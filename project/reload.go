@@ -83,6 +83,7 @@ func (e *Engine) reload(ctx context.Context) {
 			_ = e.listTools(ctx)
 		}
 		e.log.Info("project config reloaded", "file", applied.File)
+		e.configApplied(applied)
 		return
 	}
 	p, err := e.buildParts(ctx, applied, old)
@@ -115,6 +116,26 @@ func (e *Engine) reload(ctx context.Context) {
 		e.log.Warn("list the project's tools", "err", err)
 	}
 	e.log.Info("project config applied: tool groups changed", "from", old.cfg.MCP.EnabledToolGroups, "to", applied.MCP.EnabledToolGroups, "tools", len(e.ToolNames()))
+	e.configApplied(applied)
+}
+
+// OnConfigApplied makes f hear of every config edit the engine applies,
+// with the config as applied (the broker keeps the hosted servers in step
+// with it). f runs on the engine's reload goroutine, one edit at a time.
+func (e *Engine) OnConfigApplied(f func(config.Config)) {
+	e.mu.Lock()
+	e.onConfig = f
+	e.mu.Unlock()
+}
+
+// configApplied tells OnConfigApplied's f of cfg.
+func (e *Engine) configApplied(cfg config.Config) {
+	e.mu.Lock()
+	f := e.onConfig
+	e.mu.Unlock()
+	if f != nil {
+		f(cfg)
+	}
 }
 
 // refuseConfig keeps the settings in force and says why.

@@ -228,7 +228,7 @@ func TestHostedServerWaitsForApproval(t *testing.T) {
 	}
 	brokertest.Eventually(t, "the broker log says the config does not load", func() bool {
 		raw, _ := os.ReadFile(filepath.Join(b.Home, api.LogName))
-		return strings.Contains(string(raw), "project config does not load")
+		return strings.Contains(string(raw), "project config edit not applied, the previous settings stay")
 	})
 	if !hasMemoryTools(t, ctx, ide) {
 		t.Error("a config that does not load withdrew the running server's tools")
