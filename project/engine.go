@@ -98,10 +98,10 @@ type Engine struct {
 	lister      *toolLister // its tools/list, below the middleware
 	schemaJSON  schemaBytes // its tools' schemas, marshaled once
 
-	mu        sync.Mutex // guards the fields below
-	p         *parts     // never nil after Open
-	tools     []string   // what the server lists
-	configErr string     // why the last config edit was not applied; "" when it was
+	mu        sync.Mutex          // guards the fields below
+	p         *parts              // never nil after Open
+	tools     []string            // what the server lists
+	configErr string              // why the last config edit was not applied; "" when it was
 	onConfig  func(config.Config) // told of each config edit applied (OnConfigApplied)
 
 	hosted hostedRef // the broker's hosted servers on srv (hosted.go)
