@@ -153,7 +153,7 @@ func (r *runner) hostedServers(ctx context.Context) error {
 	if h.root, err = makeProject(r.tmp, "hosted-project", 5, 3); err != nil {
 		return err
 	}
-	cfg := fmt.Sprintf("mcp:\n  max_sessions: 0\nservers:\n  everything:\n    command: %q\n    args: [%q, stdio]\n  memory:\n    command: %q\n    args: [%q]\n    env: {MEMORY_FILE_PATH: %q}\n",
+	cfg := fmt.Sprintf("servers:\n  everything:\n    command: %q\n    args: [%q, stdio]\n  memory:\n    command: %q\n    args: [%q]\n    env: {MEMORY_FILE_PATH: %q}\n",
 		node, h.everything, node, h.mem, h.graph)
 	if err := os.WriteFile(filepath.Join(h.root, api.ProjectDir, "config.yaml"), []byte(cfg), 0o644); err != nil {
 		return err
