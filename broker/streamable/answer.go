@@ -110,6 +110,9 @@ func eventData(p []byte) ([]byte, bool) {
 // error), not a request or a notification: its first member that tells
 // them apart is result or error rather than method.
 func isAnswer(msg []byte) bool {
+	if member, ok := sdkMember(msg); ok {
+		return member != "method"
+	}
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return false
@@ -131,4 +134,39 @@ func isAnswer(msg []byte) bool {
 		}
 	}
 	return false
+}
+
+// sdkMember reads the member that tells a message's kind where the go-sdk
+// puts it (jsonrpc.EncodeMessage writes "jsonrpc", then "id" when there is
+// one, then "method", "result" or "error"), without decoding the rest; ok
+// is false for anything else (an id string with escapes, another order),
+// which isAnswer then decodes.
+func sdkMember(msg []byte) (member string, ok bool) {
+	rest, ok := bytes.CutPrefix(msg, []byte(`{"jsonrpc":"2.0",`))
+	if !ok {
+		return "", false
+	}
+	if id, ok := bytes.CutPrefix(rest, []byte(`"id":`)); ok {
+		n := 0
+		if len(id) > 0 && id[0] == '"' {
+			end := bytes.IndexByte(id[1:], '"')
+			if end < 0 || bytes.IndexByte(id[1:1+end], '\\') >= 0 {
+				return "", false
+			}
+			n = end + 2
+		} else {
+			for n < len(id) && (id[n] == '-' || id[n] >= '0' && id[n] <= '9') {
+				n++
+			}
+		}
+		if rest, ok = bytes.CutPrefix(id[n:], []byte(",")); !ok {
+			return "", false
+		}
+	}
+	for _, m := range []string{"method", "result", "error"} {
+		if bytes.HasPrefix(rest, []byte(`"`+m+`":`)) {
+			return m, true
+		}
+	}
+	return "", false
 }

@@ -183,6 +183,9 @@ func TestIsAnswer(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1}`:                                                 false,
 		`[{"jsonrpc":"2.0","id":1,"result":{}}]`:                                   false,
 		`{"jsonrpc":"2.0","id":1,"result":`:                                        true, // decided before the value
+		`{"jsonrpc":"2.0","id":"a\"b","result":{}}`:                                true, // an escaped id: decoded
+		`{"jsonrpc":"2.0","id":-12,"method":"ping"}`:                               false,
+		`{"jsonrpc":"2.0","method":"x","id":1}`:                                    false,
 		`not json`:                                                                 false,
 		``:                                                                         false,
 	} {
@@ -217,9 +220,24 @@ func FuzzIsAnswer(f *testing.F) {
 	f.Add(false, int64(2), "roots/list", []byte(`{"a":[1,{"result":2}]}`), false)
 	f.Add(false, int64(0), "notifications/progress", []byte(`{"progressToken":"p"}`), true)
 	f.Add(true, int64(3), "", []byte(`"text"`), true)
+	f.Add(true, int64(-4), "a \"quoted\" id", []byte(`[]`), false)
 	f.Fuzz(func(t *testing.T, response bool, id int64, method string, payload []byte, fail bool) {
 		if !json.Valid(payload) {
 			return
+		}
+		mustID := func(t *testing.T, id int64) jsonrpc.ID {
+			t.Helper()
+			var v jsonrpc.ID
+			var err error
+			if id%2 == 0 && method != "" { // a string id: the method's text
+				v, err = jsonrpc.MakeID(method)
+			} else {
+				v, err = jsonrpc.MakeID(float64(id))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
 		}
 		var msg jsonrpc.Message
 		switch {
@@ -240,13 +258,4 @@ func FuzzIsAnswer(f *testing.F) {
 			t.Fatalf("isAnswer(%s) = %v, want %v", data, got, response)
 		}
 	})
-}
-
-func mustID(t *testing.T, id int64) jsonrpc.ID {
-	t.Helper()
-	v, err := jsonrpc.MakeID(float64(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
