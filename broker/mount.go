@@ -108,8 +108,10 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	m.mcp.AddReceivingMiddleware(m.saved.middleware)
 	// Outside both: it sees every call, those they refuse included.
 	m.observer = observe(m, m.mcp, deps.onCall)
-	// Outermost: a session is tagged at its first request, whatever follows.
+	// Outside them: a session is tagged at its first request, whatever follows.
 	m.mcp.AddReceivingMiddleware(m.book.middleware)
+	// Outermost: the request's goroutine gets its stack before it goes deep.
+	m.mcp.AddReceivingMiddleware(presizeStack)
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	m.stopIdle = stopSweep
 	go m.limits.sweep(sweepCtx, m.mcp, func(now time.Time) { m.saved.touch(m.book, now, false) })

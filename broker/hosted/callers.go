@@ -26,6 +26,12 @@ type caller struct {
 	ss     *mcp.ServerSession // the session that made the request
 	token  any                // the session's progress token; nil if it sent none
 	ours   string             // the token sent upstream
+	// ctx is the request's own context, for what is sent to the session
+	// about it: the go-sdk routes a notification made with it to the
+	// request's stream (its POST's SSE stream on streamable HTTP), before
+	// the answer and on the same stream, rather than to the session's
+	// standalone stream, which a client may not have opened.
+	ctx context.Context
 
 	// Progress notifications read off the wire (seen) and passed on
 	// (handled), under callers.mu: the SDK hands notifications to their
@@ -37,14 +43,14 @@ type caller struct {
 
 type callerKey struct{}
 
-func (c *callers) add(server string, ss *mcp.ServerSession, token any) *caller {
+func (c *callers) add(ctx context.Context, server string, ss *mcp.ServerSession, token any) *caller {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byTok == nil {
 		c.byTok = map[string]*caller{}
 	}
 	c.next++
-	cl := &caller{server: server, ss: ss, token: token, ours: "berth-" + strconv.FormatUint(c.next, 10), wake: make(chan struct{}, 1)}
+	cl := &caller{server: server, ss: ss, token: token, ours: "berth-" + strconv.FormatUint(c.next, 10), ctx: ctx, wake: make(chan struct{}, 1)}
 	c.byTok[cl.ours] = cl
 	return cl
 }
@@ -163,8 +169,8 @@ func (u *upstream) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 }
 
 // progress passes a progress notification on to the session that asked
-// for it, under the session's own token.
-func (u *upstream) progress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+// for it, under the session's own token, on the stream of its request.
+func (u *upstream) progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	cl := u.calls.byToken(req.Params.ProgressToken)
 	if cl == nil {
 		return
@@ -175,7 +181,7 @@ func (u *upstream) progress(ctx context.Context, req *mcp.ProgressNotificationCl
 	}
 	p := *req.Params
 	p.Meta, p.ProgressToken = nil, cl.token
-	if err := cl.ss.NotifyProgress(ctx, &p); err != nil {
+	if err := cl.ss.NotifyProgress(cl.ctx, &p); err != nil {
 		u.log.Debug("hosted server: progress not delivered", "server", u.label, "err", err)
 	}
 }

@@ -36,7 +36,7 @@ func forward[R any](parent context.Context, t *target, ss *mcp.ServerSession, me
 	if err != nil {
 		return zero, t.failure(parent, ctx, nil, method, name, err)
 	}
-	cl := t.up.calls.add(t.name, ss, token)
+	cl := t.up.calls.add(parent, t.name, ss, token)
 	defer t.up.calls.remove(cl)
 	res, err := do(context.WithValue(ctx, callerKey{}, cl), g.cs, cl)
 	if err != nil {

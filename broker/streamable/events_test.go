@@ -93,25 +93,7 @@ func TestGETStreamResumesWithLastEventID(t *testing.T) {
 		}
 		return bufio.NewReader(resp.Body), stop
 	}
-	// next reads one event: its id and data.
-	next := func(r *bufio.Reader) (id, data string) {
-		t.Helper()
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				t.Fatalf("stream ended: %v", err)
-			}
-			line = strings.TrimRight(line, "\n")
-			switch {
-			case strings.HasPrefix(line, "id: "):
-				id = strings.TrimPrefix(line, "id: ")
-			case strings.HasPrefix(line, "data: "):
-				data = strings.TrimPrefix(line, "data: ")
-			case line == "" && data != "":
-				return id, data
-			}
-		}
-	}
+	next := func(r *bufio.Reader) (id, data string) { t.Helper(); return sseEvent(t, r) }
 	listChanged := func(name string) { // a notification on the GET stream
 		mcp.AddTool(srv, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
 			return &mcp.CallToolResult{}, struct{}{}, nil

@@ -113,10 +113,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes)
-		if id == "" {
-			h.open(w, r)
+		body, ok := readBody(w, r)
+		if !ok {
 			return
+		}
+		if id == "" {
+			h.open(w, r, body)
+			return
+		}
+		if oneMessage(body) {
+			w = &answerWriter{ResponseWriter: w}
 		}
 	case http.MethodGet:
 		if _, stream := accepts(r.Header.Values("Accept")); !stream {
@@ -161,24 +167,33 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *entry) {
 	e.t.ServeHTTP(w, r)
 }
 
-// open serves a POST without a session id: an initialize gets a new
-// session; anything else (a server/discover probe) goes to the go-sdk.
-func (h *Handler) open(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+// readBody reads a POST's body (at most the go-sdk's limit) and leaves r
+// with a copy to read again; on an error it answers r itself.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
 	r.Body.Close()
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
-			return
+			return nil, false
 		}
 		http.Error(w, "failed to read body", http.StatusBadRequest)
-		return
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// open serves a POST without a session id: an initialize gets a new
+// session; anything else (a server/discover probe) goes to the go-sdk.
+func (h *Handler) open(w http.ResponseWriter, r *http.Request, body []byte) {
 	if !initializes(body) {
 		h.probe.ServeHTTP(w, r)
 		return
+	}
+	if oneMessage(body) {
+		w = &answerWriter{ResponseWriter: w}
 	}
 	id := rand.Text()
 	e, err := h.connect(r, id, nil)

@@ -422,19 +422,27 @@ func TestHostedServerRecoversFromKill9AndDiesWithTheBroker(t *testing.T) {
 	}
 }
 
+// everythingProject starts a broker and attaches a project named name that
+// hosts the real npm server-everything as "everything", approved; it
+// returns the broker, the project's root and its HTTP endpoint.
+func everythingProject(t *testing.T, ctx context.Context, name string) (b *brokertest.Broker, root, url string) {
+	t.Helper()
+	node, script := brokertest.NPMServer(t, "server-everything")
+	b = brokertest.StartBroker(t, brokertest.Options{})
+	root = brokertest.Project(t, name, nil)
+	writeServers(t, root, fmt.Sprintf("  everything:\n    command: %q\n    args: [%q, stdio]\n", node, script))
+	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	return b, root, b.Attach(t, root).URL
+}
+
 // TestHostedEverythingThroughTheProjectPort: server-everything's progress
 // notifications and cancellation pass through a real project port, and its
 // resources and prompts are listed and readable there.
 func TestHostedEverythingThroughTheProjectPort(t *testing.T) {
 	ctx := testCtx(t, 3*time.Minute)
-	node, script := brokertest.NPMServer(t, "server-everything")
-	b := brokertest.StartBroker(t, brokertest.Options{})
-	root := brokertest.Project(t, "everything", nil)
-	writeServers(t, root, fmt.Sprintf("  everything:\n    command: %q\n    args: [%q, stdio]\n", node, script))
-	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
-		t.Fatal(err)
-	}
-	url := b.Attach(t, root).URL
+	b, root, url := everythingProject(t, ctx, "everything")
 	opts, progress := brokertest.NewEverythingClient()
 	e := brokertest.Everything{S: connectWith(t, ctx, &mcp.StreamableClientTransport{Endpoint: url}, opts), Progress: progress}
 	e.ProgressAndCancel(t, ctx)

@@ -1,7 +1,6 @@
 package systest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,14 +60,12 @@ func holdCall(t *testing.T, ctx context.Context, url, sid, dir, name string) (re
 			return
 		}
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var msg rpcMessage
-				if jsonUnmarshal(d, &msg) == nil {
-					out <- &msg
-					return
-				}
+		raw, _ := io.ReadAll(resp.Body) // the answer ends the body
+		for _, d := range replies(resp.Header.Get("Content-Type"), raw) {
+			var msg rpcMessage
+			if jsonUnmarshal(string(d), &msg) == nil {
+				out <- &msg
+				return
 			}
 		}
 		out <- nil

@@ -249,3 +249,57 @@ func TestSubAgentGuideCurlSessionWorks(t *testing.T) {
 		t.Errorf("%d sessions left after the guide's DELETE", sessions)
 	}
 }
+
+// TestTypeScriptSDKGetsAnswersAndProgressOverHTTP: the TypeScript SDK on a
+// project's HTTP port, calling a hosted server-everything. A call that
+// sends nothing before its answer is answered with one JSON body; a long
+// call's progress notifications all arrive, before its answer, on the SSE
+// stream of its POST (not on the session's GET stream, which a client need
+// not open); and the session carries on.
+func TestTypeScriptSDKGetsAnswersAndProgressOverHTTP(t *testing.T) {
+	tsNode := needTSClient(t)
+	ctx := testCtx(t, 2*time.Minute)
+	_, _, url := everythingProject(t, ctx, "tsprogress")
+	cmd := exec.CommandContext(ctx, tsNode, "progress.mjs", url)
+	cmd.Dir = tsClientDir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node progress.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	var got struct {
+		Echoes    []string  `json:"echoes"`
+		Progress  []float64 `json:"progress"`
+		Long      string    `json:"long"`
+		LongError bool      `json:"longError"`
+		Order     []string  `json:"order"`
+		After     string    `json:"after"`
+		Types     []string  `json:"types"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
+	}
+	for i, e := range got.Echoes {
+		if want := fmt.Sprintf("ping %d", i); !strings.Contains(e, want) {
+			t.Errorf("echo %d = %q, want it to contain %q", i, e, want)
+		}
+	}
+	if len(got.Echoes) != 3 || !strings.Contains(got.After, "after") {
+		t.Errorf("echoes %q, after the long call %q", got.Echoes, got.After)
+	}
+	if !slices.Equal(got.Progress, []float64{1, 2, 3}) || !slices.Equal(got.Order, []string{"progress", "progress", "progress", "answer"}) {
+		t.Errorf("progress %v in the order %v, want 1, 2, 3 before the answer", got.Progress, got.Order)
+	}
+	if got.LongError || got.Long == "" {
+		t.Errorf("the long call's answer: %q (error %v)", got.Long, got.LongError)
+	}
+	// initialize (a stream: the go-sdk primes it with an event id for the
+	// client's 2025-11-25), 3 echoes (JSON), the long call (a stream: its
+	// progress, then its answer), the last echo (JSON).
+	const sse, json1 = "text/event-stream", "application/json"
+	want := []string{sse, json1, json1, json1, sse, json1}
+	if !slices.Equal(got.Types, want) {
+		t.Errorf("media types of the answers %v, want %v", got.Types, want)
+	}
+}

@@ -41,7 +41,8 @@ type Options struct {
 	NoPeer      bool
 	Out         string // directory of the raw output; "" = docs/bench in the source tree, else ./berth-bench
 	Bin         string // directory holding berth and berth-shim; "" = build them from the source tree
-	Profile     string // directory for the broker's CPU and heap profiles under load; "" = none
+	Baseline    string // directory holding another berth: the hosted hop runs on it too, interleaved; "" = none
+	Profile     string // directory for the broker's CPU and heap profiles under load and the hosted hop's calls; "" = none
 	Keep        bool   // keep the temporary directory (homes, logs, projects) for a look afterwards
 	Launches    int
 	ColdRuns    int
@@ -66,7 +67,8 @@ func ParseArgs(args []string) (Options, error) {
 	fs.BoolVar(&o.NoPeer, "no-peer", false, "skip the Node peer (mcp-remote) rows")
 	fs.StringVar(&o.Out, "out", "", "directory for latest.jsonl, its dated copy and latest.txt (default docs/bench in the source tree)")
 	fs.StringVar(&o.Bin, "bin", "", "directory holding berth and berth-shim (default: build them from the source tree)")
-	fs.StringVar(&o.Profile, "profile", "", "write the broker's CPU and heap profiles under load into this directory")
+	fs.StringVar(&o.Baseline, "baseline", "", "directory holding another build of berth (say, of the main branch): the hosted hop's HTTP calls run on a broker of it too, interleaved, for before/after ratios")
+	fs.StringVar(&o.Profile, "profile", "", "write the broker's CPU and heap profiles under load (and under the hosted hop's calls) into this directory")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary homes, logs and projects (the path is printed)")
 	fs.IntVar(&o.Launches, "launches", 50, "warm attach launches per subject")
 	fs.IntVar(&o.ColdRuns, "cold-runs", 7, "cold starts")
@@ -107,6 +109,14 @@ func ParseArgs(args []string) (Options, error) {
 	}
 	if o.Projects > 500 {
 		return o, fmt.Errorf("--projects %d: at most 500", o.Projects)
+	}
+	if o.Baseline != "" {
+		if fi, err := os.Stat(filepath.Join(o.Baseline, "berth")); err != nil || fi.IsDir() {
+			return o, fmt.Errorf("--baseline %s: no berth binary there (build one with go build -o DIR/ ./cmd/berth)", o.Baseline)
+		}
+		if o.Mode == "load" {
+			return o, errors.New("--baseline runs with the hosted hop: use it with hosted, e2e or all")
+		}
 	}
 	if o.Duration <= 0 || o.Duration > 10*time.Minute {
 		return o, fmt.Errorf("--duration %s: use a positive duration up to 10m", o.Duration)

@@ -24,17 +24,7 @@ func TestBenchSmoke(t *testing.T) {
 	out := t.TempDir()
 	// No --bin: the bench builds both binaries (and the shim without cgo)
 	// from this source tree, as the documented command does.
-	o, err := ParseArgs([]string{"all", "--quick", "--no-peer", "--keep", "--out", out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	o.Stdout, o.Stderr = &stdout, &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if err := RunOptions(ctx, o); err != nil {
-		t.Fatalf("bench: %v\nprogress:\n%s", err, stderr.String())
-	}
+	stdout, stderr := runBench(t, "all", "--quick", "--no-peer", "--keep", "--out", out)
 
 	// Every process the run started is gone: none runs with a home in its
 	// (kept) temporary directory.
@@ -58,6 +48,9 @@ func TestBenchSmoke(t *testing.T) {
 	_, err = exec.LookPath("node")
 	noNode := err != nil && os.Getenv("BERTH_CI") == ""
 	for _, r := range rows("all") {
+		if r.optional { // --baseline's rows: TestHostedBaseline
+			continue
+		}
 		if r.node && noNode {
 			if res, _ := rs.get(r.bench, r.subject(), r.metric); !strings.HasPrefix(res.Skipped, "node is not installed") {
 				t.Errorf("row %q without node: %+v, want skipped", r.label, res)
@@ -123,6 +116,54 @@ func TestBenchSmoke(t *testing.T) {
 	}
 }
 
+// runBench runs berth-bench with args (at most 5 minutes) and returns
+// what it printed and its progress.
+func runBench(t *testing.T, args ...string) (stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	o, err := ParseArgs(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	o.Stdout, o.Stderr = stdout, stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := RunOptions(ctx, o); err != nil {
+		t.Fatalf("bench: %v\nprogress:\n%s", err, stderr.String())
+	}
+	return stdout, stderr
+}
+
+// TestHostedBaseline runs the hosted figures at tiny sizes with --baseline
+// (the same build as both sides): the baseline's rows have figures, and
+// the ratios are figures too; it asserts no timing.
+func TestHostedBaseline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts brokers and npm servers")
+	}
+	brokertest.NPMServer(t, "server-everything") // skips without Node.js, outside CI
+	bin := brokertest.Binaries(t)
+	out := t.TempDir()
+	stdout, _ := runBench(t, "hosted", "--quick", "--bin", bin, "--baseline", bin, "--out", out)
+	got, err := ReadResults(filepath.Join(out, "latest.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &results{list: got}
+	for _, r := range rows("hosted") {
+		if !r.optional {
+			continue
+		}
+		res, ok := rs.get(r.bench, r.subject(), r.metric)
+		if !ok || res.Value <= 0 {
+			t.Errorf("row %q: %+v", r.label, res)
+		}
+		if !strings.Contains(stdout.String(), "| "+r.label+" |") {
+			t.Errorf("the printed table has no row %q:\n%s", r.label, stdout.String())
+		}
+	}
+}
+
 func TestParseArgs(t *testing.T) {
 	o, err := ParseArgs(nil)
 	if err != nil || o.Mode != "all" || o.Launches != 50 || o.Projects != 50 || o.Sessions != 20 || o.SearchFiles != 10000 {
@@ -136,7 +177,7 @@ func TestParseArgs(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"speed"}, {"load", "e2e"}, {"--launches", "0"}, {"--sessions", "-3"}, {"--projects", "501"},
-		{"--duration", "0s"}, {"--duration", "1h"}, {"--nope"},
+		{"--duration", "0s"}, {"--duration", "1h"}, {"--nope"}, {"hosted", "--baseline", t.TempDir()},
 	} {
 		if _, err := ParseArgs(bad); err == nil {
 			t.Errorf("ParseArgs(%q) accepted", bad)

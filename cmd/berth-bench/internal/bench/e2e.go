@@ -242,12 +242,16 @@ const hopChunk = 25
 
 // interleave makes n timed calls on each subject, in rounds of hopChunk
 // calls per subject in turn (so that noise from other work on the machine
-// falls on all alike), after warm untimed rounds; at most 2 minutes.
+// falls on all alike), after warm untimed rounds; at most 2 minutes. Each
+// round begins one subject later than the one before: a subject that runs
+// right after another process's calls pays for waking its process up,
+// which then falls on every subject in turn rather than on one.
 func interleave(subjects []*hopSubject, n, warm int) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	first := 10 + warm*hopChunk
-	for id := 10; id < first+n && time.Now().Before(deadline); id += hopChunk {
-		for _, s := range subjects {
+	for id, round := 10, 0; id < first+n && time.Now().Before(deadline); id, round = id+hopChunk, round+1 {
+		for k := range subjects {
+			s := subjects[(k+round)%len(subjects)]
 			for i := range hopChunk {
 				t := time.Now()
 				if err := s.call(id + i); err != nil {

@@ -27,6 +27,9 @@ const (
 	subjectStarted = "started"      // the server started for the window, as IDEs do
 	subjectCopies  = "one-copy-each"
 	subjectOwn     = "berth-own-tool" // Berth's own current_date on the same port: what the HTTP transport costs
+	// With --baseline: the same HTTP calls on a broker of other binaries.
+	subjectBaseline    = "baseline"
+	subjectBaselineOwn = "baseline-own-tool"
 )
 
 // hostedMetrics are every figure of the hosted bench, for a skip.
@@ -144,28 +147,14 @@ func (r *runner) hostedServers(ctx context.Context) error {
 		return err
 	}
 	defer h.errLog.Close()
-	home := filepath.Join(r.tmp, "hosted-home")
-	if h.b, err = startBroker(ctx, r.bin, home, 4); err != nil {
-		return err
+	h.b, h.root, h.url, err = h.start(ctx, r.tmp, r.bin, "hosted", h.graph)
+	if h.b != nil {
+		defer h.b.stop()
 	}
-	defer h.b.stop()
-	h.env = brokerEnv(home, h.b.portsStart, 4)
-	if h.root, err = makeProject(r.tmp, "hosted-project", 5, 3); err != nil {
-		return err
-	}
-	cfg := fmt.Sprintf("servers:\n  everything:\n    command: %q\n    args: [%q, stdio]\n  memory:\n    command: %q\n    args: [%q]\n    env: {MEMORY_FILE_PATH: %q}\n",
-		node, h.everything, node, h.mem, h.graph)
-	if err := os.WriteFile(filepath.Join(h.root, api.ProjectDir, "config.yaml"), []byte(cfg), 0o644); err != nil {
-		return err
-	}
-	if _, err := h.b.client.ApproveServers(ctx, api.ApproveRequest{Root: h.root}); err != nil {
-		return fmt.Errorf("approve the hosted servers: %w", err)
-	}
-	resp, err := h.b.client.Attach(ctx, api.AttachRequest{Root: h.root, Kind: api.HolderCLI})
 	if err != nil {
 		return err
 	}
-	h.url = resp.URL
+	h.env = brokerEnv(h.b.home, h.b.portsStart, 4)
 	if h.brokerRSSBefore, err = rssMiB(ctx, h.b.pid()); err != nil {
 		return err
 	}
@@ -179,6 +168,67 @@ func (r *runner) hostedServers(ctx context.Context) error {
 		return fmt.Errorf("hosted RSS: %w", err)
 	}
 	return nil
+}
+
+// profileSeconds is how long a hosted profile runs.
+const profileSeconds = 10
+
+// profileCalls makes the subjects' calls in rounds of hopChunk while b's
+// CPU profile runs (profileSeconds), then saves its heap profile:
+// <name>-cpu.pprof and <name>-heap.pprof in --profile's directory.
+func (r *runner) profileCalls(ctx context.Context, b *broker, name string, subjects []*hopSubject) error {
+	if err := os.MkdirAll(r.o.Profile, 0o755); err != nil {
+		return err
+	}
+	r.progress("%s: the broker's CPU profile over %d s of the same calls", name, profileSeconds)
+	done := make(chan error, 1)
+	go func() {
+		done <- b.profile(ctx, fmt.Sprintf("profile?seconds=%d", profileSeconds), filepath.Join(r.o.Profile, name+"-cpu.pprof"))
+	}()
+	for id := 1_000_000; ; id += hopChunk {
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("profile the broker: %w", err)
+			}
+			return b.profile(ctx, "heap", filepath.Join(r.o.Profile, name+"-heap.pprof"))
+		default:
+		}
+		for _, s := range subjects {
+			for i := range hopChunk {
+				if err := s.call(id + i); err != nil {
+					return fmt.Errorf("%s call: %w", s.name, err)
+				}
+			}
+		}
+	}
+}
+
+// start runs a broker of bin (its home and project named after name in
+// tmp) and attaches a project that declares server-everything and
+// server-memory (keeping its graph in graph), approved. It returns the
+// broker (to stop, also after an error), the project's root and its HTTP
+// endpoint.
+func (h *hostedSetup) start(ctx context.Context, tmp string, bin binaries, name, graph string) (b *broker, root, url string, err error) {
+	if b, err = startBroker(ctx, bin, filepath.Join(tmp, name+"-home"), 4); err != nil {
+		return nil, "", "", err
+	}
+	if root, err = makeProject(tmp, name+"-project", 5, 3); err != nil {
+		return b, "", "", err
+	}
+	cfg := fmt.Sprintf("servers:\n  everything:\n    command: %q\n    args: [%q, stdio]\n  memory:\n    command: %q\n    args: [%q]\n    env: {MEMORY_FILE_PATH: %q}\n",
+		h.node, h.everything, h.node, h.mem, graph)
+	if err := os.WriteFile(filepath.Join(root, api.ProjectDir, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		return b, "", "", err
+	}
+	if _, err := b.client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
+		return b, "", "", fmt.Errorf("approve the hosted servers: %w", err)
+	}
+	resp, err := b.client.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderCLI})
+	if err != nil {
+		return b, "", "", err
+	}
+	return b, root, resp.URL, nil
 }
 
 // hostedHop: server-everything's echo made on a direct stdio connection to
@@ -217,14 +267,43 @@ func (r *runner) hostedHop(ctx context.Context, h *hostedSetup) error {
 		{name: subjectShim, call: func(id int) error { return shim.client.call(toolCallWith(id, "everything__echo", args), id) }},
 		{name: subjectOwn, call: func(int) error { return port.callTool(ctx, hopTool) }},
 	}
+	if r.o.Baseline != "" {
+		bin := binaries{berth: filepath.Join(r.o.Baseline, "berth"), shim: filepath.Join(r.o.Baseline, "berth-shim")}
+		b, _, url, err := h.start(ctx, r.tmp, bin, "baseline", filepath.Join(r.tmp, "baseline-graph.jsonl"))
+		if b != nil {
+			defer b.stop()
+		}
+		if err != nil {
+			return fmt.Errorf("the --baseline broker: %w", err)
+		}
+		base, err := openHTTPSession(ctx, hc, url)
+		if err != nil {
+			return err
+		}
+		defer base.close(context.WithoutCancel(ctx))
+		subjects = append(subjects,
+			&hopSubject{name: subjectBaseline, call: func(int) error { return base.callWith(ctx, "everything__echo", args) }},
+			&hopSubject{name: subjectBaselineOwn, call: func(int) error { return base.callTool(ctx, hopTool) }})
+	}
 	if err := interleave(subjects, r.o.HopCalls, 2); err != nil { // two untimed rounds warm every path
 		return err
+	}
+	if r.o.Profile != "" {
+		// Untimed: the port's calls again while the broker's CPU profile runs.
+		if err := r.profileCalls(ctx, h.b, "hosted", []*hopSubject{subjects[1], subjects[3]}); err != nil {
+			return err
+		}
+	}
+	if r.o.Baseline != "" {
+		for _, pair := range [][2]*hopSubject{{subjects[1], subjects[4]}, {subjects[3], subjects[5]}} {
+			r.rs.add(hostedBench, pair[0].name, "vs-baseline-p50", percentile(pair[0].lat, 50).Seconds()/percentile(pair[1].lat, 50).Seconds(), "x", len(pair[0].lat))
+		}
 	}
 	base := percentile(subjects[0].lat, 50)
 	for _, s := range subjects {
 		p50 := percentile(s.lat, 50)
 		r.rs.add(hostedBench, s.name, "call-p50", ms(p50), "ms", len(s.lat))
-		if s.name == subjectHTTP || s.name == subjectShim {
+		if s.name == subjectHTTP || s.name == subjectShim || s.name == subjectBaseline {
 			r.rs.add(hostedBench, s.name, "added-p50", ms(p50-base), "ms", len(s.lat))
 		}
 	}
@@ -437,5 +516,10 @@ func hostedRows() []row {
 				return ok1 && ok2 && b <= p/4, ok1 && ok2 && p > 0
 			}},
 		{label: "hosted server: the same RSS with the 4 windows' shims counted", bench: hostedBench, metric: "rss-with-shims", berthSubject: subjectShim, node: true},
+		{label: "--baseline: the hosted call p50 through its broker's HTTP port, in the same rounds", bench: hostedBench, metric: "call-p50", berthSubject: subjectBaseline, node: true, optional: true},
+		{label: "--baseline: its hosted hop p50 (minus direct stdio)", bench: hostedBench, metric: "added-p50", berthSubject: subjectBaseline, node: true, optional: true},
+		{label: "--baseline: its own current_date p50", bench: hostedBench, metric: "call-p50", berthSubject: subjectBaselineOwn, node: true, optional: true},
+		{label: "hosted call p50, this build / --baseline", bench: hostedBench, metric: "vs-baseline-p50", node: true, optional: true},
+		{label: "own current_date p50, this build / --baseline", bench: hostedBench, metric: "vs-baseline-p50", berthSubject: subjectOwn, node: true, optional: true},
 	}
 }

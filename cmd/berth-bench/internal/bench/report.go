@@ -41,10 +41,18 @@ func (rs *results) skip(bench, subject, why string, metrics ...string) {
 	}
 }
 
+// get is the latest figure of bench, subject and metric; false when there
+// is none or it was skipped.
 func (rs *results) get(bench, subject, metric string) (Result, bool) {
+	r, found := rs.find(bench, subject, metric)
+	return r, found && r.Skipped == ""
+}
+
+// find is the latest record of bench, subject and metric, skipped or not.
+func (rs *results) find(bench, subject, metric string) (Result, bool) {
 	for _, r := range slices.Backward(rs.list) {
 		if r.Bench == bench && r.Subject == subject && r.Metric == metric {
-			return r, r.Skipped == ""
+			return r, true
 		}
 	}
 	return Result{}, false
@@ -59,6 +67,7 @@ type row struct {
 	met           func(rs *results) (bool, bool) // (met, known)
 	berthSubject  string                         // subject of the Berth column (default berth)
 	node          bool                           // needs Node.js (skipped without it)
+	optional      bool                           // printed only when the run has its figure (--baseline)
 }
 
 func (r row) subject() string {
@@ -164,16 +173,14 @@ func ratioAtMost(bench, metric string, limit float64) func(rs *results) (bool, b
 
 // cell formats a figure, or why it is missing.
 func cell(rs *results, bench, subject, metric string) string {
-	for _, r := range slices.Backward(rs.list) {
-		if r.Bench != bench || r.Subject != subject || r.Metric != metric {
-			continue
-		}
-		if r.Skipped != "" {
-			return "skipped: " + r.Skipped
-		}
-		return formatValue(r.Value, r.Unit)
+	r, found := rs.find(bench, subject, metric)
+	switch {
+	case !found:
+		return "-"
+	case r.Skipped != "":
+		return "skipped: " + r.Skipped
 	}
-	return "-"
+	return formatValue(r.Value, r.Unit)
 }
 
 func formatValue(v float64, unit string) string {
@@ -196,6 +203,9 @@ func writeTable(w io.Writer, rs *results, mode string) {
 	fmt.Fprintln(w, "| measure | Berth | peer | target | met |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, r := range rows(mode) {
+		if _, found := rs.find(r.bench, r.subject(), r.metric); r.optional && !found {
+			continue
+		}
 		peer := ""
 		if r.peer != "" {
 			peer = r.peer + ": " + cell(rs, r.bench, r.peer, r.metric)
