@@ -93,6 +93,15 @@ type ApproveResponse struct {
 	Project  ProjectServers   `json:"project"` // the servers after the approval
 }
 
+// RevokeRequest is the body of POST /servers/revoke (control socket
+// only): withdraw the approval of the project's declared servers.
+type RevokeRequest struct {
+	Root string `json:"root"`
+	// Servers names the servers whose approval to withdraw; empty withdraws
+	// every approval the project has.
+	Servers []string `json:"servers,omitempty"`
+}
+
 // RestartRequest is the body of POST /servers/restart (control socket
 // only): start a failed server of a mounted project again.
 type RestartRequest struct {
@@ -115,6 +124,13 @@ func (c *Client) Servers(ctx context.Context, root string) (ServerList, error) {
 func (c *Client) ApproveServers(ctx context.Context, req ApproveRequest) (ApproveResponse, error) {
 	var r ApproveResponse
 	return r, c.do(ctx, http.MethodPost, "/servers/approve", req, &r)
+}
+
+// RevokeServers calls POST /servers/revoke (control socket only) and
+// returns the project's servers afterwards.
+func (c *Client) RevokeServers(ctx context.Context, req RevokeRequest) (ProjectServers, error) {
+	var r ProjectServers
+	return r, c.do(ctx, http.MethodPost, "/servers/revoke", req, &r)
 }
 
 // RestartServer calls POST /servers/restart (control socket only) and

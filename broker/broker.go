@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search, Login: logins}
 	sockOpts := apiOpts
 	sockOpts.AllowShutdown, sockOpts.IssueLogins = true, true
-	sockOpts.Servers = &controlapi.ServerActions{Approve: b.ApproveServers, Restart: b.RestartServer} // the socket only, as /shutdown
+	sockOpts.Servers = &controlapi.ServerActions{Approve: b.ApproveServers, Revoke: b.RevokeServers, Restart: b.RestartServer} // the socket only, as /shutdown
 	handler := controlapi.NewHandler(b, sockOpts)
 	apiOpts.CheckHost, apiOpts.RefuseBrowsers, apiOpts.Token = true, true, token
 	tcpHandler := controlapi.NewHandler(b, apiOpts)

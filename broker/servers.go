@@ -117,14 +117,15 @@ func (ms *mountServers) apply(cfg config.Config) {
 	}
 }
 
-// refresh reads the project's config again and serves its servers (after
-// an approval). A config that does not load keeps the servers as they
-// are; the log says why.
+// refresh reads the project's config again and serves its servers, as the
+// approvals now stand (after an approval or a revocation). A config that
+// does not load leaves the settings in force, whose servers are checked
+// against the approvals again: a revoked server stops even then.
 func (ms *mountServers) refresh() {
 	cfg, err := config.Load(ms.eng.Root())
 	if err != nil {
-		ms.log.Warn("project config does not load: its hosted servers stay as they were until it is fixed", "err", err)
-		return
+		ms.log.Warn("project config does not load: its hosted servers stay as the settings in force declare them until it is fixed", "err", err)
+		cfg = ms.eng.Config()
 	}
 	ms.apply(cfg)
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -114,6 +115,42 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 	}
 	resp.Project, err = b.projectServers(root)
 	return resp, err
+}
+
+// RevokeServers withdraws the approval of the named servers of the
+// project at req.Root, or of all its servers when none is named: a mounted
+// project stops them at once and its sessions lose their tools. It works
+// on a project whose config no longer loads, so that distrust never waits
+// on a fix. It is served on the control socket only.
+func (b *Broker) RevokeServers(_ context.Context, req api.RevokeRequest) (api.ProjectServers, error) {
+	root, err := api.ResolveRoot(req.Root)
+	if err != nil {
+		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
+	}
+	if len(req.Servers) > 0 {
+		if cfg, err := config.Load(root); err == nil {
+			for _, name := range req.Servers {
+				if _, ok := cfg.Servers[name]; !ok {
+					declared := make([]string, 0, len(cfg.Servers))
+					for n := range cfg.Servers {
+						declared = append(declared, n)
+					}
+					slices.Sort(declared)
+					return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
+						"%s declares no server %q (it declares: %s; `berth servers revoke %s` withdraws every approval)", root, name, strings.Join(declared, ", "), root)
+				}
+			}
+		}
+	}
+	id := api.ProjectID(root)
+	if err := b.mounts.servers.approvals.Revoke(id, req.Servers...); err != nil {
+		return api.ProjectServers{}, fmt.Errorf("revoke the approvals of %s: %w", root, err)
+	}
+	b.log.Info("hosted server approval revoked", "project", id, "servers", orDefault(strings.Join(req.Servers, ","), "all"))
+	if m, _, err := b.mounts.get(id); err == nil && m.servers != nil {
+		m.servers.refresh()
+	}
+	return b.projectServers(root)
 }
 
 // RestartServer starts a failed hosted server of a mounted project again

@@ -12,8 +12,8 @@ import (
 )
 
 // FuzzDecodeControlBodies sends arbitrary bytes as the JSON body of the
-// control API's POST /projects, POST /shutdown, POST /servers/approve and
-// POST /servers/restart:
+// control API's POST /projects, POST /shutdown, POST /servers/approve,
+// POST /servers/revoke and POST /servers/restart:
 // decoding never panics,
 // a refusal is a 4xx *api.Error with a code, and an accepted body is exactly one
 // object whose fields survive a round trip.
@@ -34,6 +34,8 @@ func FuzzDecodeControlBodies(f *testing.F) {
 		checkDecode(t, body, &sr)
 		var ap api.ApproveRequest
 		checkDecode(t, body, &ap)
+		var vr api.RevokeRequest
+		checkDecode(t, body, &vr)
 		var rr api.RestartRequest
 		checkDecode(t, body, &rr)
 	})

@@ -60,7 +60,7 @@ type HandlerOptions struct {
 	// too when IssueLogins is (the 0600 socket only).
 	Login       Login
 	IssueLogins bool
-	// Servers serves POST /servers/approve and /servers/restart when set:
+	// Servers serves POST /servers/approve, /servers/revoke and /servers/restart when set:
 	// on the unix socket only.
 	Servers *ServerActions
 }

@@ -13,12 +13,16 @@ type ServerActions struct {
 	// Approve records the user's approval of a project's declared servers
 	// (POST /servers/approve).
 	Approve func(ctx context.Context, req api.ApproveRequest) (api.ApproveResponse, error)
+	// Revoke withdraws approvals: the servers stop and their tools go
+	// (POST /servers/revoke).
+	Revoke func(ctx context.Context, req api.RevokeRequest) (api.ProjectServers, error)
 	// Restart starts a failed server again (POST /servers/restart).
 	Restart func(ctx context.Context, req api.RestartRequest) (api.ProjectServers, error)
 }
 
 // serverRoutes adds GET /servers (?root=DIR for one project, mounted or
-// not) and, when acts is set, POST /servers/approve and /servers/restart:
+// not) and, when acts is set, POST /servers/approve, /servers/revoke and
+// /servers/restart:
 // like /shutdown they are for the 0600 socket only, since an approval lets
 // a project's file run a command as the user.
 func serverRoutes(r chi.Router, b Backend, acts *ServerActions) {
@@ -34,6 +38,7 @@ func serverRoutes(r chi.Router, b Backend, acts *ServerActions) {
 		return
 	}
 	r.Post("/servers/approve", postJSON(acts.Approve))
+	r.Post("/servers/revoke", postJSON(acts.Revoke))
 	r.Post("/servers/restart", postJSON(acts.Restart))
 }
 

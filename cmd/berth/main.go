@@ -41,7 +41,7 @@ func commands() []command {
 		{"search", "--project DIR QUERY", "search the project's standards", runSearch},
 		{"workflows", "--project DIR", "list the project's workflow definitions (with errors)", runWorkflows},
 		{"sessions", "--project DIR", "list the project's workflow sessions and their progress", runSessions},
-		{"servers", "[--project DIR] | approve/restart", "hosted MCP servers: list, approve DIR, restart DIR NAME", runServers},
+		{"servers", "[--project DIR] | approve/revoke/restart", "hosted MCP servers: list, approve DIR, revoke DIR, restart DIR NAME", runServers},
 		{"clients", "[--project DIR] [--close ID]", "list the MCP sessions of the projects (or end one)", runClients},
 		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
 		{"ide-config", "[import] cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim; import moves its other servers into Berth", runIDEConfig},

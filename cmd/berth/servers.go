@@ -14,10 +14,14 @@ import (
 )
 
 // runServers is `berth servers [--project DIR] [--json]`, `berth servers
-// approve DIR [NAME...]` and `berth servers restart DIR NAME`.
+// approve DIR [NAME...]`, `berth servers revoke DIR [NAME...]` and `berth
+// servers restart DIR NAME`.
 func runServers(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "approve" {
 		return runApproveServers(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "revoke" {
+		return runRevokeServers(ctx, args[1:])
 	}
 	if len(args) > 0 && args[0] == "restart" {
 		return runRestartServer(ctx, args[1:])
@@ -130,6 +134,32 @@ func runApproveServers(ctx context.Context, args []string) error {
 		fmt.Printf("  %s: %s\n", a.Name, a.Command)
 	}
 	printServers(os.Stdout, []api.ProjectServers{resp.Project}, true)
+	return nil
+}
+
+// runRevokeServers withdraws the approval of a project's servers.
+func runRevokeServers(ctx context.Context, args []string) error {
+	if len(args) < 1 {
+		return usageError{"needs the project directory: berth servers revoke DIR [NAME...]"}
+	}
+	root, err := api.ResolveRoot(args[0])
+	if err != nil {
+		return err
+	}
+	c, err := connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	ps, err := c.RevokeServers(ctx, api.RevokeRequest{Root: root, Servers: args[1:]})
+	if err != nil {
+		return err
+	}
+	what := "every server"
+	if len(args) > 1 {
+		what = strings.Join(args[1:], ", ")
+	}
+	fmt.Printf("approval withdrawn for %s of %s: stopped, and not run again until approved\n", what, root)
+	printServers(os.Stdout, []api.ProjectServers{ps}, true)
 	return nil
 }
 

@@ -90,6 +90,8 @@ func TestAnotherAccountGetsNothing(t *testing.T) {
 				join(wsUpgrade, lease, []string{ctlURL + "/projects/" + pin.ID + "/mcp"}),
 				join(jsonPost, []string{"-d", `{"code":"0123"}`, ctlURL + "/dashboard/login"}),
 				join(jsonPost, []string{"-d", `{}`, ctlURL + "/shutdown"}),
+				{ctlURL + "/servers"},
+				join(jsonPost, []string{"-d", attach, ctlURL + "/servers/revoke"}),
 				join(jsonPost, []string{"-d", initializeBody, portURL + "/mcp"}),
 				{"-H", "Accept: text/event-stream", portURL + "/sse"},
 				join(wsUpgrade, []string{portURL + "/ws"}),

@@ -233,6 +233,26 @@ func TestHostedServerWaitsForApproval(t *testing.T) {
 	if !hasMemoryTools(t, ctx, ide) {
 		t.Error("a config that does not load withdrew the running server's tools")
 	}
+
+	// Revoked, even while the config does not load: stopped, tools gone,
+	// and the fix is to approve again.
+	pid = serverStatus(t, ctx, b, root, "memory").PID
+	drain(changed)
+	out, code = berthCmd(t, b.Home, "servers", "revoke", root)
+	if code != 0 {
+		t.Fatalf("berth servers revoke: %d\n%s", code, out)
+	}
+	mustContain(t, out, "approval withdrawn", "every server", "memory", "needs approval")
+	waitSignal(t, changed, "tools/list_changed after the revocation")
+	if hasMemoryTools(t, ctx, ide) {
+		t.Error("the revoked server's tools are still listed")
+	}
+	if msg := callErr(t, ctx, ide, "memory__read_graph"); !strings.Contains(msg, approve) {
+		t.Errorf("after the revocation the call says %q; want it to name %q", msg, approve)
+	}
+	if !brokertest.WaitGone(pid, brokertest.WaitLimit) {
+		t.Errorf("the revoked server's process %d still runs", pid)
+	}
 }
 
 // TestApproveRefusesWhatItCannotApprove: approving a project without
@@ -266,6 +286,13 @@ func TestApproveRefusesWhatItCannotApprove(t *testing.T) {
 	}
 	if _, err := tcp.Servers(ctx, root); err != nil {
 		t.Errorf("GET /servers over TCP: %v", err)
+	}
+	if _, err := tcp.RevokeServers(ctx, api.RevokeRequest{Root: root}); !errors.Is(err, api.CodeNoEndpoint) {
+		t.Errorf("revoke over TCP: %v, want %s", err, api.CodeNoEndpoint)
+	}
+	_, err = b.Client.RevokeServers(ctx, api.RevokeRequest{Root: root, Servers: []string{"github"}})
+	if !errors.Is(err, api.CodeUnknownServer) || !strings.Contains(err.Error(), "memory") {
+		t.Errorf("revoke an undeclared server: %v, want %s naming memory", err, api.CodeUnknownServer)
 	}
 	out, code := berthCmd(t, b.Home, "servers", "approve", bare)
 	if code != 1 || !strings.Contains(out, "declares no MCP servers") {
