@@ -12,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serverDeps are what every mount's hosted servers share: the broker's one
@@ -156,6 +157,13 @@ func (ms *mountServers) changed() {
 
 // ToolNames implements project.Hosted.
 func (ms *mountServers) ToolNames() []string { return ms.hp.ToolNames() }
+
+var _ project.HostedCompleter = (*mountServers)(nil)
+
+// Complete implements project.HostedCompleter.
+func (ms *mountServers) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, bool, error) {
+	return ms.hp.Complete(ctx, req)
+}
 
 // Servers implements project.Hosted.
 func (ms *mountServers) Servers() []project.HostedServer {

@@ -245,6 +245,7 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 			return e.current().catalog.subscribe(ctx, req)
 		},
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		CompletionHandler:  e.complete,
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
 	e.lister = newToolLister(s) // before any middleware

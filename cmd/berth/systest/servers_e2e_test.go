@@ -583,3 +583,77 @@ func TestUserServersNeedNoApprovalAndAreShared(t *testing.T) {
 		t.Errorf("the broker log has the shared server's start line %d times, want once", n)
 	}
 }
+
+// TestCompletionsForWorkflowAndHostedPrompts: over a real project port,
+// completion/complete suggests a workflow prompt's target_file from the
+// workflow's sessions and the project's files, refuses an unknown prompt,
+// and passes a hosted prompt's completion (with its context) to the
+// server-everything that serves it.
+func TestCompletionsForWorkflowAndHostedPrompts(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	node, script := brokertest.NPMServer(t, "server-everything")
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "complete", map[string]string{
+		"src/main.go":    "package main\n",
+		"src/util/io.go": "package util\n",
+		"src/.hidden":    "x\n",
+		"README.md":      "# complete\n",
+	})
+	writeWorkflows(t, root)
+	writeServers(t, root, fmt.Sprintf("  everything:\n    command: %q\n    args: [%q, stdio]\n", node, script))
+	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, root).URL})
+	if caps := s.InitializeResult().Capabilities; caps.Completions == nil {
+		t.Fatalf("completions are not advertised: %+v", caps)
+	}
+	complete := func(ref *mcp.CompleteReference, name, value string, context map[string]string) ([]string, error) {
+		t.Helper()
+		p := &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: name, Value: value}}
+		if context != nil {
+			p.Context = &mcp.CompleteContext{Arguments: context}
+		}
+		res, err := s.Complete(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if res.Completion.Total != len(res.Completion.Values) || res.Completion.HasMore {
+			t.Errorf("complete %q: total %d, hasMore %v for %d values", value, res.Completion.Total, res.Completion.HasMore, len(res.Completion.Values))
+		}
+		return res.Completion.Values, nil
+	}
+	workflow := &mcp.CompleteReference{Type: "ref/prompt", Name: "bug_fix_v1"}
+	callOK(t, ctx, s, "start_workflow", map[string]any{"workflow_type": "bug_fix_v1", "target_file": "src-login-redesign"})
+	for _, c := range []struct {
+		value string
+		want  []string
+	}{
+		{"sr", []string{"src-login-redesign", "src/"}}, // the session's target first
+		{"src/", []string{"src/main.go", "src/util/"}},
+		{"src/.", []string{"src/.hidden"}},
+		{"src/util/i", []string{"src/util/io.go"}},
+		{"../", []string{}},
+		{"/etc/", []string{}},
+		{"nothing-like-it", []string{}},
+	} {
+		got, err := complete(workflow, "target_file", c.value, nil)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("complete target_file %q = %q, %v; want %q", c.value, got, err, c.want)
+		}
+	}
+	if got, err := complete(workflow, "other", "s", nil); err != nil || len(got) != 0 {
+		t.Errorf("an argument the prompt does not have: %q, %v; want no values", got, err)
+	}
+	if _, err := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "no_such_prompt"}, "x", "", nil); err == nil || !strings.Contains(err.Error(), `unknown prompt "no_such_prompt"`) {
+		t.Errorf("an unknown prompt: %v", err)
+	}
+
+	hosted := &mcp.CompleteReference{Type: "ref/prompt", Name: "everything__completable-prompt"}
+	if got, err := complete(hosted, "department", "En", nil); err != nil || !slices.Equal(got, []string{"Engineering"}) {
+		t.Errorf("hosted completion of department \"En\" = %q, %v", got, err)
+	}
+	if got, err := complete(hosted, "name", "", map[string]string{"department": "Engineering"}); err != nil || !slices.Equal(got, []string{"Alice", "Bob", "Charlie"}) {
+		t.Errorf("hosted completion of name in Engineering = %q, %v", got, err)
+	}
+}
