@@ -33,7 +33,7 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 // serverCapabilities is what every project's server advertises
 // (project.Engine.openServer), said by the shim when it answers the IDE's
 // initialize itself (TestShimAnswersInitializeAsTheBroker).
-const serverCapabilities = `{"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`
+const serverCapabilities = `{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`
 
 // codeMethodNotFound is JSON-RPC's "method not found".
 const codeMethodNotFound = -32601
