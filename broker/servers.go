@@ -12,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serverDeps are what every mount's hosted servers share: the broker's one
@@ -156,6 +157,16 @@ func (ms *mountServers) changed() {
 
 // ToolNames implements project.Hosted.
 func (ms *mountServers) ToolNames() []string { return ms.hp.ToolNames() }
+
+// Subscribe implements project.Hosted.
+func (ms *mountServers) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) (bool, error) {
+	return ms.hp.Subscribe(ctx, req)
+}
+
+// Unsubscribe implements project.Hosted.
+func (ms *mountServers) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) bool {
+	return ms.hp.Unsubscribe(ctx, req)
+}
 
 // Servers implements project.Hosted.
 func (ms *mountServers) Servers() []project.HostedServer {

@@ -241,10 +241,8 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
-		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
-			return e.current().catalog.subscribe(ctx, req)
-		},
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SubscribeHandler:   e.subscribe,   // hosted.go
+		UnsubscribeHandler: e.unsubscribe, // hosted.go
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
 	e.lister = newToolLister(s) // before any middleware
