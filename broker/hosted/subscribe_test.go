@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -155,4 +156,37 @@ func TestSubscribeUnsupported(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `hosted server "fake" does not support resource subscriptions`) {
 		t.Fatalf("subscribe: %v", err)
 	}
+}
+
+// TestSubscribeSharedServer: a share: user server is subscribed once for
+// the sessions of two projects; its updates reach both, and it is
+// unsubscribed only when the last of them lets go.
+func TestSubscribeSharedServer(t *testing.T) {
+	ctx := testCtx(t, 120*time.Second)
+	exe, env := fakeCommand(t)
+	env["FAKE_SUBSCRIBE"] = "1"
+	d := Decl{Name: "fake", Origin: OriginUser, Server: validServer(exe, nil, env)}
+	d.Server.Share = config.ShareUser
+	pool := newPool(t, testOptions())
+	s1, upd1 := updates(t, serveSubscribing(t, openProject(t, pool, "p1", d)), "2025-06-18")
+	s2, upd2 := updates(t, serveSubscribing(t, openProject(t, pool, "p2", d)), "2025-06-18")
+	for _, s := range []*session{s1, s2} {
+		if err := s.Subscribe(ctx, &mcp.SubscribeParams{URI: "fake://readme"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(pool.Processes()); n != 1 {
+		t.Fatalf("%d processes for one share: user server", n)
+	}
+	s1.call(t, ctx, "fake__touch", map[string]any{"text": "fake://readme"})
+	nextUpdate(t, upd1, "fake://readme")
+	nextUpdate(t, upd2, "fake://readme")
+	if err := s1.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "fake://readme"}); err != nil {
+		t.Fatal(err)
+	}
+	subscribedUpstream(t, ctx, s1, "fake://readme")
+	if err := s2.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "fake://readme"}); err != nil {
+		t.Fatal(err)
+	}
+	subscribedUpstream(t, ctx, s1)
 }
