@@ -215,7 +215,12 @@ func (u *upstream) resubscribe(g *generation) {
 func (p *Project) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) (handled bool, err error) {
 	t := p.resourceTarget(req.Params.URI)
 	if t == nil {
-		return false, nil
+		// The installed surface may lag a server that just started (the
+		// project's watch applies it): bring it in step and look again.
+		p.sync()
+		if t = p.resourceTarget(req.Params.URI); t == nil {
+			return false, nil
+		}
 	}
 	return true, t.subscribe(ctx, req.Session, req.Params.URI)
 }

@@ -58,6 +58,28 @@ func nextUpdate(t testing.TB, ch chan string, want string) {
 	}
 }
 
+// subscribe and unsubscribe fail the test on an error.
+func (s *session) subscribe(t testing.TB, ctx context.Context, uri string) {
+	t.Helper()
+	if err := s.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatalf("subscribe %s: %v", uri, err)
+	}
+}
+
+func (s *session) unsubscribe(t testing.TB, ctx context.Context, uri string) {
+	t.Helper()
+	if err := s.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatalf("unsubscribe %s: %v", uri, err)
+	}
+}
+
+// subscribingDecl declares the fake server with resources.subscribe.
+func subscribingDecl(t testing.TB) Decl {
+	exe, env := fakeCommand(t)
+	env["FAKE_SUBSCRIBE"] = "1"
+	return Decl{Name: "fake", Origin: OriginUser, Server: validServer(exe, nil, env)}
+}
+
 // subscribedUpstream polls the fake's own record of Berth's subscriptions
 // until it is want.
 func subscribedUpstream(t testing.TB, ctx context.Context, s *session, want ...string) {
@@ -83,21 +105,15 @@ func subscribedUpstream(t testing.TB, ctx context.Context, s *session, want ...s
 // once the last session lets go (by unsubscribing or by ending).
 func TestSubscribeForwarded(t *testing.T) {
 	ctx := testCtx(t, 120*time.Second)
-	exe, env := fakeCommand(t)
-	env["FAKE_SUBSCRIBE"] = "1"
-	hp := openProject(t, newPool(t, testOptions()), "p1", Decl{Name: "fake", Origin: OriginUser, Server: validServer(exe, nil, env)})
+	hp := openProject(t, newPool(t, testOptions()), "p1", subscribingDecl(t))
 	srv := serveSubscribing(t, hp)
 	a, aUpd := updates(t, srv, "")
 	b, bUpd := updates(t, srv, "2025-06-18")
 	if _, err := a.ListResources(ctx, nil); err != nil { // starts the server
 		t.Fatal(err)
 	}
-	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: "fake://readme"}); err != nil {
-		t.Fatalf("subscribe to a listed resource: %v", err)
-	}
-	if err := b.Subscribe(ctx, &mcp.SubscribeParams{URI: "fake://notes/7"}); err != nil {
-		t.Fatalf("subscribe to a templated resource: %v", err)
-	}
+	a.subscribe(t, ctx, "fake://readme")
+	b.subscribe(t, ctx, "fake://notes/7")
 	subscribedUpstream(t, ctx, a, "fake://notes/7", "fake://readme")
 
 	// (On 2026-07-28 a subscription rides in subscriptions/listen, whose
@@ -126,14 +142,10 @@ func TestSubscribeForwarded(t *testing.T) {
 	a.call(t, ctx, "fake__touch", map[string]any{"text": "fake://readme"})
 	nextUpdate(t, aUpd, "fake://readme")
 
-	if err := b.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "fake://notes/7"}); err != nil {
-		t.Fatal(err)
-	}
+	b.unsubscribe(t, ctx, "fake://notes/7")
 	subscribedUpstream(t, ctx, a, "fake://readme")
 	// A second session on the same URI keeps it subscribed when the first ends.
-	if err := b.Subscribe(ctx, &mcp.SubscribeParams{URI: "fake://readme"}); err != nil {
-		t.Fatal(err)
-	}
+	b.subscribe(t, ctx, "fake://readme")
 	a.Close()
 	c, _ := updates(t, srv, "")
 	b.call(t, ctx, "fake__touch", map[string]any{"text": "fake://readme"})
@@ -163,30 +175,21 @@ func TestSubscribeUnsupported(t *testing.T) {
 // unsubscribed only when the last of them lets go.
 func TestSubscribeSharedServer(t *testing.T) {
 	ctx := testCtx(t, 120*time.Second)
-	exe, env := fakeCommand(t)
-	env["FAKE_SUBSCRIBE"] = "1"
-	d := Decl{Name: "fake", Origin: OriginUser, Server: validServer(exe, nil, env)}
+	d := subscribingDecl(t)
 	d.Server.Share = config.ShareUser
 	pool := newPool(t, testOptions())
 	s1, upd1 := updates(t, serveSubscribing(t, openProject(t, pool, "p1", d)), "2025-06-18")
 	s2, upd2 := updates(t, serveSubscribing(t, openProject(t, pool, "p2", d)), "2025-06-18")
-	for _, s := range []*session{s1, s2} {
-		if err := s.Subscribe(ctx, &mcp.SubscribeParams{URI: "fake://readme"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s1.subscribe(t, ctx, "fake://readme")
+	s2.subscribe(t, ctx, "fake://readme")
 	if n := len(pool.Processes()); n != 1 {
 		t.Fatalf("%d processes for one share: user server", n)
 	}
 	s1.call(t, ctx, "fake__touch", map[string]any{"text": "fake://readme"})
 	nextUpdate(t, upd1, "fake://readme")
 	nextUpdate(t, upd2, "fake://readme")
-	if err := s1.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "fake://readme"}); err != nil {
-		t.Fatal(err)
-	}
+	s1.unsubscribe(t, ctx, "fake://readme")
 	subscribedUpstream(t, ctx, s1, "fake://readme")
-	if err := s2.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "fake://readme"}); err != nil {
-		t.Fatal(err)
-	}
+	s2.unsubscribe(t, ctx, "fake://readme")
 	subscribedUpstream(t, ctx, s1)
 }

@@ -3,7 +3,6 @@ package systest
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -59,20 +58,7 @@ func TestHostedResourceSubscription(t *testing.T) {
 	tr, _ := shimTransport(t, b.Home, root)
 	window, windowUpd := updatedClient(t, ctx, tr, "2025-06-18")
 
-	rl, err := agent.ListResources(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var static string
-	for _, r := range rl.Resources {
-		if strings.HasPrefix(r.URI, "demo://resource/static/document/") {
-			static = r.URI
-			break
-		}
-	}
-	if static == "" {
-		t.Fatalf("no static document among %d resources", len(rl.Resources))
-	}
+	static := brokertest.StaticDocument(t, ctx, agent)
 	const templated = "demo://resource/dynamic/text/7"
 	if err := agent.Subscribe(ctx, &mcp.SubscribeParams{URI: static}); err != nil {
 		t.Fatalf("subscribe %s: %v", static, err)
@@ -80,7 +66,7 @@ func TestHostedResourceSubscription(t *testing.T) {
 	if err := window.Subscribe(ctx, &mcp.SubscribeParams{URI: templated}); err != nil {
 		t.Fatalf("subscribe %s: %v", templated, err)
 	}
-	err = window.Subscribe(ctx, &mcp.SubscribeParams{URI: "unknown://nothing"})
+	err := window.Subscribe(ctx, &mcp.SubscribeParams{URI: "unknown://nothing"})
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeResourceNotFound {
 		t.Errorf("subscribe to an unknown URI: %v, want resource not found", err)
