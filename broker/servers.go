@@ -165,6 +165,16 @@ func (ms *mountServers) Complete(ctx context.Context, req *mcp.CompleteRequest) 
 	return ms.hp.Complete(ctx, req)
 }
 
+// Subscribe implements project.Hosted.
+func (ms *mountServers) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) (bool, error) {
+	return ms.hp.Subscribe(ctx, req)
+}
+
+// Unsubscribe implements project.Hosted.
+func (ms *mountServers) Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) bool {
+	return ms.hp.Unsubscribe(ctx, req)
+}
+
 // Servers implements project.Hosted.
 func (ms *mountServers) Servers() []project.HostedServer {
 	list := ms.hp.Status()

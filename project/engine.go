@@ -241,11 +241,9 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
-		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
-			return e.current().catalog.subscribe(ctx, req)
-		},
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-		CompletionHandler:  e.complete,
+		SubscribeHandler:   e.subscribe,   // hosted.go
+		UnsubscribeHandler: e.unsubscribe, // hosted.go
+		CompletionHandler:  e.complete,    // complete.go
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
 	e.lister = newToolLister(s) // before any middleware

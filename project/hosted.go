@@ -1,6 +1,11 @@
 package project
 
-import "sync"
+import (
+	"context"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // HostedServer is one MCP server the broker hosts for the project, as
 // get_server_info reports it.
@@ -15,10 +20,17 @@ type HostedServer struct {
 
 // Hosted is what the broker tells the engine about the other MCP servers
 // it hosts on the project's server (broker/hosted): their tools count in
-// get_server_info's tools_available, and each is listed with its state.
+// get_server_info's tools_available, each is listed with its state, and
+// subscriptions to their resources are forwarded to them.
 type Hosted interface {
 	ToolNames() []string     // hosted tools served now
 	Servers() []HostedServer // every declared server, by name
+	// Subscribe forwards resources/subscribe to the hosted server serving
+	// the URI; handled is false when none serves it.
+	Subscribe(ctx context.Context, req *mcp.SubscribeRequest) (handled bool, err error)
+	// Unsubscribe ends a subscription Subscribe forwarded; handled is
+	// false when no hosted server serves the URI.
+	Unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) (handled bool)
 }
 
 // hostedRef holds the engine's Hosted, set once the broker has installed it.
@@ -53,4 +65,30 @@ func (e *Engine) availableTools() ([]string, []HostedServer) {
 		return tools, nil
 	}
 	return append(tools, h.ToolNames()...), servers
+}
+
+// subscribe answers resources/subscribe: a standard of the project's, else
+// a hosted server's resource (the broker may set Hosted after the server
+// was built, so it is read at each call), else resource not found.
+func (e *Engine) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	err := e.current().catalog.subscribe(ctx, req)
+	if err == nil {
+		return nil
+	}
+	if h := e.hosted.get(); h != nil {
+		if handled, herr := h.Subscribe(ctx, req); handled {
+			return herr
+		}
+	}
+	return err
+}
+
+// unsubscribe answers resources/unsubscribe; the SDK forgets the session's
+// subscription itself, and a hosted server hears of it once no session
+// wants the URI any more.
+func (e *Engine) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	if h := e.hosted.get(); h != nil {
+		h.Unsubscribe(ctx, req)
+	}
+	return nil
 }

@@ -84,19 +84,7 @@ func (e Everything) next(tb testing.TB, what string) *mcp.ProgressNotificationPa
 // and templated) and prompts are listed and readable.
 func (e Everything) ResourcesAndPrompts(tb testing.TB, ctx context.Context) {
 	tb.Helper()
-	rl, err := e.S.ListResources(ctx, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var static string
-	for _, r := range rl.Resources {
-		if strings.HasPrefix(r.URI, "demo://resource/static/document/") {
-			static = r.URI
-		}
-	}
-	if static == "" {
-		tb.Fatalf("no static document among %d resources", len(rl.Resources))
-	}
+	static := StaticDocument(tb, ctx, e.S)
 	rr, err := e.S.ReadResource(ctx, &mcp.ReadResourceParams{URI: static})
 	if err != nil || len(rr.Contents) == 0 || rr.Contents[0].Text == "" {
 		tb.Fatalf("read %s: %v %+v", static, err, rr)
@@ -129,4 +117,21 @@ func (e Everything) ResourcesAndPrompts(tb testing.TB, ctx context.Context) {
 	if tc, ok := pr.Messages[0].Content.(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "Lisbon") {
 		tb.Errorf("args-prompt message %+v", pr.Messages[0].Content)
 	}
+}
+
+// StaticDocument lists the session's resources and returns the URI of one
+// of server-everything's static documents.
+func StaticDocument(tb testing.TB, ctx context.Context, s *mcp.ClientSession) string {
+	tb.Helper()
+	rl, err := s.ListResources(ctx, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, r := range rl.Resources {
+		if strings.HasPrefix(r.URI, "demo://resource/static/document/") {
+			return r.URI
+		}
+	}
+	tb.Fatalf("no static document among %d resources", len(rl.Resources))
+	return ""
 }

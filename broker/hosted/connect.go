@@ -21,6 +21,7 @@ func (u *upstream) newClient() *mcp.Client {
 		ToolListChangedHandler:        func(context.Context, *mcp.ToolListChangedRequest) { poke(u.pokec) },
 		PromptListChangedHandler:      func(context.Context, *mcp.PromptListChangedRequest) { poke(u.pokec) },
 		ResourceListChangedHandler:    func(context.Context, *mcp.ResourceListChangedRequest) { poke(u.pokec) },
+		ResourceUpdatedHandler:        u.resourceUpdated,
 		ProgressNotificationHandler:   u.progress,
 		LoggingMessageHandler:         u.logMessage,
 	})

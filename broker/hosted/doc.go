@@ -24,6 +24,11 @@
 //     serves it). Calls forward arguments, results, errors, progress (the
 //     caller's token mapped to one unique per server) and cancellation (the
 //     caller's context; the SDK sends notifications/cancelled upstream).
+//     [Project.Subscribe] forwards resources/subscribe for a hosted URI
+//     (listed or matching a template); the server's
+//     notifications/resources/updated go to the subscribed sessions; the
+//     upstream is unsubscribed once no session wants the URI, and a
+//     restarted server is subscribed again (subscribe.go).
 //   - [Approvals] records, per project in berth.db, the digest of each
 //     project-declared definition the user approved. A project-declared
 //     server that is not approved (or changed since) does not run and
@@ -40,8 +45,11 @@
 //	hp.Install(srv)                            // tools/prompts/resources, kept in step
 //	hp.OnChange(func() { /* dashboard snapshot, max_tools_warning with hp.ToolCount() */ })
 //
-// On a config edit or an approval it calls hp.Update(ctx, decls); at
-// unmount hp.Close(ctx) (before closing the server's sessions is fine).
+// The server's SubscribeHandler and UnsubscribeHandler call hp.Subscribe
+// and hp.Unsubscribe for the URIs it does not serve itself (the engine
+// does, through project.Hosted). On a config edit or an approval the mount
+// calls hp.Update(ctx, decls); at unmount hp.Close(ctx) (before closing the
+// server's sessions is fine).
 // For people and metrics: hp.Status() (state, pid, RSS, restarts, tools,
 // calls, errors, last error, the fix), hp.Serves(tool) (metrics labels),
 // hp.Logs(name) (stderr lines), hp.Restart(name) (a failed server),

@@ -54,7 +54,13 @@ func text(s string) *mcp.CallToolResult {
 
 func runFakeServer() {
 	fmt.Fprintln(os.Stderr, "fake server ready")
-	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	var opts *mcp.ServerOptions
+	register := func(*mcp.Server) {}
+	if os.Getenv("FAKE_SUBSCRIBE") != "" {
+		opts, register = fakeSubscriptions()
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, opts)
+	register(srv)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Echo"}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
 			return text(in.Text), nil, nil

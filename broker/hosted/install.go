@@ -87,7 +87,8 @@ func (p *Project) sync() {
 }
 
 // surface computes the namespaced surface from the servers' last lists and
-// records its tool names in p.tools.
+// records its tool names in p.tools and the servers of its resources and
+// templates in p.resources and p.templates.
 // Tools and prompts are <server>__<name>. Resources keep the URIs their
 // server gives them (tool results link to them by those URIs); when two
 // servers offer one URI or template, the first by name serves it.
@@ -147,6 +148,14 @@ func (p *Project) surface() *surface {
 	p.tools = make(map[string]bool, len(s.tools))
 	for name := range s.tools {
 		p.tools[name] = true
+	}
+	p.resources = make(map[string]*target, len(s.resources))
+	for uri, it := range s.resources {
+		p.resources[uri] = it.owner.target
+	}
+	p.templates = make(map[string]*target, len(s.templates))
+	for tmpl, it := range s.templates {
+		p.templates[tmpl] = it.owner.target
 	}
 	return s
 }

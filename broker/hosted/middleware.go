@@ -11,8 +11,10 @@ import (
 
 // Middleware is the receiving middleware a project's *mcp.Server needs
 // beside Install. It starts lazy servers when a session first lists tools,
-// prompts or resources, or calls a hosted tool or prompt (waiting at most
-// ListWait: a slower server's tools arrive later with list_changed), and
+// prompts or resources, reads or subscribes to a resource (a URI a lazy
+// server serves is known once it runs), or calls a hosted tool or prompt
+// (waiting at most ListWait: a slower server's tools arrive later with
+// list_changed), and
 // advertises tools, prompts and resources with listChanged in the
 // initialize answer, so sessions that began before any hosted server ran
 // still hear of them. Once a session has listed, servers added later (an
@@ -21,9 +23,14 @@ func (p *Project) Middleware() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
-			case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read":
+			case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read", "resources/subscribe":
 				p.listed.Store(true)
 				p.ensure(ctx, "", p.pool.opts.ListWait)
+			case "subscriptions/listen": // MCP 2026-07-28's resources/subscribe
+				if params, ok := req.GetParams().(*mcp.SubscriptionsListenParams); ok && params.Notifications != nil &&
+					len(params.Notifications.ResourceSubscriptions) > 0 {
+					p.ensure(ctx, "", p.pool.opts.ListWait)
+				}
 			case "tools/call":
 				if params, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
 					if err := p.ensureTool(ctx, params.Name); err != nil {

@@ -58,12 +58,15 @@ type Project struct {
 	// tools are added to or removed from an *mcp.Server (lock order: mu,
 	// then the SDK server's own lock) and never while a process starts or
 	// stops.
-	mu       sync.Mutex
-	entries  map[string]*entry
-	tools    map[string]bool // the hosted tool names of the last surface
-	servers  map[*mcp.Server]*installed
-	onChange []func()
-	closed   bool
+	mu      sync.Mutex
+	entries map[string]*entry
+	tools   map[string]bool // the hosted tool names of the last surface
+	// resources and templates map the URIs and URI templates of the last
+	// surface to the server that serves them (resources/subscribe).
+	resources, templates map[string]*target
+	servers              map[*mcp.Server]*installed
+	onChange             []func()
+	closed               bool
 
 	// listed is set once a session has listed what the project offers:
 	// from then on a lazy server that Update adds starts at once, so that
@@ -133,7 +136,8 @@ func (p *Project) Update(ctx context.Context, decls []Decl) error {
 		if e.target.timeout <= 0 {
 			e.target.timeout = p.pool.opts.CallTimeout
 		}
-		e.unsub = l.s.up.subscribe(func() { poke(p.changed) })
+		unsub, unrelay := l.s.up.subscribe(func() { poke(p.changed) }), l.s.up.watch.relay(p.relayUpdated(e.target))
+		e.unsub = func() { unsub(); unrelay() }
 		if e.decl.Server.Start == config.StartEager || p.listed.Load() {
 			l.s.up.start()
 		}

@@ -27,7 +27,8 @@ type upstream struct {
 	stderr *ring
 	client *mcp.Client
 	calls  callers
-	echo   echoes // share: user: the holding projects' own log rings
+	echo   echoes   // share: user: the holding projects' own log rings
+	watch  watchers // sessions subscribed to its resources (subscribe.go)
 	rss    rssCache
 
 	ctx      context.Context // cancelled by stop
@@ -264,6 +265,7 @@ func (u *upstream) running(g *generation, ls *lists) {
 		pid = g.p.pid
 	}
 	u.log.Info("hosted server running", "server", u.label, "pid", pid, "tools", len(ls.tools))
+	go u.resubscribe(g)
 }
 
 func (u *upstream) stopped() {
@@ -300,15 +302,23 @@ func (u *upstream) crashed(err error) (delay time.Duration, failed bool) {
 // subscribe calls f after every change of state or lists until the
 // returned func is called. f must not block.
 func (u *upstream) subscribe(f func()) (cancel func()) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	id := u.nextSub
-	u.nextSub++
-	u.subs[id] = f
+	return listen(&u.mu, &u.subs, &u.nextSub, f)
+}
+
+// listen adds f to *m under mu with the next id; cancel removes it.
+func listen[F any](mu *sync.Mutex, m *map[int]F, next *int, f F) (cancel func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	if *m == nil {
+		*m = map[int]F{}
+	}
+	id := *next
+	*next++
+	(*m)[id] = f
 	return func() {
-		u.mu.Lock()
-		delete(u.subs, id)
-		u.mu.Unlock()
+		mu.Lock()
+		delete(*m, id)
+		mu.Unlock()
 	}
 }
 
