@@ -1,6 +1,10 @@
 package project
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // HostedServer is one MCP server the broker hosts for the project, as
 // get_server_info reports it.
@@ -53,4 +57,18 @@ func (e *Engine) availableTools() ([]string, []HostedServer) {
 		return tools, nil
 	}
 	return append(tools, h.ToolNames()...), servers
+}
+
+// RelayLog sends a hosted server's notifications/message to the project's
+// sessions, each at the level it set with logging/setLevel, as the
+// engine's own records go: the logger is the server's name (and the
+// server's own logger name after a slash).
+func (e *Engine) RelayLog(server string, msg *mcp.LoggingMessageParams) {
+	m := *msg
+	m.Meta = nil
+	m.Logger = server
+	if msg.Logger != "" {
+		m.Logger = server + "/" + msg.Logger
+	}
+	e.slog.addMessage(&m)
 }

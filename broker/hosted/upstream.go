@@ -28,6 +28,7 @@ type upstream struct {
 	client *mcp.Client
 	calls  callers
 	echo   echoes // share: user: the holding projects' own log rings
+	relay  relays // the holding projects' sessions, for the server's log messages
 	rss    rssCache
 
 	ctx      context.Context // cancelled by stop
