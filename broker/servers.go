@@ -73,7 +73,8 @@ func (d *serverDeps) openServers(ctx context.Context, id string, eng *project.En
 	log = log.With("project", id)
 	spec := hosted.ProjectSpec{
 		ID: id, Name: eng.Name(), Root: eng.Root(), Log: log, Approvals: d.approvals,
-		Echo: slog.New(d.logs.Handler(ringOnly{d.log.Handler()})).With("project", id),
+		Echo:  slog.New(d.logs.Handler(ringOnly{d.log.Handler()})).With("project", id),
+		OnLog: eng.RelayLog,
 	}
 	hp, err := d.pool.Open(ctx, spec, hosted.Decls(d.user, eng.Config().Servers))
 	if err != nil {

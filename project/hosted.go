@@ -92,3 +92,17 @@ func (e *Engine) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) e
 	}
 	return nil
 }
+
+// RelayLog sends a hosted server's notifications/message to the project's
+// sessions, each at the level it set with logging/setLevel, as the
+// engine's own records go: the logger is the server's name (and the
+// server's own logger name after a slash).
+func (e *Engine) RelayLog(server string, msg *mcp.LoggingMessageParams) {
+	m := *msg
+	m.Meta = nil
+	m.Logger = server
+	if msg.Logger != "" {
+		m.Logger = server + "/" + msg.Logger
+	}
+	e.slog.addMessage(&m)
+}

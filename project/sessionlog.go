@@ -26,7 +26,7 @@ type sessionLog struct {
 	dropped atomic.Int64
 
 	mu      sync.Mutex // guards the fields below
-	queue   []slog.Record
+	queue   []*mcp.LoggingMessageParams
 	running bool // the sender goroutine runs
 	closed  bool
 	sender  sync.WaitGroup
@@ -45,6 +45,11 @@ func (l *sessionLog) serve(s *mcp.Server) { l.srv.Store(s) }
 
 // add queues r, starting the sender if it is not running.
 func (l *sessionLog) add(r slog.Record) {
+	l.addMessage(&mcp.LoggingMessageParams{Level: mcpLevel(r.Level), Logger: "berth", Data: recordData(r)})
+}
+
+// addMessage queues msg as add queues a record.
+func (l *sessionLog) addMessage(msg *mcp.LoggingMessageParams) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -52,7 +57,7 @@ func (l *sessionLog) add(r slog.Record) {
 	case len(l.queue) >= sessionLogQueue:
 		l.dropped.Add(1)
 	default:
-		l.queue = append(l.queue, r)
+		l.queue = append(l.queue, msg)
 		if !l.running {
 			l.running = true
 			l.sender.Add(1)
@@ -71,20 +76,19 @@ func (l *sessionLog) run() {
 			l.mu.Unlock()
 			return
 		}
-		r := l.queue[0]
+		msg := l.queue[0]
 		l.queue = l.queue[1:]
 		l.mu.Unlock()
-		l.send(r)
+		l.send(msg)
 	}
 }
 
-// send hands one record to every initialized session.
-func (l *sessionLog) send(r slog.Record) {
+// send hands one message to every initialized session.
+func (l *sessionLog) send(params *mcp.LoggingMessageParams) {
 	s := l.srv.Load()
 	if s == nil {
 		return
 	}
-	params := &mcp.LoggingMessageParams{Level: mcpLevel(r.Level), Logger: "berth", Data: recordData(r)}
 	for ss := range s.Sessions() {
 		if ss.InitializeParams() == nil {
 			continue

@@ -74,8 +74,19 @@ func (u *upstream) connect() (*generation, *lists, error) {
 	if err != nil {
 		return fail(fmt.Errorf("list its tools: %w", err))
 	}
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+		// Some servers (the go-sdk's among them) log nothing until asked.
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: upstreamLogLevel}); err != nil {
+			u.log.Debug("hosted server refused logging/setLevel", "server", u.label, "err", err)
+		}
+	}
 	return g, ls, nil
 }
+
+// upstreamLogLevel is the level Berth asks of every server that logs: its
+// messages at that level and above go to the broker's log and to each
+// session of the projects holding it, at the level that session set.
+const upstreamLogLevel mcp.LoggingLevel = "info"
 
 // watch closes g.ended when the process exits or the connection ends.
 func (g *generation) watch() {
@@ -146,8 +157,10 @@ func rawSchemas(t *mcp.Tool) *mcp.Tool {
 	return t
 }
 
-// logMessage logs what the server sends as notifications/message.
+// logMessage logs what the server sends as notifications/message and
+// passes it on to the sessions of the projects holding the server.
 func (u *upstream) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
+	u.relay.send(u.label, req.Params)
 	level := slog.LevelInfo
 	switch strings.ToLower(string(req.Params.Level)) {
 	case "debug":

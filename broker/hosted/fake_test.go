@@ -85,6 +85,13 @@ func runFakeServer() {
 		}
 		return nil, nil, ctx.Err()
 	})
+	// log sends text as a notifications/message of the server.
+	mcp.AddTool(srv, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "fakelog", Data: in.Text}); err != nil {
+			return nil, nil, err
+		}
+		return text("logged"), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "exit"}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 		fmt.Fprintln(os.Stderr, "dying on request")
 		os.Exit(3)

@@ -110,8 +110,9 @@ func internalError(format string, args ...any) *jsonrpc.Error {
 }
 
 // forwardMeta copies the caller's _meta for the upstream: without the
-// per-request protocol keys (Berth's client sets its own) and with Berth's
-// progress token in place of the caller's.
+// per-request protocol keys (Berth's client sets its own), with Berth's
+// progress token in place of the caller's and the log level Berth asks of
+// servers.
 func forwardMeta(in mcp.Meta, cl *caller) mcp.Meta {
 	out := mcp.Meta{}
 	for k, v := range in {
@@ -122,9 +123,9 @@ func forwardMeta(in mcp.Meta, cl *caller) mcp.Meta {
 	if cl.token != nil {
 		out["progressToken"] = cl.ours
 	}
-	if len(out) == 0 {
-		return nil
-	}
+	// A server on MCP 2026-07-28 logs during a request at the level the
+	// request names (as logging/setLevel sets it for older ones).
+	out[mcp.MetaKeyLogLevel] = upstreamLogLevel
 	return out
 }
 

@@ -102,6 +102,9 @@ func (p *Pool) acquire(spec ProjectSpec, name string, s config.Server) (*lease, 
 	if s.Share == config.ShareUser && spec.Echo != nil {
 		sh.up.echo.add(l, spec.Echo)
 	}
+	if spec.OnLog != nil {
+		sh.up.relay.add(l, spec.OnLog)
+	}
 	return l, nil
 }
 
@@ -132,6 +135,7 @@ func (l *lease) release(ctx context.Context) error {
 	var stop *upstream
 	l.once.Do(func() {
 		l.s.up.echo.remove(l)
+		l.s.up.relay.remove(l)
 		l.s.removeRoot(l.root)
 		p := l.pool
 		p.mu.Lock()

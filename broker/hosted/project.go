@@ -43,6 +43,9 @@ type ProjectSpec struct {
 	// a project): a logger that keeps records for the project's recent
 	// logs without writing them to the broker's log again.
 	Echo *slog.Logger
+	// OnLog, when set, gets the notifications/message of the servers the
+	// project holds, for its sessions.
+	OnLog LogRelay
 }
 
 // Project is the hosted servers of one mounted project: the leases on

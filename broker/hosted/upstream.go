@@ -29,6 +29,7 @@ type upstream struct {
 	calls  callers
 	echo   echoes   // share: user: the holding projects' own log rings
 	watch  watchers // sessions subscribed to its resources (subscribe.go)
+	relay  relays   // the holding projects' sessions, for the server's log messages
 	rss    rssCache
 
 	ctx      context.Context // cancelled by stop

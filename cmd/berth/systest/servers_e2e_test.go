@@ -657,3 +657,63 @@ func TestCompletionsForWorkflowAndHostedPrompts(t *testing.T) {
 		t.Errorf("hosted completion of name in Engineering = %q, %v", got, err)
 	}
 }
+
+// TestHostedServerLogsReachSessions: what a hosted server sends as
+// notifications/message reaches the project's sessions that set a level
+// (through the project port and through berth-shim), under the server's
+// name, and not a session that set none.
+func TestHostedServerLogsReachSessions(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	b, root, url := everythingProject(t, ctx, "logs")
+	listen := func() (*mcp.ClientOptions, chan *mcp.LoggingMessageParams) {
+		got := make(chan *mcp.LoggingMessageParams, 64)
+		return &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			if strings.HasPrefix(req.Params.Logger, "everything") {
+				select {
+				case got <- req.Params:
+				default:
+				}
+			}
+		}}, got
+	}
+	httpOpts, httpGot := listen()
+	agent := connectWith(t, ctx, &mcp.StreamableClientTransport{Endpoint: url}, httpOpts)
+	shimOpts, shimGot := listen()
+	tr, _ := shimTransport(t, b.Home, root)
+	ide := connectWith(t, ctx, tr, shimOpts)
+	silentOpts, silentGot := listen()
+	silent := connectWith(t, ctx, &mcp.StreamableClientTransport{Endpoint: url}, silentOpts)
+	for _, s := range []*mcp.ClientSession{agent, ide} {
+		if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := silent.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// server-everything logs one message at once, then one every 5 s, each at
+	// a random level.
+	callText(t, ctx, agent, "everything__toggle-simulated-logging", nil)
+	defer callText(t, ctx, agent, "everything__toggle-simulated-logging", nil)
+	for name, got := range map[string]chan *mcp.LoggingMessageParams{"the HTTP session": httpGot, "the IDE through berth-shim": shimGot} {
+		select {
+		case msg := <-got:
+			if msg.Logger != "everything" || !strings.Contains(strings.ToLower(fmt.Sprint(msg.Data)), string(msg.Level)) || !strings.Contains(fmt.Sprint(msg.Data), "message") {
+				t.Errorf("%s got %+v; want server-everything's simulated log under the logger \"everything\"", name, msg)
+			}
+		case <-time.After(30 * time.Second): // its levels are random, and Berth asks for info and above
+			t.Fatalf("%s heard no log message of server-everything within 30s", name)
+		}
+	}
+	// One more to the HTTP session: by then the silent one would have had two.
+	select {
+	case <-httpGot:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no second log message within 30s")
+	}
+	select {
+	case msg := <-silentGot:
+		t.Errorf("a session that set no level got %+v", msg)
+	default:
+	}
+}
