@@ -37,8 +37,8 @@ func (p *Project) Complete(ctx context.Context, req *mcp.CompleteRequest) (res *
 }
 
 // completionTarget finds the running server that serves ref as this
-// project lists it: the prompt's server by its prefix, or the server whose
-// template the project serves (the first by name, as surface decides).
+// project lists it: the prompt's server by its prefix, or the server of
+// the template in the last surface.
 func (p *Project) completionTarget(ref *mcp.CompleteReference) (*target, string) {
 	if ref == nil {
 		return nil, ""
@@ -62,20 +62,8 @@ func (p *Project) completionTarget(ref *mcp.CompleteReference) (*target, string)
 			}
 		}
 	case "ref/resource":
-		for _, name := range sortedKeys(p.entries) {
-			e := p.entries[name]
-			if e.target == nil {
-				continue
-			}
-			ls, _ := e.target.up.snapshot()
-			if ls == nil {
-				continue
-			}
-			for _, rt := range ls.templates {
-				if rt.URITemplate == ref.URI {
-					return e.target, ""
-				}
-			}
+		if t := p.templates[ref.URI]; t != nil {
+			return t, ""
 		}
 	}
 	return nil, ""

@@ -656,6 +656,17 @@ func TestCompletionsForWorkflowAndHostedPrompts(t *testing.T) {
 	if got, err := complete(hosted, "name", "", map[string]string{"department": "Engineering"}); err != nil || !slices.Equal(got, []string{"Alice", "Bob", "Charlie"}) {
 		t.Errorf("hosted completion of name in Engineering = %q, %v", got, err)
 	}
+	// A hosted resource template's argument, as resources/templates/list names it.
+	if _, err := s.ListResourceTemplates(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	template := &mcp.CompleteReference{Type: "ref/resource", URI: "demo://resource/dynamic/text/{resourceId}"}
+	if got, err := complete(template, "resourceId", "7", nil); err != nil || !slices.Equal(got, []string{"7"}) {
+		t.Errorf("hosted template completion of resourceId \"7\" = %q, %v", got, err)
+	}
+	if _, err := complete(&mcp.CompleteReference{Type: "ref/resource", URI: "nowhere://{x}"}, "x", "", nil); err == nil || !strings.Contains(err.Error(), "unknown resource template") {
+		t.Errorf("an unknown template: %v", err)
+	}
 }
 
 // TestHostedServerLogsReachSessions: what a hosted server sends as
