@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -82,23 +83,9 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 		return api.ApproveResponse{}, api.Errorf(http.StatusNotFound, api.CodeNoServers,
 			"%s declares no MCP servers: nothing to approve (servers are declared under servers: in %s, see docs/servers.md)", root, orDefault(cfg.File, ".praxis-os/config.yaml"))
 	}
-	declared := make([]string, 0, len(cfg.Servers))
-	for name := range cfg.Servers {
-		declared = append(declared, name)
-	}
-	slices.Sort(declared)
-	names := req.Servers
-	if len(names) == 0 {
-		names = declared
-	}
-	decls := make(map[string]config.Server, len(names))
-	for _, name := range names {
-		s, ok := cfg.Servers[name]
-		if !ok {
-			return api.ApproveResponse{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
-				"%s declares no server %q (it declares: %s)", root, name, strings.Join(declared, ", "))
-		}
-		decls[name] = s
+	decls, err := declaredServers(root, cfg, req.Servers, "")
+	if err != nil {
+		return api.ApproveResponse{}, err
 	}
 	id := api.ProjectID(root)
 	approvals := b.mounts.servers.approvals
@@ -117,6 +104,26 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 	return resp, err
 }
 
+// declaredServers is the definitions of the named servers in cfg, of all
+// of them when names is empty; a name cfg does not declare is an
+// unknown_server error that lists what it declares (and hint).
+func declaredServers(root string, cfg config.Config, names []string, hint string) (map[string]config.Server, error) {
+	if len(names) == 0 {
+		return cfg.Servers, nil
+	}
+	decls := make(map[string]config.Server, len(names))
+	for _, name := range names {
+		s, ok := cfg.Servers[name]
+		if !ok {
+			declared := slices.Sorted(maps.Keys(cfg.Servers))
+			return nil, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
+				"%s declares no server %q (it declares: %s%s)", root, name, strings.Join(declared, ", "), hint)
+		}
+		decls[name] = s
+	}
+	return decls, nil
+}
+
 // RevokeServers withdraws the approval of the named servers of the
 // project at req.Root, or of all its servers when none is named: a mounted
 // project stops them at once and its sessions lose their tools. It works
@@ -129,16 +136,9 @@ func (b *Broker) RevokeServers(_ context.Context, req api.RevokeRequest) (api.Pr
 	}
 	if len(req.Servers) > 0 {
 		if cfg, err := config.Load(root); err == nil {
-			for _, name := range req.Servers {
-				if _, ok := cfg.Servers[name]; !ok {
-					declared := make([]string, 0, len(cfg.Servers))
-					for n := range cfg.Servers {
-						declared = append(declared, n)
-					}
-					slices.Sort(declared)
-					return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
-						"%s declares no server %q (it declares: %s; `berth servers revoke %s` withdraws every approval)", root, name, strings.Join(declared, ", "), root)
-				}
+			hint := fmt.Sprintf("; `berth servers revoke %s` withdraws every approval", root)
+			if _, err := declaredServers(root, cfg, req.Servers, hint); err != nil {
+				return api.ProjectServers{}, err
 			}
 		}
 	}

@@ -112,16 +112,23 @@ func oneLine(s string, n int) string {
 	return s
 }
 
+// resolveAndConnect resolves the project directory dir of a `berth servers`
+// action and connects to the broker (starting one when start).
+func resolveAndConnect(ctx context.Context, dir string, start bool) (string, *api.Client, error) {
+	root, err := api.ResolveRoot(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := connect(ctx, start)
+	return root, c, err
+}
+
 // runApproveServers records the approval of the servers a project declares.
 func runApproveServers(ctx context.Context, args []string) error {
 	if len(args) < 1 {
 		return usageError{"needs the project directory: berth servers approve DIR [NAME...]"}
 	}
-	root, err := api.ResolveRoot(args[0])
-	if err != nil {
-		return err
-	}
-	c, err := connect(ctx, true)
+	root, c, err := resolveAndConnect(ctx, args[0], true)
 	if err != nil {
 		return err
 	}
@@ -142,11 +149,7 @@ func runRevokeServers(ctx context.Context, args []string) error {
 	if len(args) < 1 {
 		return usageError{"needs the project directory: berth servers revoke DIR [NAME...]"}
 	}
-	root, err := api.ResolveRoot(args[0])
-	if err != nil {
-		return err
-	}
-	c, err := connect(ctx, true)
+	root, c, err := resolveAndConnect(ctx, args[0], true)
 	if err != nil {
 		return err
 	}
@@ -168,11 +171,7 @@ func runRestartServer(ctx context.Context, args []string) error {
 	if len(args) != 2 {
 		return usageError{"needs the project directory and the server's name: berth servers restart DIR NAME"}
 	}
-	root, err := api.ResolveRoot(args[0])
-	if err != nil {
-		return err
-	}
-	c, err := connect(ctx, false)
+	root, c, err := resolveAndConnect(ctx, args[0], false)
 	if err != nil {
 		return err
 	}
