@@ -61,11 +61,8 @@ func runWorkflows(ctx context.Context, args []string) error {
 	fs.SetOutput(io.Discard)
 	dir := fs.String("project", ".", "project directory")
 	asJSON := fs.Bool("json", false, "print the tool's JSON result")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	var out struct {
 		Workflows []struct {
@@ -119,11 +116,8 @@ func runSessions(ctx context.Context, args []string) error {
 	dir := fs.String("project", ".", "project directory")
 	status := fs.String("status", "", "only sessions with this status (active, completed)")
 	asJSON := fs.Bool("json", false, "print the tool's JSON result")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	var toolArgs map[string]any
 	if *status != "" {

@@ -43,3 +43,15 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	}
 	return usageError{fmt.Sprint(err)}
 }
+
+// parseFlagsOnly is parseFlags for a command that takes flags and no
+// arguments.
+func parseFlagsOnly(fs *pflag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}

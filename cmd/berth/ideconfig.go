@@ -27,17 +27,7 @@ func runIDEConfig(ctx context.Context, args []string) error {
 	write := fset.Bool("write", false, "merge the entry into the app's configuration file (a backup of the old file is kept beside it)")
 	name := fset.String("name", "", "server name (default berth, or berth-<project> in a file shared by all projects)")
 	portable := fset.Bool("portable", false, "write the project's own file with no path of this machine (berth-shim from PATH, the IDE's workspace folder), for the team to commit")
-	if err := parseFlags(fset, args); err != nil {
-		return err
-	}
-	if fset.NArg() != 1 {
-		return usageError{"name one app: " + strings.Join(ideconfig.Names(), ", ") + " (or `import APP` to move its servers into Berth)"}
-	}
-	app, err := ideconfig.Lookup(fset.Arg(0))
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	plan, err := planFor(app, *project, *name, *portable)
+	app, plan, err := parseAppPlan(fset, args, "name one app: "+strings.Join(ideconfig.Names(), ", ")+" (or `import APP` to move its servers into Berth)", project, name, portable)
 	if err != nil {
 		return err
 	}
@@ -64,6 +54,24 @@ func runIDEConfig(ctx context.Context, args []string) error {
 		fmt.Printf("set server %q in %s, keeping the rest (the file as it was is in %s); restart %s (or reload its MCP servers) to use it\n", plan.Name, plan.Path, backup, app.Title)
 	}
 	return nil
+}
+
+// parseAppPlan parses the flags and the one app of ide-config or its
+// import (missing is the usage error without it) and builds the app's
+// entry with planFor.
+func parseAppPlan(fset *pflag.FlagSet, args []string, missing string, dir, name *string, portable *bool) (ideconfig.App, ideconfig.Plan, error) {
+	if err := parseFlags(fset, args); err != nil {
+		return ideconfig.App{}, ideconfig.Plan{}, err
+	}
+	if fset.NArg() != 1 {
+		return ideconfig.App{}, ideconfig.Plan{}, usageError{missing}
+	}
+	app, err := ideconfig.Lookup(fset.Arg(0))
+	if err != nil {
+		return ideconfig.App{}, ideconfig.Plan{}, usageError{err.Error()}
+	}
+	plan, err := planFor(app, *dir, *name, *portable)
+	return app, plan, err
 }
 
 // planFor builds app's entry for the project dir ("" for the one around

@@ -28,17 +28,7 @@ func runIDEImport(_ context.Context, args []string) error {
 	project := fset.String("project", "", "import into this project's .praxis-os/config.yaml (else into the broker's config, for every project)")
 	name := fset.String("name", "", "the Berth entry's name in the app's file (as for ide-config)")
 	portable := fset.Bool("portable", false, "write the app's Berth entry with no path of this machine (a project file, as for ide-config)")
-	if err := parseFlags(fset, args); err != nil {
-		return err
-	}
-	if fset.NArg() != 1 {
-		return usageError{"name one app to import from: " + strings.Join(ideconfig.Names(), ", ")}
-	}
-	app, err := ideconfig.Lookup(fset.Arg(0))
-	if err != nil {
-		return usageError{err.Error()}
-	}
-	plan, err := planFor(app, *project, *name, *portable)
+	app, plan, err := parseAppPlan(fset, args, "name one app to import from: "+strings.Join(ideconfig.Names(), ", "), project, name, portable)
 	if err != nil {
 		return err
 	}

@@ -18,11 +18,8 @@ func runProjects(ctx context.Context, args []string) error {
 	fs := pflag.NewFlagSet("projects", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	c, err := connect(ctx, false)
 	if err != nil {

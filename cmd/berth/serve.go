@@ -31,11 +31,8 @@ func runServe(ctx context.Context, args []string) (err error) {
 	autostarted := fs.Bool("autostarted", false, "started by berth-shim: apply idle_timeout")
 	tokenOnly := fs.Bool("token-only", false, "admit only the bearer token on TCP listeners, as on macOS, where the broker cannot tell a connection's account")
 	pprofAddr := fs.String("pprof", "", "serve Go runtime profiles on this loopback address (debugging, berth-bench)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	cfg, cf, err := broker.Load(fs, *configFile)
 	if err != nil {

@@ -28,11 +28,8 @@ func runTools(ctx context.Context, args []string) error {
 	fs.SetOutput(io.Discard)
 	dir := fs.String("project", ".", "project directory")
 	asJSON := fs.Bool("json", false, "print JSON (with the whole descriptions)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	var tools []toolInfo
 	err := withSession(ctx, *dir, func(sess *mcp.ClientSession, prog *progress) error {
