@@ -303,3 +303,43 @@ func TestTypeScriptSDKGetsAnswersAndProgressOverHTTP(t *testing.T) {
 		t.Errorf("media types of the answers %v, want %v", got.Types, want)
 	}
 }
+
+// TestTypeScriptSDKCompletesSubscribesAndHearsHostedLogs: the TypeScript
+// SDK, on a project port hosting server-everything, completes a hosted
+// prompt's arguments (the second from the first, through the context),
+// subscribes to one of the server's resources and hears its update, and
+// hears the server's log messages once it set a level; it leaves without
+// DELETE.
+func TestTypeScriptSDKCompletesSubscribesAndHearsHostedLogs(t *testing.T) {
+	tsNode := needTSClient(t)
+	ctx := testCtx(t, 2*time.Minute)
+	_, _, url := everythingProject(t, ctx, "tsextras")
+	cmd := exec.CommandContext(ctx, tsNode, "hostedextras.mjs", url)
+	cmd.Dir = tsClientDir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node hostedextras.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	var got struct {
+		Completions bool     `json:"completions"`
+		Department  []string `json:"department"`
+		Names       []string `json:"names"`
+		Updated     bool     `json:"updated"`
+		Logger      string   `json:"logger"`
+		LogData     string   `json:"logData"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
+	}
+	if !got.Completions || !slices.Equal(got.Department, []string{"Engineering"}) || !slices.Equal(got.Names, []string{"Alice", "Bob", "Charlie"}) {
+		t.Errorf("completions: capability %v, department %q, names %q", got.Completions, got.Department, got.Names)
+	}
+	if !got.Updated {
+		t.Error("no notifications/resources/updated for the subscribed resource within 30s")
+	}
+	if got.Logger != "everything" || got.LogData == "" {
+		t.Errorf("log message: logger %q, data %q; want server-everything's under \"everything\"", got.Logger, got.LogData)
+	}
+}
