@@ -27,8 +27,18 @@ type HostedCompleter interface {
 
 // complete answers completion/complete: the target_file argument of a
 // workflow's prompt from Berth's own catalog, anything else from the
-// hosted server that serves the prompt or template.
+// hosted server that serves the prompt or template. Its values are always
+// an array, as the specification says (clients such as the TypeScript SDK
+// refuse a null), also where nothing matches or a hosted server sent null.
 func (e *Engine) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	res, err := e.completeRef(ctx, req)
+	if res != nil && res.Completion.Values == nil {
+		res.Completion.Values = []string{}
+	}
+	return res, err
+}
+
+func (e *Engine) completeRef(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	ref := req.Params.Ref
 	if ref == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs a ref: a prompt (ref/prompt) or a resource template (ref/resource)"}
@@ -64,7 +74,7 @@ func (c *catalog) hasPrompt(name string) bool {
 // recent first), then the project's files and folders under what was
 // typed so far (folders end in /; dot-files only once a dot is typed).
 func (c *catalog) completeWorkflow(ctx context.Context, workflowType string, arg mcp.CompleteParamsArgument) (*mcp.CompleteResult, error) {
-	res := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	res := &mcp.CompleteResult{}
 	if arg.Name != "target_file" {
 		return res, nil
 	}

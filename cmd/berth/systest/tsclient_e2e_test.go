@@ -343,3 +343,45 @@ func TestTypeScriptSDKCompletesSubscribesAndHearsHostedLogs(t *testing.T) {
 		t.Errorf("log message: logger %q, data %q; want server-everything's under \"everything\"", got.Logger, got.LogData)
 	}
 }
+
+// TestTypeScriptSDKCompletesWhereNothingMatches: completion/complete
+// answers values as an array even where nothing matches (a workflow
+// prompt's target_file, an argument the prompt lacks, a hosted prompt's
+// argument), so the TypeScript SDK's client.complete(), which checks the
+// answer against the specification, returns no values instead of
+// throwing; and a match is still found.
+func TestTypeScriptSDKCompletesWhereNothingMatches(t *testing.T) {
+	tsNode := needTSClient(t)
+	ctx := testCtx(t, 2*time.Minute)
+	node, script := brokertest.NPMServer(t, "server-everything")
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "nomatch", map[string]string{"README.md": "# nomatch\n"})
+	writeWorkflows(t, root)
+	writeServers(t, root, fmt.Sprintf("  everything:\n    command: %q\n    args: [%q, stdio]\n", node, script))
+	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	url := b.Attach(t, root).URL
+	cmd := exec.CommandContext(ctx, tsNode, "complete.mjs", url, "bug_fix_v1", "everything__completable-prompt")
+	cmd.Dir = tsClientDir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node complete.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	type answer struct {
+		Values *[]string `json:"values"`
+		Error  string    `json:"error"`
+	}
+	var got map[string]answer
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
+	}
+	for name, want := range map[string][]string{"target": {}, "other": {}, "hosted": {}, "matched": {"README.md"}} {
+		a := got[name]
+		if a.Error != "" || a.Values == nil || !slices.Equal(*a.Values, want) {
+			t.Errorf("%s: the TypeScript SDK's complete() gave values %v, error %q; want %q", name, a.Values, a.Error, want)
+		}
+	}
+}
