@@ -20,6 +20,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/berth-dev/berth/broker/loglimit"
+	"github.com/berth-dev/berth/broker/loopback"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
@@ -94,7 +95,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 
 	var tcpLn net.Listener
 	if cfg.Listen != "" {
-		tcpLn, err = net.Listen("tcp", cfg.Listen)
+		tcpLn, err = loopback.ListenAddr(cfg.Listen) // 127.0.0.1 and [::1] alike: no other account takes either side
 		switch {
 		case err != nil && cfg.ListenOptional:
 			log.Warn("TCP control API off: its address is taken (the socket still serves)", "listen", cfg.Listen, "err", err)

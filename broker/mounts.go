@@ -200,7 +200,7 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	}
 	// Without a free port the project is served to the IDE alone, and
 	// the broker binds one later (portretry.go).
-	ln, _, portErr := bindPort(t.preferredPorts(id, eng.Config().MCP.HTTPPort), t.cfg.PortStart, t.cfg.PortEnd)
+	ln, portErr := t.bindFor(id, root, eng.Config().MCP.HTTPPort)
 	srvs := t.servers.openServers(t.ctx, id, eng, t.log)
 	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, db: t.db, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, onSession: t.onSession, servers: srvs})
 	if portErr != nil {
@@ -208,17 +208,6 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	}
 	t.log.Info("mounted", "project", id, "root", root, "port", m.portNow())
 	return m, nil
-}
-
-// preferredPorts are the ports to try first for project id: the one it
-// had last time, so that sub-agents' saved URLs survive a broker restart,
-// then the one its config asks for.
-func (t *mounts) preferredPorts(id string, configured int) []int {
-	var preferred []int
-	if rec, ok, _ := t.db.GetProject(id); ok && rec.LastPort > 0 {
-		preferred = append(preferred, rec.LastPort)
-	}
-	return append(preferred, configured)
 }
 
 // detach releases one lease, or with lease "" the `berth attach` pin.
@@ -271,6 +260,7 @@ func (t *mounts) expire(id string, e *entry) {
 	t.changedLocked()
 	t.mu.Unlock()
 	t.unmount(context.Background(), e.m, "grace period over")
+	t.released(id)
 }
 
 // unmount stops advertising the mount (its state file goes first), then
@@ -330,12 +320,14 @@ func (t *mounts) closeAll(ctx context.Context) {
 	t.mu.Lock()
 	t.closed = true
 	var ms []*mount
+	var ids []string
 	for id, e := range t.entries {
 		if e.grace != nil {
 			e.grace.Stop()
 		}
 		if e.m != nil {
 			ms = append(ms, e.m)
+			ids = append(ids, id)
 		}
 		delete(t.entries, id)
 	}
@@ -349,6 +341,7 @@ func (t *mounts) closeAll(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	t.released(ids...)
 }
 
 func (t *mounts) list() []api.Project {

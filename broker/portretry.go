@@ -99,7 +99,7 @@ func (t *mounts) retryDegraded() {
 	for _, c := range cands {
 		m := c.e.m
 		if m.portNow() == 0 {
-			ln, _, err := bindPort(t.preferredPorts(m.id, m.engine.Config().MCP.HTTPPort), t.cfg.PortStart, t.cfg.PortEnd)
+			ln, err := t.bindFor(m.id, m.root, m.engine.Config().MCP.HTTPPort)
 			if err != nil {
 				m.httpMu.Lock()
 				m.portErr = err

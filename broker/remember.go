@@ -18,9 +18,10 @@ import (
 // concurrent attaches and detaches reach this in, the last write records
 // the table's latest pin state.
 //
-// A record that already says all this is not written again (the write's
-// fsyncs were on the path of every first attach after a broker start), so
-// UpdatedAt is when the record last changed.
+// A record that already says all this, and whose UsedAt is less than
+// usedResolution old, is not written again (the write's fsyncs were on the
+// path of every first attach after a broker start), so UpdatedAt is when
+// the record last changed.
 func (t *mounts) remember(e *entry, pinChange bool) {
 	t.regMu.Lock()
 	defer t.regMu.Unlock()
@@ -35,14 +36,18 @@ func (t *mounts) remember(e *entry, pinChange bool) {
 	if port == 0 && ok {
 		port = rec.LastPort // mounted without one: keep the port to ask for next time
 	}
-	if ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == port {
+	now := time.Now().UTC()
+	same := ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == port
+	if same && now.Sub(rec.UsedAt) < usedResolution {
 		return
 	}
-	now := time.Now().UTC()
 	if !ok {
 		rec = store.ProjectRecord{ID: m.id, CreatedAt: now}
 	}
-	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UpdatedAt = m.root, m.name, pinned, port, now
+	if !same {
+		rec.UpdatedAt = now
+	}
+	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UsedAt = m.root, m.name, pinned, port, now
 	if err := t.db.PutProject(rec); err != nil {
 		t.log.Warn("registry write failed", "project", m.id, "err", err)
 	}

@@ -50,5 +50,6 @@ func (t *mounts) dropVanished(ctx context.Context) {
 		t.mu.Unlock()
 		t.log.Warn("project directory vanished: unmounting", "project", c.id, "root", c.root, "port", c.e.m.portNow(), "holders", holders)
 		t.unmount(ctx, c.e.m, "project directory vanished")
+		t.released(c.id)
 	}
 }

@@ -8,7 +8,7 @@
 // # Bucket tree
 //
 //	meta/                       schema_version -> uint64, big endian
-//	registry/                   <project id> -> JSON record (root, name, pinned, last port)
+//	registry/                   <project id> -> JSON record (root, name, pinned, last port, last used)
 //	data/
 //	  <project id>/
 //	    index/                  owned by project/search (derived; dropped and rebuilt when corrupt or of another format)

@@ -13,11 +13,17 @@ var errBucketNotFound = bolterrors.ErrBucketNotFound
 
 // ProjectRecord is what the broker remembers about a project between runs.
 type ProjectRecord struct {
-	ID        string    `json:"id"`
-	Root      string    `json:"root"`
-	Name      string    `json:"name"`
-	Pinned    bool      `json:"pinned"` // attached by `berth attach`: mounted again when the broker starts
-	LastPort  int       `json:"last_port,omitempty"`
+	ID     string `json:"id"`
+	Root   string `json:"root"`
+	Name   string `json:"name"`
+	Pinned bool   `json:"pinned"` // attached by `berth attach`: mounted again when the broker starts
+	// LastPort is the port the project had last: reserved for it while it
+	// is not mounted, so that its clients' saved URLs keep reaching it.
+	LastPort int `json:"last_port,omitempty"`
+	// UsedAt is when the project was last served: set when it stops being
+	// served, and when it mounts if older than an hour. The least recently
+	// used reservation is the one given away when a range has no free port.
+	UsedAt    time.Time `json:"used_at,omitzero"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -34,6 +40,32 @@ func (db *DB) PutProject(rec ProjectRecord) error {
 			return err
 		}
 		return reg.Put([]byte(rec.ID), raw)
+	})
+}
+
+// EditProjects applies edit to the records of ids, in one transaction;
+// ids without a record, or whose record cannot be decoded, are passed
+// over. edit reports whether it changed the record: only those are written.
+func (db *DB) EditProjects(ids []string, edit func(*ProjectRecord) bool) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		reg := tx.Bucket(bucketRegistry)
+		if reg == nil {
+			return nil
+		}
+		for _, id := range ids {
+			var rec ProjectRecord
+			if raw := reg.Get([]byte(id)); raw == nil || json.Unmarshal(raw, &rec) != nil || !edit(&rec) {
+				continue
+			}
+			raw, err := json.Marshal(rec)
+			if err != nil {
+				return err
+			}
+			if err := reg.Put([]byte(id), raw); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -8,12 +8,16 @@ package peertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -104,6 +108,152 @@ func (a Account) TryCurl(args ...string) (int, string, error) {
 		return 0, "", fmt.Errorf("curl as %s %v: no HTTP status in %q (%s)", a.Name, args, out, stderr.String())
 	}
 	return code, string(out[:i]), nil
+}
+
+// TryListen runs the probe as the account to bind address (host:port)
+// and returns whether it could, with what it said.
+func (a Account) TryListen(tb testing.TB, address string) (bool, string) {
+	tb.Helper()
+	bound, out, err := a.Probe(tb).Bind(address)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bound, out
+}
+
+// Probe is the probe program, built for a test, run as the account. Its
+// methods may run on any goroutine: they return errors, and every wait
+// they make is bounded.
+type Probe struct {
+	a   Account
+	bin string
+}
+
+// Probe builds the probe (once per test) for the account to run.
+func (a Account) Probe(tb testing.TB) *Probe {
+	tb.Helper()
+	return &Probe{a: a, bin: probeBinary(tb)}
+}
+
+// Bind binds address and says whether it could, with what the probe said.
+func (p *Probe) Bind(address string) (bool, string, error) {
+	return p.run("bind", address)
+}
+
+// Held is what Hold reports.
+type Held struct {
+	Opened       int    `json:"opened"`
+	ClosedAtOnce int    `json:"closed_at_once"` // by the server, within a second of opening
+	OpenAtEnd    int    `json:"open_at_end"`
+	DialError    string `json:"dial_error,omitempty"` // the first one
+}
+
+// Hold opens up to n connections to address, sending nothing, and keeps
+// them for d (whole seconds); it reports what became of them.
+func (p *Probe) Hold(address string, n int, d time.Duration) (Held, error) {
+	var h Held
+	return h, p.runJSON(&h, "hold", address, strconv.Itoa(n), strconv.Itoa(int(d.Seconds())))
+}
+
+// Churned is what Churn reports.
+type Churned struct {
+	Statuses    map[int]int `json:"statuses"`     // status code -> answers; 0 counts failed requests
+	DialRefused bool        `json:"dial_refused"` // a connection was refused: nothing listens any more
+}
+
+// Churn sends GET / on a new connection after another, for d or until a
+// connection is refused.
+func (p *Probe) Churn(address string, d time.Duration) (Churned, error) {
+	var c Churned
+	return c, p.runJSON(&c, "churn", address, strconv.Itoa(int(d.Seconds())))
+}
+
+// Stalled is what Stall reports.
+type Stalled struct {
+	Statuses     map[int]int `json:"statuses"` // status code -> answers; 0 counts connections with none
+	Closed       int         `json:"closed"`   // connections the server closed
+	SlowestClose float64     `json:"slowest_close_seconds"`
+}
+
+// Stall opens n connections to address, each sending the headers of a
+// POST to path and none of its body, and waits at most d for the server
+// to answer and close them.
+func (p *Probe) Stall(address, path string, n int, d time.Duration) (Stalled, error) {
+	var s Stalled
+	return s, p.runJSON(&s, "stall", address, path, strconv.Itoa(n), strconv.Itoa(int(d.Seconds())))
+}
+
+// runJSON runs the probe and decodes its report into v.
+func (p *Probe) runJSON(v any, args ...string) error {
+	ok, out, err := p.run(args...)
+	if err == nil && (!ok || json.Unmarshal([]byte(out), v) != nil) {
+		err = fmt.Errorf("probe %v as %s: %s", args, p.a.Name, out)
+	}
+	return err
+}
+
+// run runs the probe as the account. ok is its exit status 0; 1 is a
+// refusal it reports; anything else is an error.
+func (p *Probe) run(args ...string) (ok bool, out string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := p.a.Command(ctx, p.bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	out = string(bytes.TrimSpace(stdout.Bytes()))
+	var exit *exec.ExitError
+	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) { // 1 is a refusal; anything else, a probe that did not run
+		return false, out, fmt.Errorf("probe %v as %s: %v: %s%s", args, p.a.Name, err, out, stderr.String())
+	}
+	return err == nil, out, nil
+}
+
+var (
+	probesMu sync.Mutex
+	probes   = map[testing.TB]string{}
+)
+
+// probeBinary builds the probe into a folder every account can read, once
+// per test; the folder goes when the test ends.
+func probeBinary(tb testing.TB) string {
+	tb.Helper()
+	probesMu.Lock()
+	defer probesMu.Unlock()
+	if bin, ok := probes[tb]; ok {
+		return bin
+	}
+	dir, err := os.MkdirTemp("", "berth-peer-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		os.RemoveAll(dir)
+		probesMu.Lock()
+		delete(probes, tb)
+		probesMu.Unlock()
+	})
+	if err := os.Chmod(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	bin := filepath.Join(dir, "probe")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/berth-dev/berth/broker/peer/peertest/probe").CombinedOutput(); err != nil {
+		tb.Fatalf("build the probe: %v\n%s", err, out)
+	}
+	probes[tb] = bin
+	return bin
+}
+
+// NeedIPv6 ends the test where the host has no IPv6 loopback (::1): a
+// skip, or a failure under CI (BERTH_CI=1), whose machines have one.
+func NeedIPv6(tb testing.TB) {
+	tb.Helper()
+	ln, err := net.Listen("tcp6", "[::1]:0")
+	if err == nil {
+		ln.Close()
+		return
+	}
+	unavailable(tb, fmt.Sprintf("this host has no IPv6 loopback (::1): enable IPv6 on lo (%v)", err))
 }
 
 // lookPath finds tool on PATH or in the sbin folders a non-login root
