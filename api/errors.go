@@ -50,6 +50,7 @@ const (
 	CodeUnknownServer  Code = "unknown_server"  // the project declares no server of that name
 	CodeNotFailed      Code = "not_failed"      // a restart of a hosted server that is not failed
 	CodeBadConfig      Code = "bad_config"      // a config file or setting is wrong: the message names the file, line, key and fix
+	CodeBodyTimeout    Code = "body_timeout"    // the request body did not arrive within 10 s of its headers
 )
 
 // Error is an error answer: the HTTP status, its Code and a message that

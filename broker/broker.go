@@ -109,6 +109,13 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		}
 	}
 
+	// Every connection is a file: another account's connections are
+	// bounded by the budget, the owner's by the limit, raised as far as
+	// the system allows.
+	fileLimit := raiseFileLimit()
+	pending := pendingBudget(fileLimit)
+	budget := peer.NewBudget(pending)
+
 	tokenOnly := cfg.TokenOnly || !peer.Supported()
 	token, err := brokerToken(cfg, tokenOnly, log)
 	if err != nil {
@@ -138,12 +145,13 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		schemas: mcp.NewSchemaCache(),
 		servers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
 		watch:   watch.NewHub(),
+		budget:  budget,
 	}
 	defer b.mounts.watch.Close() // after every mount's watcher (closeAll, below)
 	idle.set(true)
 
 	logins := newLogins(listenAddr(tcpLn), tokenOnly)
-	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search, Login: logins}
+	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search, Login: logins, MaxBody: MaxBodyBytes}
 	sockOpts := apiOpts
 	sockOpts.AllowShutdown, sockOpts.IssueLogins = true, true
 	sockOpts.Servers = &controlapi.ServerActions{Approve: b.ApproveServers, Revoke: b.RevokeServers, Restart: b.RestartServer} // the socket only, as /shutdown
@@ -155,13 +163,16 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	serve := func(ln net.Listener, h http.Handler, guard *peer.Guard) {
 		srv := &http.Server{
 			Handler:           h,
-			ReadHeaderTimeout: 10 * time.Second,
+			ReadHeaderTimeout: readTimeout,
+			IdleTimeout:       controlIdleTimeout,
 			BaseContext:       func(net.Listener) context.Context { return ctx },
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-			ConnState:         idle.connState,
+			ConnState:         idle.socketState,
 		}
 		if guard != nil {
+			srv.ConnState = idle.tcpState // a connection counts once the guard admits it
 			guard.Install(srv)
+			ln = guard.Listener(ln)
 		}
 		servers = append(servers, srv)
 		wg.Add(1)
@@ -174,9 +185,11 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	serve(sockLn, handler, nil) // the socket is guarded by its file mode
 	if tcpLn != nil {
-		serve(tcpLn, tcpHandler, peer.NewGuard(peer.Options{Token: token, Admit: logins.admits, TokenOnly: tokenOnly, Name: "control", Logger: log}))
+		serve(tcpLn, tcpHandler, peer.NewGuard(peer.Options{Token: token, Admit: logins.admits, TokenOnly: tokenOnly, Name: "control", Logger: log,
+			Budget: budget, Admitted: idle.track}))
 	}
-	log.Info("broker ready", "pid", os.Getpid(), "home", cfg.Home, "socket", sockPath, "listen", cfg.Listen, "version", api.Version, "config", opts.ConfigFile)
+	log.Info("broker ready", "pid", os.Getpid(), "home", cfg.Home, "socket", sockPath, "listen", cfg.Listen, "version", api.Version, "config", opts.ConfigFile,
+		"open_file_limit", fileLimit, "pending_connections", pending)
 	if opts.Ready != nil {
 		opts.Ready()
 	}
@@ -217,6 +230,20 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		return cause
 	}
 	return nil
+}
+
+// controlIdleTimeout closes a control connection kept alive with no
+// request for that long.
+const controlIdleTimeout = 2 * time.Minute
+
+// pendingBudget is how many connections not yet known to be the owner's
+// the TCP listeners keep open together (peer.Budget): a quarter of the
+// open-file limit, between 16 and 1024 (256 when the limit is unknown).
+func pendingBudget(fileLimit uint64) int {
+	if fileLimit == 0 {
+		return 256
+	}
+	return int(min(max(fileLimit/4, 16), 1024))
 }
 
 // shutdownTimeout bounds a clean stop: sessions ended, ports and socket

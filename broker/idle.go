@@ -8,19 +8,24 @@ import (
 )
 
 // idleTimer fires once the broker has had no mounts and no open control
-// connections for d. Only a broker a shim auto-started has one (d > 0).
+// connections of its owner for d. Only a broker a shim auto-started has
+// one (d > 0). A TCP connection counts from its first admitted request
+// (the peer guard's Admitted): another account's connections, refused,
+// never keep the broker up.
 type idleTimer struct {
 	d    time.Duration
 	fire func()
 
 	mu      sync.Mutex // guards the fields below
 	noMount bool       // the mounts table is empty
-	conns   int        // open control API connections (hijacked ones are the shims', held by leases)
-	t       *time.Timer
+	// conns are the open control API connections that count (hijacked
+	// ones leave: they are the shims', held by leases).
+	conns map[net.Conn]bool
+	t     *time.Timer
 }
 
 func newIdleTimer(d time.Duration, fire func()) *idleTimer {
-	return &idleTimer{d: d, fire: fire}
+	return &idleTimer{d: d, fire: fire, conns: make(map[net.Conn]bool)}
 }
 
 // set is told whether the mounts table is empty after each change.
@@ -31,18 +36,35 @@ func (i *idleTimer) set(empty bool) {
 	i.updateLocked()
 }
 
-// connState is the control servers' http.Server.ConnState hook.
-func (i *idleTimer) connState(_ net.Conn, s http.ConnState) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	switch s {
-	case http.StateNew:
-		i.conns++
-	case http.StateClosed, http.StateHijacked:
-		i.conns--
-	default:
+// socketState is the control socket server's ConnState hook: every
+// connection counts from the start (only the owner can open the socket).
+func (i *idleTimer) socketState(c net.Conn, s http.ConnState) {
+	if s == http.StateNew {
+		i.track(c)
 		return
 	}
+	i.tcpState(c, s)
+}
+
+// tcpState is a guarded TCP server's ConnState hook: a connection stops
+// counting when it closes or is hijacked; it starts with track.
+func (i *idleTimer) tcpState(c net.Conn, s http.ConnState) {
+	if s != http.StateClosed && s != http.StateHijacked {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.conns[c] {
+		delete(i.conns, c)
+		i.updateLocked()
+	}
+}
+
+// track counts c until it closes.
+func (i *idleTimer) track(c net.Conn) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.conns[c] = true
 	i.updateLocked()
 }
 
@@ -50,7 +72,7 @@ func (i *idleTimer) updateLocked() {
 	if i.d <= 0 {
 		return
 	}
-	if !i.noMount || i.conns > 0 {
+	if !i.noMount || len(i.conns) > 0 {
 		if i.t != nil {
 			i.t.Stop()
 			i.t = nil

@@ -63,6 +63,7 @@ type mountDeps struct {
 	onCall         func(*mount, api.ToolCall)
 	servers        *mountServers                // installed on the engine's server; its middleware goes innermost
 	onSession      func(m *mount, event string) // an eviction, refusal or time-out
+	budget         *peer.Budget                 // shared by every TCP listener; nil for none
 }
 
 // newMount serves the engine's sessions and starts serving its port on ln
@@ -134,7 +135,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	h := m.limits.refuseSessions(checkPosts(mux))
 	m.handler = controlapi.LoopbackHostOnly(controlapi.OwnOriginOnly(h))
 	// Outermost, on every server of the port: another account's connection gets nothing else.
-	m.guard = peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log})
+	m.guard = peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log, Budget: deps.budget})
 	if ln != nil {
 		m.serve(ln)
 	}

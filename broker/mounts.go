@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/project/logring"
@@ -62,6 +63,7 @@ type mounts struct {
 	schemas   *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
 	servers   *serverDeps      // hosted MCP servers (servers.go)
 	watch     *watch.Hub       // one inotify instance for every mount's file watching
+	budget    *peer.Budget     // connections not yet known to be the owner's, every TCP listener's
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -202,7 +204,7 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	// the broker binds one later (portretry.go).
 	ln, portErr := t.bindFor(id, root, eng.Config().MCP.HTTPPort)
 	srvs := t.servers.openServers(t.ctx, id, eng, t.log)
-	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, db: t.db, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, onSession: t.onSession, servers: srvs})
+	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, db: t.db, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, onSession: t.onSession, servers: srvs, budget: t.budget})
 	if portErr != nil {
 		eng.Logger().Warn("mounted without a port: the IDE's tools work, sub-agents cannot reach the project until a port is free", "err", portErr)
 	}

@@ -38,6 +38,7 @@ func (m *mount) serve(ln net.Listener) {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	m.guard.Install(m.srv)
+	ln = m.guard.Listener(ln)
 	m.done = make(chan struct{})
 	srv, done := m.srv, m.done
 	go func() {

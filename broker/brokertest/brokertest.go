@@ -118,6 +118,9 @@ type Options struct {
 	Env        []string
 	// Bare passes only --home and Args: the config file and environment decide the rest.
 	Bare bool
+	// Wrap is a command (with its arguments) that runs the broker in its
+	// own place, such as prlimit --nofile=256:1024 --: the pid is the broker's.
+	Wrap []string
 }
 
 // StartBroker runs `berth serve` and waits for its readiness line. The
@@ -150,6 +153,9 @@ func TryStartBroker(tb testing.TB, o Options) (*Broker, error) {
 		args = append([]string{"serve", "--home", o.Home}, o.Args...)
 	}
 	cmd := exec.Command(Berth(tb), args...)
+	if len(o.Wrap) > 0 {
+		cmd = exec.Command(o.Wrap[0], append(append(o.Wrap[1:], Berth(tb)), args...)...)
+	}
 	cmd.Env = append(append(os.Environ(), api.HomeEnv+"="+o.Home), o.Env...)
 	logf, err := os.Create(filepath.Join(o.Home, "serve.stderr"))
 	if err != nil {

@@ -63,6 +63,10 @@ type HandlerOptions struct {
 	// Servers serves POST /servers/approve, /servers/revoke and /servers/restart when set:
 	// on the unix socket only.
 	Servers *ServerActions
+	// MaxBody is the largest request body a route takes (the shim's MCP
+	// route's); 0 means api.MaxBodyBytes. Every body is read within
+	// BodyTimeout before the routes see it (ReadBodies).
+	MaxBody int64
 }
 
 // SearchFunc runs a standards search on project id; n is 0 for the default
@@ -73,6 +77,11 @@ type SearchFunc func(ctx context.Context, id, query string, n int) (any, error)
 func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 	r := chi.NewRouter()
 	r.Use(versionHeader)
+	maxBody := opts.MaxBody
+	if maxBody <= 0 {
+		maxBody = api.MaxBodyBytes
+	}
+	r.Use(ReadBodies(BodyTimeout, maxBody))
 	r.Use(RefuseForeignOrigin)
 	if opts.CheckHost {
 		r.Use(LoopbackHostOnly)

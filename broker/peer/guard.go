@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
@@ -25,12 +26,14 @@ import (
 // [Guard.ConnContext] as the server's ConnContext and wrap its handler with
 // [Guard.Wrap].
 type Guard struct {
-	owner  uint32
-	token  []byte // "Bearer <token>"; nil = no token admits anyone
-	admit  func(*http.Request) bool
-	name   string
-	log    *slog.Logger
-	lookup func(net.Conn) (uint32, error)
+	owner    uint32
+	token    []byte // "Bearer <token>"; nil = no token admits anyone
+	admit    func(*http.Request) bool
+	admitted func(net.Conn)
+	budget   *Budget
+	name     string
+	log      *slog.Logger
+	lookup   func(net.Conn) (uint32, error)
 
 	missing sync.Once // logs a server without ConnContext once
 }
@@ -52,11 +55,18 @@ type Options struct {
 	Name string
 	// Logger receives one line per refused connection; nil discards.
 	Logger *slog.Logger
+	// Budget, when set, bounds the connections not yet known to be the
+	// owner's (see [Budget]); serve [Guard.Listener] for it to apply.
+	Budget *Budget
+	// Admitted, when set, is called once for each connection at its first
+	// admitted request (the owner's, the token's or Admit's), with the
+	// net.Conn the server was given: refused connections never reach it.
+	Admitted func(net.Conn)
 }
 
 // NewGuard returns a guard that admits the account running this process.
 func NewGuard(o Options) *Guard {
-	g := &Guard{owner: uint32(os.Getuid()), admit: o.Admit, name: o.Name, log: o.Logger, lookup: ConnOwner}
+	g := &Guard{owner: uint32(os.Getuid()), admit: o.Admit, admitted: o.Admitted, budget: o.Budget, name: o.Name, log: o.Logger, lookup: ConnOwner}
 	if o.TokenOnly || !Supported() {
 		g.lookup = unsupported
 	}
@@ -69,13 +79,38 @@ func NewGuard(o Options) *Guard {
 	return g
 }
 
-// conn is one connection's verdict, computed at its first request.
+// conn is an accepted connection with its verdict, computed at its first
+// request (or as it is accepted, past the budget).
 type conn struct {
-	c      net.Conn
-	once   sync.Once
-	uid    uint32
-	err    error
-	logged atomic.Bool // a refusal has been logged
+	net.Conn
+	once     sync.Once
+	uid      uint32
+	err      error
+	logged   atomic.Bool            // a refusal has been logged
+	welcomed atomic.Bool            // Admitted was called
+	counted  atomic.Pointer[Budget] // the budget it counts in, until it is known or closed
+}
+
+// known gives the connection's place in the budget back: it is the owner's.
+func (c *conn) known() {
+	if b := c.counted.Swap(nil); b != nil {
+		b.give()
+	}
+}
+
+// Close closes the connection and gives its place in the budget back.
+func (c *conn) Close() error {
+	c.known()
+	return c.Conn.Close()
+}
+
+// CloseWrite half-closes a TCP connection, as the HTTP server does before
+// it closes one whose request it did not read to the end.
+func (c *conn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 type connKey struct{}
@@ -84,7 +119,11 @@ type connKey struct{}
 // connection, whose owner is looked up at its first request (not here: the
 // server's accept loop calls this and must not wait for the kernel).
 func (g *Guard) ConnContext(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, &conn{c: c})
+	pc, ok := c.(*conn)
+	if !ok {
+		pc = &conn{Conn: c}
+	}
+	return context.WithValue(ctx, connKey{}, pc)
 }
 
 // Install sets srv's ConnContext (calling the one it had first) and wraps
@@ -118,19 +157,35 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 				g.log.Error("peer guard: the server has no ConnContext; every request needs the token", "listener", g.name)
 			})
 		} else {
-			pc.once.Do(func() { pc.uid, pc.err = g.lookup(pc.c) })
+			pc.once.Do(func() { pc.uid, pc.err = g.lookup(pc.Conn) })
 			uid, err = pc.uid, pc.err
 		}
-		if err == nil && uid == g.owner {
+		if err == nil && uid == g.owner || controlapi.HasBearer(r, g.token) {
+			g.welcome(pc, true)
 			next.ServeHTTP(w, r)
 			return
 		}
-		if controlapi.HasBearer(r, g.token) || (g.admit != nil && g.admit(r)) {
+		if g.admit != nil && g.admit(r) {
+			g.welcome(pc, false)
 			next.ServeHTTP(w, r)
 			return
 		}
 		g.refuse(w, r, pc, uid, err)
 	})
+}
+
+// welcome notes an admitted request's connection: known (the owner's or
+// the token's) gives its place in the budget back; Admitted hears of it once.
+func (g *Guard) welcome(pc *conn, known bool) {
+	if pc == nil {
+		return
+	}
+	if known {
+		pc.known()
+	}
+	if g.admitted != nil && !pc.welcomed.Swap(true) {
+		g.admitted(pc)
+	}
 }
 
 func unsupported(net.Conn) (uint32, error) { return 0, ErrUnsupported }
@@ -154,6 +209,9 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, pc *conn, uid uin
 			g.log.Warn("refused a connection whose account is unknown and that sent no valid token", "listener", g.name, "remote", r.RemoteAddr, "err", err)
 		}
 	}
+	// Closed at once after the answer: the server reads nothing more of
+	// what it sent (a body it stalls included).
 	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	controlapi.WriteError(w, api.Errorf(http.StatusForbidden, api.CodeNotOwner, "%s", msg))
 }
