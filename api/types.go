@@ -31,6 +31,9 @@ type Health struct {
 
 	// RSSBytes is the broker's resident memory (0 when the OS does not say).
 	RSSBytes uint64 `json:"rss_bytes,omitempty"`
+	// LogError says why the broker's log file cannot be written now, with
+	// the fix; "" while it can.
+	LogError string `json:"log_error,omitempty"`
 }
 
 // Project describes one mounted project (GET /projects, GET /projects/{id}).
@@ -76,6 +79,10 @@ type IndexState struct {
 	// and has to examine, while it runs.
 	Done  int `json:"done,omitempty"`
 	Total int `json:"total,omitempty"`
+	// LastError is the index's last error (reading the files or saving
+	// the index, a full disk say): what it serves may be incomplete or not
+	// saved for the next start.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // ProjectList is the body of GET /projects.

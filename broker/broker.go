@@ -43,6 +43,9 @@ type Options struct {
 	// Stopping is called once when the clean stop begins, whatever its
 	// cause (signal, `berth stop`, idle timeout).
 	Stopping func()
+	// LogProblem, when set, says why the log file cannot be written now
+	// ("" when it can), for /health and what shows it (doctor, the dashboard).
+	LogProblem func() string
 }
 
 // Run is the broker's whole life: it returns when ctx ends (a clean stop),
@@ -125,7 +128,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	started := time.Now()
-	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings, logs: logs, proc: selfProcess(), configFile: opts.ConfigFile, refused: &refusals{}}
+	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings, logs: logs, proc: selfProcess(), configFile: opts.ConfigFile, refused: &refusals{}, logProblem: opts.LogProblem}
 	b.metrics = metrics.New(api.Version, b.metricsSnapshot)
 	b.metrics.Servers(b.serversMetrics)
 	b.hub = web.NewHub(b.dashboard, web.HubOptions{})
@@ -284,6 +287,7 @@ type Broker struct {
 	// configFile is the file the settings came from ("" for none).
 	configFile string
 	refused    *refusals // projects whose attach failed, for the dashboard
+	logProblem func() string
 }
 
 // Health implements controlapi.Backend.
@@ -301,6 +305,9 @@ func (b *Broker) Health() api.Health {
 	h.Warnings = b.warnings
 	h.ConfigFile = b.configFile
 	h.Refused = b.refused.snapshot()
+	if b.logProblem != nil {
+		h.LogError = b.logProblem()
+	}
 	return h
 }
 

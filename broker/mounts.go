@@ -393,7 +393,7 @@ func indexState(m *mount) *api.IndexState {
 	if !ok {
 		return nil
 	}
-	is := &api.IndexState{State: st.State, Files: st.Files, Sections: st.Chunks}
+	is := &api.IndexState{State: st.State, Files: st.Files, Sections: st.Chunks, LastError: st.LastError}
 	if st.State != search.StateReady {
 		is.Done, is.Total = st.Progress.Done, st.Progress.Total
 	}

@@ -32,7 +32,7 @@ func (a *Area) View(fn func(b *Bucket) error) error {
 // Update runs fn in a read-write transaction, creating the area if needed.
 // Either all of fn's writes land or none do.
 func (a *Area) Update(fn func(b *Bucket) error) error {
-	return a.db.bolt.Update(func(tx *bolt.Tx) error {
+	return a.db.update(func(tx *bolt.Tx) error {
 		data, err := tx.CreateBucketIfNotExists(bucketData)
 		if err != nil {
 			return err
@@ -51,7 +51,7 @@ func (a *Area) Update(fn func(b *Bucket) error) error {
 
 // Drop deletes the area and everything in it. Dropping a missing area is not an error.
 func (a *Area) Drop() error {
-	return a.db.bolt.Update(func(tx *bolt.Tx) error {
+	return a.db.update(func(tx *bolt.Tx) error {
 		data := tx.Bucket(bucketData)
 		if data == nil {
 			return nil

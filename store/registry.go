@@ -34,7 +34,7 @@ func (db *DB) PutProject(rec ProjectRecord) error {
 	if err != nil {
 		return err
 	}
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		reg, err := tx.CreateBucketIfNotExists(bucketRegistry)
 		if err != nil {
 			return err
@@ -47,7 +47,7 @@ func (db *DB) PutProject(rec ProjectRecord) error {
 // ids without a record, or whose record cannot be decoded, are passed
 // over. edit reports whether it changed the record: only those are written.
 func (db *DB) EditProjects(ids []string, edit func(*ProjectRecord) bool) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		reg := tx.Bucket(bucketRegistry)
 		if reg == nil {
 			return nil

@@ -158,6 +158,9 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 	for _, w := range h.Warnings {
 		d.warn("repaired at start; this line goes at the next restart", "broker reported at start: %s", w)
 	}
+	if h.LogError != "" {
+		d.fail("as it says; the broker serves on meanwhile", "%s", h.LogError)
+	}
 	switch cmp, ok := api.CompareVersions(h.Version, api.Version); {
 	case !ok:
 		d.note("versions: berth %s, broker %s (not comparable)", api.Version, h.Version)
@@ -182,6 +185,9 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 		d.checkStateFile(p.Name, p.Root, h.PID, p.Port, true)
 		for _, m := range p.Missing {
 			d.fail("the broker keeps trying; see docs/troubleshooting.md", "project %s: %s", p.Name, m)
+		}
+		if p.Index != nil && p.Index.LastError != "" {
+			d.fail("as it says; searches answer from what is indexed meanwhile", "project %s: search index error: %s", p.Name, p.Index.LastError)
 		}
 	}
 	for _, r := range h.Refused {

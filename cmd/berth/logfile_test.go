@@ -16,7 +16,7 @@ import (
 // compressed logs are kept beside it.
 func TestBrokerLogRotatesBySize(t *testing.T) {
 	home := t.TempDir()
-	log, closeLog, err := brokerLogger(broker.Config{Home: home, LogLevel: "info"}, false)
+	log, file, err := brokerLogger(broker.Config{Home: home, LogLevel: "info"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestBrokerLogRotatesBySize(t *testing.T) {
 	for range 3 * logMaxMiB * 1024 {
 		log.Info("filler", "pad", line)
 	}
-	closeLog()
+	file.Close()
 	fi, err := os.Stat(filepath.Join(home, api.LogName))
 	if err != nil {
 		t.Fatal(err)

@@ -54,21 +54,32 @@ func printProjects(w io.Writer, ps []api.Project) {
 			time.Since(p.StartedAt).Round(time.Second), p.Root)
 	}
 	tw.Flush()
+	for _, p := range ps {
+		if p.Index != nil && p.Index.LastError != "" {
+			fmt.Fprintf(w, "%s: index error: %s\n", p.Name, p.Index.LastError)
+		}
+	}
 }
 
 // indexText is a project's index state for the table: "ready, 120 files",
-// "indexing 8448/18006 files", "off".
+// "indexing 8448/18006 files", "off"; with ", error (below)" when the
+// index has an error, which follows the table.
 func indexText(ix *api.IndexState) string {
+	var s string
 	switch {
 	case ix == nil:
 		return "off"
 	case ix.Total > 0:
-		return fmt.Sprintf("%s %d/%d files", ix.State, ix.Done, ix.Total)
+		s = fmt.Sprintf("%s %d/%d files", ix.State, ix.Done, ix.Total)
 	case ix.State == "ready":
-		return fmt.Sprintf("ready, %d files", ix.Files)
+		s = fmt.Sprintf("ready, %d files", ix.Files)
 	default:
-		return ix.State
+		s = ix.State
 	}
+	if ix.LastError != "" {
+		s += ", error (below)"
+	}
+	return s
 }
 
 func runAttach(ctx context.Context, args []string) error {

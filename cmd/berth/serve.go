@@ -13,8 +13,8 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/broker/logfile"
 	"github.com/spf13/pflag"
-	"gopkg.in/natefinch/lumberjack.v2"
 )
 
 func runServe(ctx context.Context, args []string) (err error) {
@@ -45,11 +45,11 @@ func runServe(ctx context.Context, args []string) (err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create home %s: %w", dir, err)
 	}
-	log, closeLog, err := brokerLogger(cfg, !*autostarted)
+	log, logFile, err := brokerLogger(cfg, !*autostarted)
 	if err != nil {
 		return err
 	}
-	defer closeLog()
+	defer logFile.Close()
 	if cf.Notice != "" {
 		log.Warn("config: " + cf.Notice)
 	}
@@ -62,7 +62,7 @@ func runServe(ctx context.Context, args []string) (err error) {
 		defer stopPprof()
 	}
 	sd := newSDNotifier()
-	return broker.Run(ctx, cfg, broker.Options{Logger: log, ConfigFile: cf.Path, Ready: func() {
+	return broker.Run(ctx, cfg, broker.Options{Logger: log, ConfigFile: cf.Path, LogProblem: logFile.Problem, Ready: func() {
 		ready.Report(api.Ready{PID: os.Getpid()})
 		if err := sd.notify("READY=1"); err != nil {
 			log.Warn("tell systemd the broker is ready", "err", err)
@@ -123,26 +123,22 @@ const (
 )
 
 // brokerLogger logs to $home/berth.log at log_level, rotated by size, and,
-// for a broker run by hand, to stderr.
-func brokerLogger(cfg broker.Config, toStderr bool) (*slog.Logger, func(), error) {
+// for a broker run by hand, to stderr. The file says when it cannot be
+// written (broker/logfile).
+func brokerLogger(cfg broker.Config, toStderr bool) (*slog.Logger, *logfile.Writer, error) {
 	lv, err := cfg.Level()
 	if err != nil {
 		return nil, nil, err
 	}
-	path := filepath.Join(cfg.Home, api.LogName)
-	// Open it here first: an unwritable log is a startup error that names
-	// the file, not a write error lost later.
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	file, err := logfile.Open(filepath.Join(cfg.Home, api.LogName), logfile.Options{MaxMiB: logMaxMiB, Backups: logBackups})
 	if err != nil {
-		return nil, nil, fmt.Errorf("open log: %w", err)
+		return nil, nil, err
 	}
-	f.Close()
-	file := &lumberjack.Logger{Filename: path, MaxSize: logMaxMiB, MaxBackups: logBackups, Compress: true}
 	var w io.Writer = file
 	if toStderr {
 		w = io.MultiWriter(file, os.Stderr)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), func() { file.Close() }, nil
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), file, nil
 }
 
 func versionString() string { return api.Version }

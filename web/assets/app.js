@@ -150,6 +150,14 @@ function configWarnings(d) {
     h("dd", null, list.map((w) => h("div", { class: "small warning", title: w }, "⚠ " + w))));
 }
 
+// renderProblems lists what the broker itself cannot do now (write its
+// log) and what it repaired as it started.
+function renderProblems(hl) {
+  const list = (hl.log_error ? [hl.log_error] : []).concat(hl.warnings || []);
+  $("problems").hidden = !list.length;
+  $("problems-list").replaceChildren(...list.map((p) => h("li", null, h("div", { class: "small errmsg" }, p))));
+}
+
 // renderRefused lists the projects the broker would not mount, and why.
 function renderRefused(list) {
   $("refused").hidden = !list.length;
@@ -277,6 +285,7 @@ function setLive(state, text) {
 function render(s) {
   TRANSPORTS = s.transports || [];
   renderHealth(s.health);
+  renderProblems(s.health);
   renderRefused(s.health.refused || []);
   renderProjects(s.projects || []);
   renderLogs(s.logs || []);

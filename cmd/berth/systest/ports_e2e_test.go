@@ -127,8 +127,9 @@ func TestAnotherAccountCannotSquatIPv6(t *testing.T) {
 			}
 		}
 	}
+	owner := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 20 * time.Second}
 	for _, url := range []string{fmt.Sprintf("http://[::1]:%d/", p.Port), fmt.Sprintf("http://[::1]:%d/projects", ctl)} {
-		resp, err := http.Get(url)
+		resp, err := owner.Get(url)
 		if err != nil {
 			t.Fatalf("the owner over [::1]: %v", err)
 		}
@@ -141,9 +142,13 @@ func TestAnotherAccountCannotSquatIPv6(t *testing.T) {
 		code, out := acct.Curl(t, "-i", "-g", url)
 		wantNotOwner(t, []string{url}, code, out, []string{root, "owner-only-marker-words"})
 	}
-	if s, err := tryConnect(ctx, fmt.Sprintf("http://[::1]:%d/mcp", p.Port)); err != nil {
+	s, err := tryConnect(ctx, fmt.Sprintf("http://[::1]:%d/mcp", p.Port))
+	if err != nil {
 		t.Fatalf("the owner's MCP client over [::1]: %v", err)
-	} else if info := getServerInfo(t, ctx, s); info.Project.Root != root {
+	}
+	info := getServerInfo(t, ctx, s)
+	s.Close() // its connections end before the port is released
+	if info.Project.Root != root {
 		t.Fatalf("over [::1] the owner reached %s", info.Project.Root)
 	}
 
