@@ -12,6 +12,7 @@ import (
 // among them: two dependencies, snowball and go-abnf, import it.)
 var banned = []string{
 	"github.com/berth-dev/berth/broker/brokertest",
+	"github.com/berth-dev/berth/broker/peer/peertest", // the second account and its probe
 	"github.com/berth-dev/berth/cmd/berth-bench",
 	"github.com/blevesearch",   // the search benchmarks' reference engine
 	"github.com/chromedp",      // the dashboard's browser test

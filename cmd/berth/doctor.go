@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/broker/loopback"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -278,7 +278,7 @@ func (d *doctor) checkPorts(start, end int, mine map[int]bool) {
 		if mine[p] {
 			continue
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		ln, err := loopback.Listen(p) // as the broker binds: a port whose [::1] side is taken is taken
 		if err != nil {
 			taken++
 			continue
