@@ -72,7 +72,7 @@ func (e *bleveEngine) build(tb testing.TB, root, dir string) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
-		for i, c := range buildChunks(rel, string(data)) {
+		for i, c := range mustChunks(tb, rel, string(data)) {
 			d := bleveDoc{File: rel, Heading: strings.Join(c.heading, " "), Body: c.text[c.bodyStart:]}
 			if err := batch.Index(rel+"#"+strconv.Itoa(i), d); err != nil {
 				tb.Fatal(err)

@@ -289,7 +289,7 @@ func (e *naiveEngine) build(tb testing.TB, root, _ string) {
 		}
 		e.files++
 		rel, _ := filepath.Rel(root, p)
-		e.chunks = append(e.chunks, buildChunks(filepath.ToSlash(rel), string(data))...)
+		e.chunks = append(e.chunks, mustChunks(tb, filepath.ToSlash(rel), string(data))...)
 		return nil
 	})
 }
@@ -331,7 +331,7 @@ func (e *naiveEngine) search(tb testing.TB, q string) int {
 				df[i]++
 			}
 		}
-		if tf != nil && phrasesMatch(an, c, p.phrases) {
+		if tf != nil && containsPhrases(an, c.text, p.phrases) {
 			hits = append(hits, hit{c, tf, ht})
 		}
 	}

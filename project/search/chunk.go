@@ -2,6 +2,7 @@ package search
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // Chunking limits.
@@ -15,7 +16,46 @@ const (
 	maxHeadingLevel = 4
 	// maxFrontMatterLines bounds the search for the closing "---".
 	maxFrontMatterLines = 200
+	// maxHeadingBytes caps a heading's title, and a file's front matter
+	// title, as stored with every section below it and analyzed for its
+	// heading field; a longer one is cut at a character boundary. A split
+	// section repeats its heading line cut to maxHeadingBytes plus its
+	// hashes.
+	maxHeadingBytes = 256
+	// sectionOverhead is what a section costs beyond its text and heading
+	// path when stored (its record and posting entries, roughly).
+	sectionOverhead = 64
 )
+
+// maxExpansion is what the sections of a file of size bytes may store in
+// all: their text, heading paths, file path, title and tags, each section
+// counted with its own copies (see chunkCost). Past it the file is not
+// indexed: a heading repeated over thousands of tiny sections would
+// otherwise multiply the file many times over in memory and in berth.db.
+func maxExpansion(size int) int { return 2*size + 64<<10 }
+
+// chunkCost is what one section stores: see maxExpansion.
+func chunkCost(file, text string, heading []string, title string, tags []string) int {
+	n := sectionOverhead + len(file) + len(text) + len(title)
+	for _, h := range heading {
+		n += len(h)
+	}
+	for _, t := range tags {
+		n += len(t)
+	}
+	return n
+}
+
+// cutUTF8 returns s cut to at most n bytes, at a character boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
 
 // section is one chunk of a markdown file.
 type section struct {
@@ -34,6 +74,26 @@ type document struct {
 	Meta     map[string]string // front matter keys (top-level "key: value" lines)
 	RawMeta  string            // the front matter's YAML, between its delimiters
 	Sections []section
+	// Stored is what Sections store, without the file path, title and tags
+	// (see chunkCost); past maxExpansion of the content's size the chunker
+	// stops and sets Over.
+	Stored int
+	Over   bool
+	budget int
+}
+
+// add appends s to the document unless that takes it past its budget.
+func (d *document) add(s section) {
+	if d.Over {
+		return
+	}
+	d.Stored += chunkCost("", s.Text, s.Heading, "", nil)
+	if d.Stored > d.budget {
+		d.Over = true
+		d.Sections = nil
+		return
+	}
+	d.Sections = append(d.Sections, s)
 }
 
 // line is one line of the input: content[start:end] without its newline.
@@ -42,18 +102,22 @@ type line struct{ start, end int }
 // chunkMarkdown splits content into heading sections. Fenced code stays in
 // its section; front matter is metadata, not text; a section whose body is
 // longer than maxSectionChars is split on paragraph boundaries with its
-// heading line repeated in each part.
+// heading line (cut to maxHeadingBytes) repeated in each part. Heading
+// titles are cut to maxHeadingBytes. When the sections would store more
+// than maxExpansion of the content's size, it stops: the document has no
+// sections and Over is set.
 func chunkMarkdown(content string) document {
 	lines := splitLines(content)
-	var doc document
+	doc := document{budget: maxExpansion(len(content))}
 	first := 0
 	doc.Meta, doc.RawMeta, first = frontMatter(content, lines)
 
 	var titles [maxHeadingLevel]string
 	cur := pending{start: first}
 	var fence fenceState
-	var bare []section // headings without a body, kept for a file that has nothing else
-	for i := first; i < len(lines); i++ {
+	// Headings without a body, kept for a file that has nothing else.
+	bare := document{budget: doc.budget}
+	for i := first; i < len(lines) && !doc.Over; i++ {
 		text := content[lines[i].start:lines[i].end]
 		if fence.inside() {
 			fence.feed(text)
@@ -66,9 +130,9 @@ func chunkMarkdown(content string) document {
 		if !ok {
 			continue
 		}
-		doc.Sections = cur.emit(content, lines, i, doc.Sections)
-		bare = cur.bare(content, lines, bare)
-		titles[level-1] = title
+		cur.emit(content, lines, i, &doc)
+		cur.bare(content, lines, &bare)
+		titles[level-1] = cutUTF8(title, maxHeadingBytes)
 		for j := level; j < maxHeadingLevel; j++ {
 			titles[j] = ""
 		}
@@ -80,22 +144,23 @@ func chunkMarkdown(content string) document {
 		}
 		cur = pending{start: i, heading: path, hasHeading: true}
 	}
-	doc.Sections = cur.emit(content, lines, len(lines), doc.Sections)
-	if len(doc.Sections) == 0 {
+	cur.emit(content, lines, len(lines), &doc)
+	if len(doc.Sections) == 0 && !doc.Over {
 		// A file of headings alone (a stub, a title page) is found by them.
-		doc.Sections = cur.bare(content, lines, bare)
+		cur.bare(content, lines, &bare)
+		doc.Sections, doc.Stored, doc.Over = bare.Sections, bare.Stored, bare.Over
 	}
 	return doc
 }
 
-// bare appends p's heading line as a section of its own when p has a
+// bare adds p's heading line as a section of its own to doc when p has a
 // heading; chunkMarkdown uses these only when no section has a body.
-func (p pending) bare(content string, lines []line, out []section) []section {
+func (p pending) bare(content string, lines []line, doc *document) {
 	if !p.hasHeading {
-		return out
+		return
 	}
-	head := strings.TrimRight(content[lines[p.start].start:lines[p.start].end], "\r")
-	return append(out, section{Heading: p.heading, StartLine: p.start + 1, EndLine: p.start + 1, Text: head, BodyStart: len(head)})
+	head := strings.TrimRight(cutHeadLine(content[lines[p.start].start:lines[p.start].end]), "\r")
+	doc.add(section{Heading: p.heading, StartLine: p.start + 1, EndLine: p.start + 1, Text: head, BodyStart: len(head)})
 }
 
 // pending is the section being collected.
@@ -105,8 +170,11 @@ type pending struct {
 	hasHeading bool
 }
 
-// emit appends the section spanning lines [p.start, end) to out, split if long.
-func (p pending) emit(content string, lines []line, end int, out []section) []section {
+// emit adds the section spanning lines [p.start, end) to doc, split if long.
+func (p pending) emit(content string, lines []line, end int, doc *document) {
+	if doc.Over {
+		return
+	}
 	bodyFrom := p.start
 	if p.hasHeading {
 		bodyFrom++
@@ -117,31 +185,46 @@ func (p pending) emit(content string, lines []line, end int, out []section) []se
 		last--
 	}
 	if last < bodyFrom {
-		return out
+		return
 	}
 	headLine := ""
 	if p.hasHeading {
-		headLine = content[lines[p.start].start:lines[p.start].end]
+		headLine = cutHeadLine(content[lines[p.start].start:lines[p.start].end])
 	}
-	textStart := lines[p.start].start
-	textEnd := lines[last].end
-	bodyStart := lines[bodyFrom].start - textStart
-	if textEnd-textStart-bodyStart <= maxSectionChars {
-		return append(out, section{
+	if lines[last].end-lines[bodyFrom].start <= maxSectionChars {
+		text, bodyStart := p.text(content, lines, headLine, bodyFrom, last)
+		doc.add(section{
 			Heading:   p.heading,
 			StartLine: p.start + 1,
 			EndLine:   last + 1,
-			Text:      content[textStart:textEnd],
+			Text:      text,
 			BodyStart: bodyStart,
 		})
+		return
 	}
-	return splitSection(content, lines, p, headLine, bodyFrom, last, out)
+	splitSection(content, lines, p, headLine, bodyFrom, last, doc)
+}
+
+// cutHeadLine cuts a heading line to maxHeadingBytes and room for its
+// hashes: the form in which sections store it.
+func cutHeadLine(s string) string { return cutUTF8(s, maxHeadingBytes+2*maxHeadingLevel) }
+
+// text returns the text of lines [p.start, last] with its heading line as
+// headLine (cut when it was long), and the offset of its body (line
+// bodyFrom) in it.
+func (p pending) text(content string, lines []line, headLine string, bodyFrom, last int) (string, int) {
+	start, end := lines[p.start].start, lines[last].end
+	if !p.hasHeading || len(headLine) == lines[p.start].end-start {
+		return content[start:end], lines[bodyFrom].start - start
+	}
+	rest := content[lines[p.start].end:end] // from the heading line's newline on
+	return headLine + rest, len(headLine) + lines[bodyFrom].start - lines[p.start].end
 }
 
 // splitSection cuts a long section into parts of about targetPartChars on
 // paragraph boundaries (blank lines outside fences). The first part starts at
-// the heading line; later parts repeat it.
-func splitSection(content string, lines []line, p pending, headLine string, bodyFrom, last int, out []section) []section {
+// the heading line; later parts repeat it (as headLine, cut when long).
+func splitSection(content string, lines []line, p pending, headLine string, bodyFrom, last int, doc *document) {
 	paras := paragraphs(content, lines, bodyFrom, last)
 	partFirst := 0
 	for i := range paras {
@@ -158,17 +241,18 @@ func splitSection(content string, lines []line, p pending, headLine string, body
 			s.StartLine, s.Text = firstLine+1, body
 		case partFirst == 0:
 			s.StartLine = p.start + 1
-			s.Text = content[lines[p.start].start:lines[lastLine].end]
-			s.BodyStart = lines[bodyFrom].start - lines[p.start].start
+			s.Text, s.BodyStart = p.text(content, lines, headLine, bodyFrom, lastLine)
 		default:
 			s.StartLine = firstLine + 1
 			s.Text = headLine + "\n\n" + body
 			s.BodyStart = len(headLine) + 2
 		}
-		out = append(out, s)
+		doc.add(s)
+		if doc.Over {
+			return
+		}
 		partFirst = i + 1
 	}
-	return out
 }
 
 // para is a paragraph: lines [first, last], inclusive.

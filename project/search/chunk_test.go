@@ -131,11 +131,32 @@ func FuzzChunk(f *testing.F) {
 		"", "# A\nb\n", "---\nk: v\n---\n# T\nbody", "```\n# x\n```\n# y\nz",
 		"## a\n\n\n## b\n", "~~~~\n~~~\n# in\n~~~~\n# out\nx", strings.Repeat("p\n\n", 2000),
 		"# h\r\nbody\r\n", "---\nno close\n# h\nx", "\xff# bad\n",
+		"---\ntitle: " + strings.Repeat("t", 3*maxHeadingBytes) + "\ntags: [" + strings.Repeat("x,", 500) + "]\n---\n# A\nb\n",
+		"# " + strings.Repeat("é", maxHeadingBytes) + "\n\n" + strings.Repeat("para\n\n", 3000),
+		longHeadingFile(), deepHeadingsFile(),
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, content string) {
+		var chunks []*chunk
+		var err error
+		measureAlloc(t, func() {
+			chunks, err = buildChunks("a/file.md", content)
+		}).within(t, "chunking the input", fileCPUBudget, fileMemBudget)
 		doc := chunkMarkdown(content)
+		if doc.Over != (len(doc.Sections) == 0 && doc.Stored > maxExpansion(len(content))) {
+			t.Fatalf("over %v with %d sections storing %d", doc.Over, len(doc.Sections), doc.Stored)
+		}
+		stored := 0
+		for _, c := range chunks {
+			stored += chunkCost(c.file, c.text, c.heading, c.title, c.tags)
+			if len(c.title) > maxHeadingBytes || len(c.tags) > maxFileTags {
+				t.Fatalf("title of %d bytes, %d tags: over the caps", len(c.title), len(c.tags))
+			}
+		}
+		if stored > maxExpansion(len(content)) || (err == nil) == doc.Over {
+			t.Fatalf("%d sections store %d bytes for %d (err %v)", len(chunks), stored, len(content), err)
+		}
 		lines := strings.Count(content, "\n") + 1
 		prevEnd := 0
 		// Sections without a body appear only in a file of headings alone,
@@ -165,6 +186,11 @@ func FuzzChunk(f *testing.F) {
 			}
 			if len(s.Heading) > maxHeadingLevel {
 				t.Fatalf("heading path too deep: %v", s.Heading)
+			}
+			for _, h := range s.Heading {
+				if len(h) > maxHeadingBytes {
+					t.Fatalf("a heading of %d bytes, over the cap of %d", len(h), maxHeadingBytes)
+				}
 			}
 			// The body is the file's own text (nothing invented).
 			if !strings.Contains(content, s.Text[s.BodyStart:]) {

@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"slices"
 	"strings"
@@ -119,14 +120,18 @@ func (p *plan) plus(terms []string, w float32) *plan {
 
 // feedbackTerms picks the ranking's prfTerms best terms of the top
 // sections of a first pass (best first in top): terms scored by their
-// summed normalized frequency times idf, query terms left out.
-func (ix *Index) feedbackTerms(s *snapshot, p *plan, top []candidate) []string {
+// summed normalized frequency times idf, query terms left out. It stops
+// with ctx's error when ctx ends.
+func (ix *Index) feedbackTerms(ctx context.Context, s *snapshot, p *plan, top []candidate) ([]string, error) {
 	rk := ix.rk
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
 	counts := make(map[string]fieldCounts)
 	weight := map[string]float64{}
 	for _, c := range top[:min(len(top), rk.prfDocs)] {
+		if ix.interrupted(ctx) {
+			return nil, ctx.Err()
+		}
 		ch := s.chunks[c.id]
 		tcs, bodyLen, headLen := an.chunkTerms(ch, rk, counts)
 		total := float64(bodyLen + headLen)
@@ -160,5 +165,5 @@ func (ix *Index) feedbackTerms(s *snapshot, p *plan, top []candidate) []string {
 	for _, x := range list[:min(len(list), rk.prfTerms)] {
 		out = append(out, x.t)
 	}
-	return out
+	return out, nil
 }

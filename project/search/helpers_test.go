@@ -15,7 +15,13 @@ var defaultSources = []string{".praxis-os/standards", ".praxis-os/usage", ".prax
 
 func openDB(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
+	return openDBAt(t, filepath.Join(t.TempDir(), "berth.db"))
+}
+
+// openDBAt opens (or creates) the store at path, closed at the test's end.
+func openDBAt(t testing.TB, path string) *store.DB {
+	t.Helper()
+	db, err := store.Open(path, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,4 +81,14 @@ func files(res *Result) []string {
 		out = append(out, h.File)
 	}
 	return out
+}
+
+// mustChunks chunks a file the index would take, failing tb when it refuses it.
+func mustChunks(tb testing.TB, rel, content string) []*chunk {
+	tb.Helper()
+	cs, err := buildChunks(rel, content)
+	if err != nil {
+		tb.Fatalf("%s: %v", rel, err)
+	}
+	return cs
 }

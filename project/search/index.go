@@ -58,6 +58,10 @@ type Index struct {
 	readyErr  error         // set before ready is closed
 	cancel    context.CancelFunc
 	done      chan struct{} // closed when the catch-up goroutine has returned
+
+	// onCheck, when set (by tests), is called with the search's context at
+	// every check a search makes of it.
+	onCheck func(context.Context)
 }
 
 // writer is the state only the holder of writeMu touches.

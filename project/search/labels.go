@@ -8,6 +8,14 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// Tag caps: a file keeps its first maxFileTags distinct tags, each of at
+// most maxTagBytes (longer ones are dropped); they are stored with every
+// section of the file.
+const (
+	maxFileTags = 32
+	maxTagBytes = 64
+)
+
 // Labels are what search_standards can filter on, as praxis-os agents
 // send them: a file's tags and its workflow phase.
 type labels struct {
@@ -56,7 +64,10 @@ func tagList(n *yaml.Node) []string {
 	}
 	var out []string
 	for _, t := range raw {
-		if t = strings.ToLower(strings.TrimSpace(t)); t != "" && !containsString(out, t) {
+		if len(out) == maxFileTags {
+			break
+		}
+		if t = strings.ToLower(strings.TrimSpace(t)); t != "" && len(t) <= maxTagBytes && !containsString(out, t) {
 			out = append(out, t)
 		}
 	}

@@ -56,6 +56,9 @@ func (ix *Index) persist(ns *snapshot, d *delta) error {
 				return fmt.Errorf("chunk %d: %w", id, err)
 			}
 		}
+		// In key order: bbolt appends to a page far faster than it
+		// inserts at random places.
+		slices.SortFunc(d.terms, func(a, b uint32) int { return strings.Compare(ix.dict.term(a), ix.dict.term(b)) })
 		for _, tid := range d.terms {
 			if err := putPostings(bk.postings, ix.dict.term(tid), ns.postings[tid]); err != nil {
 				return err

@@ -9,11 +9,21 @@ import (
 	"sync"
 )
 
-// Query limits.
+// Query limits. A query over one of them is refused with an error that
+// names it (docs/security.md, "Search limits").
 const (
 	DefaultResults = 5
 	MaxResults     = 50
 	maxQueryBytes  = 2000
+	// maxQueryTerms caps the distinct terms (stems and identifier parts)
+	// of one query.
+	maxQueryTerms = 64
+	// maxPhrases caps the distinct quoted phrases of one query; a phrase
+	// repeated is one phrase.
+	maxPhrases = 8
+	// maxFilterTags caps the distinct filter_tags: a file keeps at most
+	// maxFileTags tags, so a filter with more can match nothing.
+	maxFilterTags = maxFileTags
 )
 
 // ErrEmptyQuery is returned for a query with no text.
@@ -82,16 +92,14 @@ func compile(q Query) (*plan, error) {
 		}
 		p.phase = *q.Phase
 	}
-	for _, t := range q.Tags {
-		t = strings.ToLower(strings.TrimSpace(t))
-		if t == "" {
-			return nil, errors.New("filter_tags holds an empty tag: give tag names, or leave filter_tags out")
-		}
-		p.tags = append(p.tags, t)
+	if err := p.setTags(q.Tags); err != nil {
+		return nil, err
 	}
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
 	all := map[string]bool{} // term -> required
+	phrases := map[string]bool{}
+	joined := map[string]bool{}
 	parts := strings.Split(text, `"`)
 	for i, part := range parts {
 		// Odd parts are quoted, unless the last quote is unbalanced.
@@ -102,7 +110,12 @@ func compile(q Query) (*plan, error) {
 			}
 		})
 		if !quoted {
-			p.joined = append(p.joined, joinedPairs(an, part)...)
+			for _, j := range joinedPairs(an, part) {
+				if !joined[j] {
+					joined[j] = true
+					p.joined = append(p.joined, j)
+				}
+			}
 			continue
 		}
 		var stream []string
@@ -110,12 +123,19 @@ func compile(q Query) (*plan, error) {
 		for _, t := range stream {
 			all[t] = true
 		}
-		if len(stream) > 1 {
+		if key := strings.Join(stream, " "); len(stream) > 1 && !phrases[key] {
+			phrases[key] = true
 			p.phrases = append(p.phrases, stream)
 		}
 	}
 	if len(all) == 0 {
 		return nil, fmt.Errorf("query %q has no searchable words (only stop words or punctuation)", text)
+	}
+	if len(all) > maxQueryTerms {
+		return nil, fmt.Errorf("query has %d distinct words; at most %d are searched: keep the words that name what you look for", len(all), maxQueryTerms)
+	}
+	if len(p.phrases) > maxPhrases {
+		return nil, fmt.Errorf("query has %d distinct quoted phrases; at most %d are checked: keep the phrases that must appear", len(p.phrases), maxPhrases)
 	}
 	for t := range all {
 		p.terms = append(p.terms, t)
@@ -129,6 +149,27 @@ func compile(q Query) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// setTags lowercases, deduplicates and checks the filter tags.
+func (p *plan) setTags(tags []string) error {
+	seen := make(map[string]bool, min(len(tags), maxFilterTags+1))
+	for _, t := range tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		switch {
+		case seen[t]:
+			continue
+		case t == "":
+			return errors.New("filter_tags holds an empty tag: give tag names, or leave filter_tags out")
+		case len(t) > maxTagBytes:
+			return fmt.Errorf("filter_tags holds a tag of %d bytes; a file's tags are at most %d: give the tag as its front matter lists it", len(t), maxTagBytes)
+		case len(p.tags) == maxFilterTags:
+			return fmt.Errorf("filter_tags holds more than %d distinct tags, and a file carries at most %d: give the few tags a result must have", maxFilterTags, maxFileTags)
+		}
+		seen[t] = true
+		p.tags = append(p.tags, t)
+	}
+	return nil
 }
 
 // joinedPairs returns each pair of adjacent words of text, lowercased and
@@ -162,29 +203,47 @@ func filepath2slash(p string) string { return strings.ReplaceAll(p, `\`, "/") }
 // containsPhrase reports whether the term stream of text holds phrase as a
 // contiguous run.
 func containsPhrase(an *analyzer, text string, phrase []string) bool {
-	found := false
-	matched := 0
+	return containsPhrases(an, text, [][]string{phrase})
+}
+
+// containsPhrases reports whether the term stream of text holds every one
+// of phrases as a contiguous run. It analyzes text once, whatever the
+// number of phrases.
+func containsPhrases(an *analyzer, text string, phrases [][]string) bool {
+	if len(phrases) == 0 {
+		return true
+	}
+	matched := make([]int, len(phrases)) // per phrase: its terms matched so far; -1 once found
+	left := len(phrases)
 	an.stream(text, func(t string) {
-		if found {
+		if left == 0 {
 			return
 		}
-		for {
-			if t == phrase[matched] {
-				matched++
-				if matched == len(phrase) {
-					found = true
+		for i, phrase := range phrases {
+			m := matched[i]
+			if m < 0 {
+				continue
+			}
+			for {
+				if t == phrase[m] {
+					m++
+					if m == len(phrase) {
+						m = -1
+						left--
+					}
+					break
 				}
-				return
+				if m == 0 {
+					break
+				}
+				// Restart: the longest proper prefix of the phrase that
+				// ends here is found by retrying from the next start.
+				m = restart(phrase, m)
 			}
-			if matched == 0 {
-				return
-			}
-			// Restart: the longest proper prefix of the phrase that ends
-			// here is found by retrying from the next start.
-			matched = restart(phrase, matched)
+			matched[i] = m
 		}
 	})
-	return found
+	return left == 0
 }
 
 // restart returns the length of the longest proper border of phrase[:m]

@@ -89,16 +89,25 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 		ix.log.Warn("search: file is not UTF-8; not indexed", "path", rel)
 		return u
 	}
-	u.chunks = buildChunks(rel, string(data))
+	u.chunks, err = buildChunks(rel, string(data))
+	if err != nil {
+		e.skip = err.Error()
+		ix.log.Warn("search: file not indexed", "path", rel, "reason", e.skip)
+	}
 	return u
 }
 
-// buildChunks chunks one file's content.
-func buildChunks(rel, content string) []*chunk {
+// buildChunks chunks one file's content. It refuses a file whose sections
+// would store more than maxExpansion of its size.
+func buildChunks(rel, content string) ([]*chunk, error) {
 	doc := chunkMarkdown(content)
-	out := make([]*chunk, 0, len(doc.Sections))
-	title := doc.Meta["title"]
+	title := cutUTF8(doc.Meta["title"], maxHeadingBytes)
 	lb := fileLabels(rel, doc.RawMeta)
+	stored := doc.Stored + len(doc.Sections)*chunkCost(rel, "", nil, title, lb.tags)
+	if limit := maxExpansion(len(content)); doc.Over || stored > limit {
+		return nil, fmt.Errorf("its sections would store more than %d bytes for a file of %d (a heading path or tags repeated over many small sections): split the file, or shorten its headings and tags", limit, len(content))
+	}
+	out := make([]*chunk, 0, len(doc.Sections))
 	for _, s := range doc.Sections {
 		out = append(out, &chunk{
 			file:      rel,
@@ -113,5 +122,5 @@ func buildChunks(rel, content string) []*chunk {
 			phase:     lb.phase,
 		})
 	}
-	return out
+	return out, nil
 }

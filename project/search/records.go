@@ -13,7 +13,9 @@ import (
 // front matter title, tags, workflow phase and token estimate to chunks.
 // Format 3: a file of headings alone is indexed by its headings (it had
 // no chunks before, and its unchanged file would not be read again).
-const indexFormat = 3
+// Format 4: headings, titles and tags are stored cut to their caps, and a
+// file whose sections would store more than maxExpansion is refused.
+const indexFormat = 4
 
 // Bucket and key names inside the index area (see doc.go for the tree).
 const (

@@ -208,7 +208,7 @@ func (s *relSet) docs(tb testing.TB, prefix string) []relDoc {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		for _, c := range buildChunks(prefix+"/"+rel, string(data)) {
+		for _, c := range mustChunks(tb, prefix+"/"+rel, string(data)) {
 			out = append(out, relDoc{key: rel + "#" + c.section(), file: c.file, heading: c.heading, body: c.text[c.bodyStart:], c: c})
 		}
 	}

@@ -1,6 +1,13 @@
 package search
 
-import "math"
+import (
+	"context"
+	"math"
+)
+
+// checkEvery is how many postings or candidates a search goes through
+// between two checks of its context.
+const checkEvery = 1 << 13
 
 // score adds the BM25F score of every section holding a term of p to
 // sc.scores, lists the sections it touched in sc.touched, and counts in
@@ -9,11 +16,16 @@ import "math"
 // BM25F (Robertson, Zaragoza and Taylor, 2004): a term's frequencies in the
 // fields are length-normalized per field, weighted and summed into one
 // pseudo-frequency t, which saturates once: idf * t * (k1+1) / (t + k1).
-func (ix *Index) score(s *snapshot, p *plan, sc *scratch) {
+//
+// It stops with ctx's error when ctx ends.
+func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) error {
 	rk := ix.rk
 	k1 := rk.k1
 	n := float64(s.live)
 	for i, term := range p.terms {
+		if ix.interrupted(ctx) {
+			return ctx.Err()
+		}
 		tid, ok := ix.dict.lookup(term)
 		if !ok {
 			continue
@@ -26,6 +38,9 @@ func (ix *Index) score(s *snapshot, p *plan, sc *scratch) {
 		w := float32(math.Log(1+(n-df+0.5)/(df+0.5))) * (k1 + 1) * p.weight(i)
 		req := p.required[i]
 		for j, id := range pl.ids {
+			if j > 0 && j%checkEvery == 0 && ix.interrupted(ctx) {
+				return ctx.Err()
+			}
 			t := float32(pl.tfs[j])*s.bodyNorm[id] + rk.headWeight*float32(pl.hts[j])*s.headNorm[id]
 			if sc.scores[id] == 0 {
 				sc.touched = append(sc.touched, id)
@@ -36,4 +51,5 @@ func (ix *Index) score(s *snapshot, p *plan, sc *scratch) {
 			}
 		}
 	}
+	return nil
 }

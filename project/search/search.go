@@ -73,7 +73,10 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		return nil, ErrClosed
 	}
 	s := ix.snap.Load()
-	res := ix.run(s, p)
+	res, err := ix.run(ctx, s, p)
+	if err != nil {
+		return nil, err
+	}
 	res.QueryTimeMS = math.Round(float64(time.Since(start).Microseconds())) / 1000
 	return res, nil
 }
@@ -84,16 +87,35 @@ type candidate struct {
 	score float32
 }
 
-// run scores p against snapshot s.
-func (ix *Index) run(s *snapshot, p *plan) *Result {
+// interrupted reports whether ctx has ended. A search checks it between
+// units of its work (a term's postings, a candidate's phrases, a hit's
+// window) and stops when it has.
+func (ix *Index) interrupted(ctx context.Context) bool {
+	if ix.onCheck != nil {
+		ix.onCheck(ctx)
+	}
+	return ctx.Err() != nil
+}
+
+// run scores p against snapshot s; it stops with ctx's error when ctx ends.
+func (ix *Index) run(ctx context.Context, s *snapshot, p *plan) (*Result, error) {
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
 	p = ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, p)))
-	cands := ix.candidates(s, p, an)
+	cands, err := ix.candidates(ctx, s, p, an)
+	if err != nil {
+		return nil, err
+	}
 	total := len(cands)
 	if rk := ix.rk; rk.prfWeight > 0 && len(cands) > 0 {
-		if extra := ix.feedbackTerms(s, p, topN(s, cands, rk.prfDocs)); len(extra) > 0 {
-			cands = ix.candidates(s, p.plus(extra, rk.prfWeight), an)
+		extra, err := ix.feedbackTerms(ctx, s, p, topN(s, cands, rk.prfDocs))
+		if err != nil {
+			return nil, err
+		}
+		if len(extra) > 0 {
+			if cands, err = ix.candidates(ctx, s, p.plus(extra, rk.prfWeight), an); err != nil {
+				return nil, err
+			}
 		}
 	}
 	best := topN(s, cands, p.n)
@@ -103,6 +125,9 @@ func (ix *Index) run(s *snapshot, p *plan) *Result {
 		wanted[t] = true
 	}
 	for _, cd := range best {
+		if ix.interrupted(ctx) {
+			return nil, ctx.Err()
+		}
 		c := s.chunks[cd.id]
 		h := Hit{
 			File:           c.file,
@@ -123,16 +148,7 @@ func (ix *Index) run(s *snapshot, p *plan) *Result {
 		res.TotalTokens += h.Tokens
 		res.Results = append(res.Results, h)
 	}
-	return res
-}
-
-func phrasesMatch(an *analyzer, c *chunk, phrases [][]string) bool {
-	for _, ph := range phrases {
-		if !containsPhrase(an, c.text, ph) {
-			return false
-		}
-	}
-	return true
+	return res, nil
 }
 
 // topN returns the best n candidates, best first: higher score, then file
@@ -168,8 +184,9 @@ func topN(s *snapshot, cands []candidate, n int) []candidate {
 }
 
 // candidates scores p against s and returns the sections that pass its
-// filters (required terms, path prefix, phrases).
-func (ix *Index) candidates(s *snapshot, p *plan, an *analyzer) []candidate {
+// filters (required terms, path prefix, phrases). It stops with ctx's error
+// when ctx ends.
+func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analyzer) ([]candidate, error) {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	if len(sc.scores) < len(s.chunks) {
@@ -177,13 +194,24 @@ func (ix *Index) candidates(s *snapshot, p *plan, an *analyzer) []candidate {
 		sc.req = make([]uint8, len(s.chunks))
 	}
 	sc.touched = sc.touched[:0]
-	ix.score(s, p, sc)
+	// The scratch arrays go back to the pool zeroed, whether the search
+	// ends or not.
+	defer func() {
+		for _, id := range sc.touched {
+			sc.scores[id], sc.req[id] = 0, 0
+		}
+	}()
+	if err := ix.score(ctx, s, p, sc); err != nil {
+		return nil, err
+	}
 	var cands []candidate
-	for _, id := range sc.touched {
+	for i, id := range sc.touched {
 		score, req := sc.scores[id], sc.req[id]
-		sc.scores[id], sc.req[id] = 0, 0
 		if int(req) < p.need {
 			continue
+		}
+		if (len(p.phrases) > 0 || i%checkEvery == 0) && ix.interrupted(ctx) {
+			return nil, ctx.Err()
 		}
 		c := s.chunks[id]
 		if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
@@ -192,10 +220,10 @@ func (ix *Index) candidates(s *snapshot, p *plan, an *analyzer) []candidate {
 		if (p.phase >= 0 && c.phase != p.phase) || !c.hasTags(p.tags) {
 			continue
 		}
-		if !phrasesMatch(an, c, p.phrases) {
+		if !containsPhrases(an, c.text, p.phrases) {
 			continue
 		}
 		cands = append(cands, candidate{id: id, score: score})
 	}
-	return cands
+	return cands, nil
 }

@@ -59,8 +59,9 @@ var inputSchema = sync.OnceValue(func() *jsonschema.Schema {
 			},
 			"filter_tags": {
 				Types:       []string{"array", "null"},
-				Items:       &jsonschema.Schema{Type: "string"},
-				Description: `Only search files whose front matter "tags" lists every one of these (compared without case).`,
+				Items:       &jsonschema.Schema{Type: "string", MaxLength: jsonschema.Ptr(maxTagBytes)},
+				MaxItems:    jsonschema.Ptr(maxFilterTags),
+				Description: fmt.Sprintf(`Only search files whose front matter "tags" lists every one of these (compared without case; at most %d).`, maxFilterTags),
 			},
 		},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
