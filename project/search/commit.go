@@ -58,6 +58,7 @@ func (ix *Index) commit(ups []fileUpdate) error {
 					ns.chunks = append(ns.chunks, make([]*chunk, int(id)+1-len(ns.chunks))...)
 				}
 				ns.chunks[id] = c
+				w.numberFile(c)
 				ns.addChunk(c)
 				for _, tc := range tcs {
 					tid := ix.dict.intern(tc.term)
@@ -95,6 +96,7 @@ func (ix *Index) commit(ups []fileUpdate) error {
 	}
 	ns.computeNorms(ix.rk)
 	ns.updated = time.Now().UTC()
+	ns.fileNos = uint32(len(w.fileNos))
 
 	err := ix.persist(ns, &d)
 	ix.snap.Store(ns)

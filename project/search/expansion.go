@@ -3,7 +3,6 @@ package search
 import (
 	"cmp"
 	"context"
-	"math"
 	"slices"
 	"strings"
 )
@@ -118,52 +117,89 @@ func (p *plan) plus(terms []string, w float32) *plan {
 	return &q
 }
 
-// feedbackTerms picks the ranking's prfTerms best terms of the top
-// sections of a first pass (best first in top): terms scored by their
-// summed normalized frequency times idf, query terms left out. It stops
-// with ctx's error when ctx ends.
-func (ix *Index) feedbackTerms(ctx context.Context, s *snapshot, p *plan, top []candidate) ([]string, error) {
+// weighted is a term of a relevance model and its probability.
+type weighted struct {
+	term string
+	w    float64
+}
+
+// relevanceModel returns the ranking's rm3Terms most likely terms of the
+// top sections of a first pass (best first in top), query terms left out,
+// with weights that sum to 1: P(t) = sum over sections d of P(t|d) P(d),
+// P(t|d) the term's share of d's field counts, P(d) d's share of the
+// sections' first-pass scores. Terms held by one section of the index only
+// are left out. It stops with ctx's error when ctx ends.
+func (ix *Index) relevanceModel(ctx context.Context, s *snapshot, p *plan, top []candidate) ([]weighted, error) {
 	rk := ix.rk
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
 	counts := make(map[string]fieldCounts)
-	weight := map[string]float64{}
-	for _, c := range top[:min(len(top), rk.prfDocs)] {
+	top = top[:min(len(top), rk.rm3Docs)]
+	var sum float64
+	for _, c := range top {
+		sum += float64(c.score)
+	}
+	prob := map[string]float64{}
+	for _, c := range top {
 		if ix.interrupted(ctx) {
 			return nil, ctx.Err()
 		}
-		ch := s.chunks[c.id]
-		tcs, bodyLen, headLen := an.chunkTerms(ch, rk, counts)
+		tcs, bodyLen, headLen := an.chunkTerms(s.chunks[c.id], rk, counts)
 		total := float64(bodyLen + headLen)
+		pd := float64(c.score) / sum
 		for _, tc := range tcs {
-			if slices.Contains(p.terms, tc.term) {
-				continue
+			if !slices.Contains(p.terms, tc.term) {
+				prob[tc.term] += pd * float64(int(tc.body)+int(tc.head)) / total
 			}
-			weight[tc.term] += float64(tc.body+uint16(tc.head)) / total
 		}
 	}
-	type tw struct {
-		t string
-		w float64
-	}
-	var list []tw
-	n := float64(s.live)
-	for t, w := range weight {
-		df := float64(ix.df(s, t))
-		if df < 2 {
-			continue
+	list := make([]weighted, 0, len(prob))
+	for t, w := range prob {
+		if ix.df(s, t) >= 2 {
+			list = append(list, weighted{t, w})
 		}
-		list = append(list, tw{t, w * math.Log(1+(n-df+0.5)/(df+0.5))})
 	}
-	slices.SortFunc(list, func(a, b tw) int {
+	slices.SortFunc(list, func(a, b weighted) int {
 		if a.w != b.w {
 			return cmp.Compare(b.w, a.w)
 		}
-		return strings.Compare(a.t, b.t)
+		return strings.Compare(a.term, b.term)
 	})
-	var out []string
-	for _, x := range list[:min(len(list), rk.prfTerms)] {
-		out = append(out, x.t)
+	list = list[:min(len(list), rk.rm3Terms)]
+	var norm float64
+	for _, x := range list {
+		norm += x.w
 	}
-	return out, nil
+	for i := range list {
+		list[i].w /= norm
+	}
+	return list, nil
+}
+
+// expanded returns a copy of p whose own terms share 1-lambda of the
+// query's weight (in proportion to their weights) and whose added terms,
+// exp, share lambda (in proportion to theirs). The added terms are recorded
+// in the plan's expansion list.
+func (p *plan) expanded(exp []weighted, lambda float32) *plan {
+	if len(exp) == 0 {
+		return p
+	}
+	q := *p
+	var own float32
+	for i := range p.terms {
+		own += p.weight(i)
+	}
+	q.terms = slices.Clone(p.terms)
+	q.required = append(slices.Clone(p.required), make([]bool, len(exp))...)
+	q.weights = make([]float32, 0, len(p.terms)+len(exp))
+	for i := range p.terms {
+		q.weights = append(q.weights, (1-lambda)*p.weight(i)/own)
+	}
+	q.expansion = nil
+	for _, x := range exp {
+		q.terms = append(q.terms, x.term)
+		q.weights = append(q.weights, lambda*float32(x.w))
+		q.expansion = append(q.expansion, x.term)
+	}
+	return &q
 }

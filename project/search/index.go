@@ -71,9 +71,22 @@ type writer struct {
 	next   uint32   // lowest chunk id never used
 	an     *analyzer
 	counts map[string]fieldCounts
+	// fileNos numbers every path a chunk was made of, for the per-file
+	// arrays of a search (see addFilePrior); numbers are never reused.
+	fileNos map[string]uint32
 	// dirty is set when a store write failed: the stored copy no longer
 	// matches memory, so the next write rewrites it whole.
 	dirty bool
+}
+
+// numberFile sets c's file number. The caller holds writeMu (or is Open).
+func (w *writer) numberFile(c *chunk) {
+	no, ok := w.fileNos[c.file]
+	if !ok {
+		no = uint32(len(w.fileNos))
+		w.fileNos[c.file] = no
+	}
+	c.fileNo = no
 }
 
 // Open loads the project's persisted index (fast: no file is read), then
@@ -100,6 +113,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	}
 	ix.w.an = newAnalyzer()
 	ix.w.counts = make(map[string]fieldCounts)
+	ix.w.fileNos = make(map[string]uint32)
 	if err := ix.loadOrReset(); err != nil {
 		return nil, err
 	}

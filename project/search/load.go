@@ -86,6 +86,12 @@ func (ix *Index) load() (loaded, error) {
 		if err := loadChunks(b.Bucket(bucketChunks), l.snap, l.next); err != nil {
 			return err
 		}
+		for _, c := range l.snap.chunks {
+			if c != nil {
+				ix.w.numberFile(c)
+			}
+		}
+		l.snap.fileNos = uint32(len(ix.w.fileNos))
 		return ix.loadPostings(b.Bucket(bucketPostings), l.snap)
 	})
 	if err != nil {

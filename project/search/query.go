@@ -59,6 +59,11 @@ type plan struct {
 	prefix   string
 	phase    int      // -1: any
 	tags     []string // lowercased
+	// words maps each query term to the query word it came from, for
+	// telling an agent which of its words matched.
+	words map[string]string
+	// expansion lists the terms pseudo-relevance feedback added.
+	expansion []string
 }
 
 var queryAnalyzers = sync.Pool{New: func() any { return newAnalyzer() }}
@@ -72,7 +77,7 @@ func compile(q Query) (*plan, error) {
 	if len(text) > maxQueryBytes {
 		return nil, fmt.Errorf("query is %d bytes long; keep it under %d", len(text), maxQueryBytes)
 	}
-	p := &plan{n: q.N, phase: -1}
+	p := &plan{n: q.N, phase: -1, words: map[string]string{}}
 	if p.n == 0 {
 		p.n = DefaultResults
 	}
@@ -104,10 +109,16 @@ func compile(q Query) (*plan, error) {
 	for i, part := range parts {
 		// Odd parts are quoted, unless the last quote is unbalanced.
 		quoted := i%2 == 1 && i < len(parts)-1
-		an.terms(part, func(t string) {
-			if !all[t] {
-				all[t] = false
-			}
+		tokenize(part, func(start, end int) {
+			w := part[start:end]
+			an.word(w, true, func(t string) {
+				if !all[t] {
+					all[t] = false
+				}
+				if _, ok := p.words[t]; !ok && len(p.words) <= maxQueryTerms {
+					p.words[t] = w
+				}
+			})
 		})
 		if !quoted {
 			for _, j := range joinedPairs(an, part) {

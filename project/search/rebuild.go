@@ -63,6 +63,7 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 				id := uint32(len(chunks))
 				ids[k] = id
 				chunks = append(chunks, c)
+				w.numberFile(c)
 				ns.addChunk(c)
 				for _, tc := range a.terms[k] {
 					tid := ix.dict.intern(tc.term)
@@ -92,6 +93,7 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 	}
 	ns.computeNorms(ix.rk)
 	ns.updated = time.Now().UTC()
+	ns.fileNos = uint32(len(w.fileNos))
 
 	w.next = uint32(len(chunks))
 	w.free = nil

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -80,9 +81,12 @@ func (e *relBerth) close() {
 
 // relBM25 is a plain textbook BM25 (k1 1.2, b 0.75) over the same sections:
 // lowercase words, English stop words dropped, a crude suffix stemmer, the
-// heading path's words counted twice. It is the baseline a search engine
-// should beat.
+// heading path's words counted headWeight times (relHeadWeight: three). It
+// is the baseline a search engine should beat. With rm3 set it adds RM3
+// feedback: the 10 most likely terms of its top 5 sections, weighted half
+// and half with the query.
 type relBM25 struct {
+	rm3   bool
 	docs  []relDoc
 	tfs   []map[string]int
 	lens  []float64
@@ -91,6 +95,10 @@ type relBM25 struct {
 	total float64
 }
 
+// relHeadWeight is how many times the textbook BM25 counts a word of a
+// section's heading path.
+const relHeadWeight = 3
+
 func newRelBM25(docs []relDoc) *relBM25 {
 	e := &relBM25{docs: docs, df: map[string]int{}}
 	var sum float64
@@ -98,8 +106,8 @@ func newRelBM25(docs []relDoc) *relBM25 {
 		tf := map[string]int{}
 		n := 0
 		for _, w := range plainWords(strings.Join(d.heading, " ")) {
-			tf[w] += 2
-			n += 2
+			tf[w] += relHeadWeight
+			n += relHeadWeight
 		}
 		for _, w := range plainWords(d.body) {
 			tf[w]++
@@ -138,31 +146,83 @@ func plainWords(s string) []string {
 	return out
 }
 
-func (e *relBM25) rank(_ testing.TB, q string, n int) []string {
-	type sc struct {
-		i int
-		s float64
-	}
-	var scores []sc
-	qw := plainWords(q)
-	slices.Sort(qw)
-	qw = slices.Compact(qw)
+// bm25Score is one section's score.
+type bm25Score struct {
+	i int
+	s float64
+}
+
+// scoreAll ranks every section for query term weights qw.
+func (e *relBM25) scoreAll(qw map[string]float64) []bm25Score {
+	var scores []bm25Score
+	terms := slices.Sorted(maps.Keys(qw)) // summed in a fixed order
 	for i, tf := range e.tfs {
 		s := 0.0
-		for _, w := range qw {
+		for _, w := range terms {
+			qwt := qw[w]
 			f := float64(tf[w])
 			if f == 0 {
 				continue
 			}
 			df := float64(e.df[w])
 			idf := math.Log(1 + (e.total-df+0.5)/(df+0.5))
-			s += idf * f * 2.2 / (f + 1.2*(0.25+0.75*e.lens[i]/e.avg))
+			s += qwt * idf * f * 2.2 / (f + 1.2*(0.25+0.75*e.lens[i]/e.avg))
 		}
 		if s > 0 {
-			scores = append(scores, sc{i, s})
+			scores = append(scores, bm25Score{i, s})
 		}
 	}
-	slices.SortStableFunc(scores, func(a, b sc) int { return cmpFloat(b.s, a.s) })
+	slices.SortStableFunc(scores, func(a, b bm25Score) int { return cmpFloat(b.s, a.s) })
+	return scores
+}
+
+func (e *relBM25) rank(_ testing.TB, q string, n int) []string {
+	qw := map[string]float64{}
+	for _, w := range plainWords(q) {
+		qw[w] = 1
+	}
+	scores := e.scoreAll(qw)
+	if e.rm3 && len(scores) > 0 {
+		// RM3: P(t) = sum over the top 5 sections of P(t|d) P(d).
+		top := scores[:min(5, len(scores))]
+		var sum float64
+		for _, s := range top {
+			sum += s.s
+		}
+		rm := map[string]float64{}
+		for _, s := range top {
+			for w, f := range e.tfs[s.i] {
+				rm[w] += s.s / sum * float64(f) / e.lens[s.i]
+			}
+		}
+		type tw struct {
+			t string
+			w float64
+		}
+		var list []tw
+		for w, p := range rm {
+			list = append(list, tw{w, p})
+		}
+		slices.SortFunc(list, func(a, b tw) int {
+			if a.w != b.w {
+				return cmpFloat(b.w, a.w)
+			}
+			return strings.Compare(a.t, b.t)
+		})
+		list = list[:min(10, len(list))]
+		var norm float64
+		for _, x := range list {
+			norm += x.w
+		}
+		mixed := map[string]float64{}
+		for w := range qw {
+			mixed[w] = 0.5 / float64(len(qw))
+		}
+		for _, x := range list {
+			mixed[x.t] += 0.5 * x.w / norm
+		}
+		scores = e.scoreAll(mixed)
+	}
 	var out []string
 	for _, s := range scores[:min(n, len(scores))] {
 		d := e.docs[s.i]

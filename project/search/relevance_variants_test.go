@@ -29,8 +29,8 @@ func rankVariants(tb testing.TB) []rankVariant {
 		v("heading b 0.3", func(r *ranking) { r.headB = 0.3 }),
 		v("body b 0.5", func(r *ranking) { r.bodyB = 0.5 }),
 		v("own heading 4, enclosing 2", func(r *ranking) { r.own, r.anc = 4, 2 }),
-		v("feedback: 3 sections, 10 terms, weight 0.15", func(r *ranking) { r.prfDocs, r.prfTerms, r.prfWeight = 3, 10, 0.15 }),
-		v("feedback: 3 sections, 10 terms, weight 0.3", func(r *ranking) { r.prfDocs, r.prfTerms, r.prfWeight = 3, 10, 0.3 }),
+		v("RM3: 5 sections, 10 terms, weight 0.5", func(r *ranking) { r.rm3Docs, r.rm3Terms, r.rm3Weight = 5, 10, 0.5 }),
+		v("RM3: 5 sections, 10 terms, weight 0.3", func(r *ranking) { r.rm3Docs, r.rm3Terms, r.rm3Weight = 5, 10, 0.3 }),
 		v("variants sharing 5 letters: 3 terms, weight 0.3", func(r *ranking) { r.variantPrefix, r.variantMax, r.variantWeight = 5, 3, 0.3 }),
 	}
 	if wn := loadWordNet(tb, wordNetDir, 1, false); wn != nil {

@@ -23,6 +23,9 @@ type Result struct {
 	RetrievalMethod string `json:"retrieval_method"`
 	// TotalTokens sums the results' Tokens.
 	TotalTokens int `json:"total_tokens"`
+	// ExpansionTerms are the words pseudo-relevance feedback added to the
+	// query (taken from the best sections of a first pass), if any.
+	ExpansionTerms []string `json:"expansion_terms,omitempty"`
 }
 
 // RetrievalMethod is the value of [Result.RetrievalMethod].
@@ -45,6 +48,12 @@ type Hit struct {
 	// Tags and Phase are the file's labels, when it has them.
 	Tags  []string `json:"tags,omitempty"`
 	Phase *int     `json:"phase,omitempty"`
+	// MatchedTerms are the query's words the section holds (by stem: the
+	// query's "closing" matches "closed"); ExpansionTerms the words
+	// feedback added that it holds. They say why it ranked, so that an
+	// agent can rephrase.
+	MatchedTerms   []string `json:"matched_terms,omitempty"`
+	ExpansionTerms []string `json:"expansion_terms,omitempty"`
 }
 
 // scratch holds per-search arrays indexed by chunk id; reused via a pool.
@@ -107,19 +116,32 @@ func (ix *Index) run(ctx context.Context, s *snapshot, p *plan) (*Result, error)
 		return nil, err
 	}
 	total := len(cands)
-	if rk := ix.rk; rk.prfWeight > 0 && len(cands) > 0 {
-		extra, err := ix.feedbackTerms(ctx, s, p, topN(s, cands, rk.prfDocs))
+	if rk := ix.rk; rk.rm3Weight > 0 && len(cands) > 0 {
+		exp, err := ix.relevanceModel(ctx, s, p, topN(s, cands, rk.rm3Docs))
 		if err != nil {
 			return nil, err
 		}
-		if len(extra) > 0 {
-			if cands, err = ix.candidates(ctx, s, p.plus(extra, rk.prfWeight), an); err != nil {
+		if len(exp) > 0 {
+			p = p.expanded(exp, rk.rm3Weight)
+			if cands, err = ix.candidates(ctx, s, p, an); err != nil {
 				return nil, err
 			}
 		}
 	}
+	if ix.rk.filePrior > 0 {
+		addFilePrior(s, cands, ix.rk.filePrior)
+	}
 	best := topN(s, cands, p.n)
 	res := &Result{Results: make([]Hit, 0, len(best)), Total: total, RetrievalMethod: RetrievalMethod}
+	surface := map[string]string{}
+	if len(p.expansion) > 0 {
+		if surface, err = ix.surfaceForms(ctx, s, p.expansion, best); err != nil {
+			return nil, err
+		}
+		for _, t := range p.expansion {
+			res.ExpansionTerms = append(res.ExpansionTerms, surface[t])
+		}
+	}
 	wanted := make(map[string]bool, len(p.terms))
 	for _, t := range p.terms {
 		wanted[t] = true
@@ -137,6 +159,7 @@ func (ix *Index) run(ctx context.Context, s *snapshot, p *plan) (*Result, error)
 			Content:        trimContent(an, c.text, wanted),
 			Tags:           c.tags,
 		}
+		h.MatchedTerms, h.ExpansionTerms = ix.why(s, p, cd.id, surface)
 		if c.phase >= 0 {
 			ph := c.phase
 			h.Phase = &ph
@@ -227,3 +250,98 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 	}
 	return cands, nil
 }
+
+// why returns the query's words that chunk id holds and the expansion
+// terms it holds (as surface gives them).
+func (ix *Index) why(s *snapshot, p *plan, id uint32, surface map[string]string) (matched, expansion []string) {
+	for _, t := range p.terms {
+		if !s.holds(ix.dict, t, id) {
+			continue
+		}
+		if slices.Contains(p.expansion, t) {
+			expansion = append(expansion, surface[t])
+			continue
+		}
+		w := p.words[t]
+		if w == "" {
+			w = t // a joined pair, or a term another expansion added
+		}
+		if !slices.Contains(matched, w) {
+			matched = append(matched, w)
+		}
+	}
+	return matched, expansion
+}
+
+// surfaceForms maps each term to a word of the sections in top that
+// analyzes to it (the term itself when none does): the form in which an
+// expansion term is shown.
+func (ix *Index) surfaceForms(ctx context.Context, s *snapshot, terms []string, top []candidate) (map[string]string, error) {
+	an := queryAnalyzers.Get().(*analyzer)
+	defer queryAnalyzers.Put(an)
+	out := make(map[string]string, len(terms))
+	for _, c := range top[:min(len(top), ix.rk.rm3Docs)] {
+		if len(out) == len(terms) {
+			break
+		}
+		if ix.interrupted(ctx) {
+			return nil, ctx.Err()
+		}
+		text := s.chunks[c.id].text
+		tokenize(text, func(start, end int) {
+			w := text[start:end]
+			an.word(w, false, func(t string) {
+				if _, done := out[t]; !done && slices.Contains(terms, t) {
+					out[t] = strings.ToLower(w)
+				}
+			})
+		})
+	}
+	for _, t := range terms {
+		if out[t] == "" {
+			out[t] = t
+		}
+	}
+	return out, nil
+}
+
+// addFilePrior adds to each candidate w times the best score of another
+// candidate of the same file.
+func addFilePrior(s *snapshot, cands []candidate, w float32) {
+	fs := filePriorPool.Get().(*fileScratch)
+	defer filePriorPool.Put(fs)
+	if len(fs.best) < int(s.fileNos) {
+		fs.best = make([]float32, s.fileNos)
+		fs.second = make([]float32, s.fileNos)
+		fs.bestID = make([]uint32, s.fileNos)
+	}
+	for _, c := range cands {
+		f := s.chunks[c.id].fileNo
+		switch {
+		case c.score > fs.best[f]:
+			fs.second[f], fs.best[f], fs.bestID[f] = fs.best[f], c.score, c.id
+		case c.score > fs.second[f]:
+			fs.second[f] = c.score
+		}
+	}
+	for i, c := range cands {
+		f := s.chunks[c.id].fileNo
+		other := fs.best[f]
+		if fs.bestID[f] == c.id {
+			other = fs.second[f]
+		}
+		cands[i].score += w * other
+	}
+	for _, c := range cands { // back to the pool zeroed
+		f := s.chunks[c.id].fileNo
+		fs.best[f], fs.second[f] = 0, 0
+	}
+}
+
+// fileScratch holds addFilePrior's per-file arrays, indexed by file number.
+type fileScratch struct {
+	best, second []float32
+	bestID       []uint32
+}
+
+var filePriorPool = sync.Pool{New: func() any { return new(fileScratch) }}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -19,6 +20,7 @@ type chunk struct {
 	tokens    uint32   // estimated model tokens of text (estimateTokens)
 	bodyLen   uint32   // terms in the body: its BM25F field length
 	headLen   uint32   // weighted terms in the heading field
+	fileNo    uint32   // its file's number (Index.numberFile), for per-file arrays
 }
 
 func (c *chunk) section() string { return strings.Join(c.heading, " > ") }
@@ -57,6 +59,7 @@ type snapshot struct {
 	skipped   int            // files seen but not indexed
 	terms     int            // terms with postings
 	updated   time.Time      // when this state was committed
+	fileNos   uint32         // every chunk's fileNo is below it
 }
 
 // postingsOf returns the postings of a term id (nil when the id is newer
@@ -96,4 +99,18 @@ func (s *snapshot) computeNorms(rk *ranking) {
 			s.headNorm[id] = float32(1 / (1 - float64(rk.headB) + float64(rk.headB)*float64(c.headLen)/avgHead))
 		}
 	}
+}
+
+// holds reports whether chunk id holds term.
+func (s *snapshot) holds(dict *termDict, term string, id uint32) bool {
+	tid, ok := dict.lookup(term)
+	if !ok {
+		return false
+	}
+	pl := s.postingsOf(tid)
+	if pl == nil {
+		return false
+	}
+	_, found := slices.BinarySearch(pl.ids, id)
+	return found
 }

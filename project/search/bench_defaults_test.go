@@ -1,0 +1,65 @@
+package search
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// oldDefaultRanking is the ranking shipped before the leave-one-corpus-out
+// sweep: no file prior.
+var oldDefaultRanking = func() ranking {
+	r := defaultRanking
+	r.filePrior, r.rm3Weight = 0, 0
+	return r
+}()
+
+// BenchmarkSearchDefaults measures search latency at 10k files (1k with
+// -short) with the old defaults and the new ones, query by query in turn
+// on the same index, and reports each one's p50 and p99 and their ratios:
+//
+//	go test ./project/search -run '^$' -bench SearchDefaults -benchtime 1x
+func BenchmarkSearchDefaults(b *testing.B) {
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	root := b.TempDir()
+	writeCorpus(b, root, n, corpusSeed)
+	e := &berthEngine{}
+	e.build(b, root, b.TempDir())
+	defer e.close()
+	queries := querySet(querySeed)
+	rankings := []*ranking{&oldDefaultRanking, &defaultRanking}
+	lat := make([][]time.Duration, len(rankings))
+	for range b.N {
+		for rep := range 21 {
+			for _, q := range queries {
+				for r, rk := range rankings {
+					e.ix.rk = rk
+					t := time.Now()
+					if _, err := e.ix.Search(context.Background(), Query{Text: q}); err != nil {
+						b.Fatal(err)
+					}
+					if rep > 0 { // the first round warms up
+						lat[r] = append(lat[r], time.Since(t))
+					}
+				}
+			}
+		}
+	}
+	pct := func(l []time.Duration, p int) float64 {
+		slices.Sort(l)
+		return float64(l[min(len(l)-1, len(l)*p/100)].Nanoseconds()) / 1e3
+	}
+	old50, old99 := pct(lat[0], 50), pct(lat[0], 99)
+	new50, new99 := pct(lat[1], 50), pct(lat[1], 99)
+	b.ReportMetric(old50, "old-p50-us")
+	b.ReportMetric(old99, "old-p99-us")
+	b.ReportMetric(new50, "new-p50-us")
+	b.ReportMetric(new99, "new-p99-us")
+	b.ReportMetric(new50/old50, "p50-ratio")
+	b.ReportMetric(new99/old99, "p99-ratio")
+	b.ReportMetric(0, "ns/op")
+}
