@@ -13,34 +13,43 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runSearch: berth search --project DIR [-n N] [--path PREFIX] [--json] "query"
+// runSearch: berth search --project DIR [-n N] [--path PREFIX] [--also PHRASING]... [--explain] [--json] "query"
 func runSearch(ctx context.Context, args []string) error {
 	fs := pflag.NewFlagSet("search", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("project", ".", "project directory")
 	n := fs.IntP("n", "n", 5, "number of results (1-50)")
 	prefix := fs.String("path", "", "only files under this path prefix (relative to the root)")
+	also := fs.StringArray("also", nil, "another phrasing of the question, ranked too and fused (repeatable)")
+	explain := fs.Bool("explain", false, "show the words each result matched and the terms feedback added")
 	asJSON := fs.Bool("json", false, "print the tool's JSON result")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 && len(*also) == 0 {
 		return usageError{"needs a query"}
 	}
 	toolArgs := map[string]any{"query": strings.Join(fs.Args(), " "), "n_results": *n}
+	if len(*also) > 0 {
+		toolArgs["queries"] = *also
+	}
 	if *prefix != "" {
 		toolArgs["path_prefix"] = *prefix
 	}
 	var out struct {
 		Results []struct {
-			File           string  `json:"file"`
-			Section        string  `json:"section"`
-			Lines          [2]int  `json:"lines"`
-			RelevanceScore float64 `json:"relevance_score"`
-			Content        string  `json:"content"`
+			File           string   `json:"file"`
+			Section        string   `json:"section"`
+			Lines          [2]int   `json:"lines"`
+			RelevanceScore float64  `json:"relevance_score"`
+			Content        string   `json:"content"`
+			MatchedTerms   []string `json:"matched_terms"`
+			ExpansionTerms []string `json:"expansion_terms"`
 		} `json:"results"`
-		Total       int     `json:"total"`
-		QueryTimeMS float64 `json:"query_time_ms"`
+		Total           int      `json:"total"`
+		QueryTimeMS     float64  `json:"query_time_ms"`
+		RetrievalMethod string   `json:"retrieval_method"`
+		ExpansionTerms  []string `json:"expansion_terms"`
 	}
 	return callAndPrint(ctx, *dir, "search_standards", toolArgs, *asJSON, &out, func(w io.Writer) {
 		if len(out.Results) == 0 {
@@ -49,10 +58,31 @@ func runSearch(ctx context.Context, args []string) error {
 		}
 		for i, r := range out.Results {
 			fmt.Fprintf(w, "%d. %s:%d-%d  %s  (score %.2f)\n", i+1, r.File, r.Lines[0], r.Lines[1], r.Section, r.RelevanceScore)
+			if *explain {
+				fmt.Fprintf(w, "   matched: %s\n", wordList(r.MatchedTerms))
+				if len(r.ExpansionTerms) > 0 {
+					fmt.Fprintf(w, "   through feedback: %s\n", wordList(r.ExpansionTerms))
+				}
+			}
 			fmt.Fprintf(w, "   %s\n\n", excerpt(r.Content, 240))
 		}
 		fmt.Fprintf(w, "%d of %d result(s), %.2f ms\n", len(out.Results), out.Total, out.QueryTimeMS)
+		if *explain {
+			fmt.Fprintf(w, "ranked by %s", out.RetrievalMethod)
+			if len(out.ExpansionTerms) > 0 {
+				fmt.Fprintf(w, "; feedback added %s", wordList(out.ExpansionTerms))
+			}
+			fmt.Fprintln(w)
+		}
 	})
+}
+
+// wordList shows words for a person: comma-separated, "none" for none.
+func wordList(words []string) string {
+	if len(words) == 0 {
+		return "none"
+	}
+	return strings.Join(words, ", ")
 }
 
 // runWorkflows: berth workflows --project DIR [--json]

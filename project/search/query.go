@@ -45,6 +45,38 @@ type Query struct {
 	// Tags keeps only files whose front matter lists every one of them
 	// (compared without case).
 	Tags []string
+	// Queries are more phrasings of the same question, each ranked like
+	// Text (which may be empty when Queries is not) and fused by
+	// reciprocal rank; at most maxPhrasings in all.
+	Queries []string
+}
+
+// maxPhrasings caps Text and Queries together.
+const maxPhrasings = 5
+
+// compileAll compiles every phrasing of q with q's filters.
+func compileAll(q Query) ([]*plan, error) {
+	texts := q.Queries
+	if strings.TrimSpace(q.Text) != "" || len(q.Queries) == 0 {
+		texts = append([]string{q.Text}, q.Queries...)
+	}
+	if len(texts) > maxPhrasings {
+		return nil, fmt.Errorf("%d phrasings: send at most %d (query and queries together)", len(texts), maxPhrasings)
+	}
+	plans := make([]*plan, 0, len(texts))
+	for i, t := range texts {
+		one := q
+		one.Text, one.Queries = t, nil
+		p, err := compile(one)
+		if err != nil {
+			if len(texts) > 1 {
+				return nil, fmt.Errorf("phrasing %d: %w", i+1, err)
+			}
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
 }
 
 // plan is a query analyzed against the index's analyzer.
@@ -62,6 +94,8 @@ type plan struct {
 	// words maps each query term to the query word it came from, for
 	// telling an agent which of its words matched.
 	words map[string]string
+	// order lists the query's terms in the order its words came.
+	order []string
 	// expansion lists the terms pseudo-relevance feedback added.
 	expansion []string
 }
@@ -117,6 +151,7 @@ func compile(q Query) (*plan, error) {
 				}
 				if _, ok := p.words[t]; !ok && len(p.words) <= maxQueryTerms {
 					p.words[t] = w
+					p.order = append(p.order, t)
 				}
 			})
 		})

@@ -66,12 +66,14 @@ type scratch struct {
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // Search ranks the sections matching q with BM25F over each section's
-// heading field (its heading path and file title) and body (see rank.go). Ties are broken by file path, then line, so results
-// are deterministic. A search made while the first catch-up after Open is
-// still running waits for it, as long as ctx allows.
+// heading field (its heading path and file title) and body (see rank.go).
+// Several phrasings (q.Text and q.Queries) are each ranked and fused by
+// reciprocal rank. Ties are broken by file path, then line, so results are
+// deterministic. A search made while the first catch-up after Open is still
+// running waits for it, as long as ctx allows.
 func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	start := time.Now()
-	p, err := compile(q)
+	plans, err := compileAll(q)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +84,26 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 		return nil, ErrClosed
 	}
 	s := ix.snap.Load()
-	res, err := ix.run(ctx, s, p)
+	n := plans[0].n
+	depth := n
+	if len(plans) > 1 {
+		depth = fuseDepth
+	}
+	runs := make([]ranked, len(plans))
+	for i, p := range plans {
+		if runs[i], err = ix.rank(ctx, s, p, depth); err != nil {
+			return nil, err
+		}
+	}
+	best := runs[0].best
+	if len(runs) > 1 {
+		lists := make([][]candidate, len(runs))
+		for i, r := range runs {
+			lists[i] = r.best
+		}
+		best = fuse(s, lists, n)
+	}
+	res, err := ix.render(ctx, s, runs, best)
 	if err != nil {
 		return nil, err
 	}
@@ -106,45 +127,67 @@ func (ix *Index) interrupted(ctx context.Context) bool {
 	return ctx.Err() != nil
 }
 
-// run scores p against snapshot s; it stops with ctx's error when ctx ends.
-func (ix *Index) run(ctx context.Context, s *snapshot, p *plan) (*Result, error) {
+// ranked is one phrasing's ranking.
+type ranked struct {
+	p       *plan       // the plan as run, with the terms expansions added
+	best    []candidate // its best sections, best first
+	total   int         // the sections that matched its first pass
+	surface map[string]string
+}
+
+// rank scores p against snapshot s and keeps its best depth sections; it
+// stops with ctx's error when ctx ends.
+func (ix *Index) rank(ctx context.Context, s *snapshot, p *plan, depth int) (ranked, error) {
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
 	p = ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, p)))
 	cands, err := ix.candidates(ctx, s, p, an)
 	if err != nil {
-		return nil, err
+		return ranked{}, err
 	}
 	total := len(cands)
 	if rk := ix.rk; rk.rm3Weight > 0 && len(cands) > 0 {
 		exp, err := ix.relevanceModel(ctx, s, p, topN(s, cands, rk.rm3Docs))
 		if err != nil {
-			return nil, err
+			return ranked{}, err
 		}
 		if len(exp) > 0 {
 			p = p.expanded(exp, rk.rm3Weight)
 			if cands, err = ix.candidates(ctx, s, p, an); err != nil {
-				return nil, err
+				return ranked{}, err
 			}
 		}
 	}
 	if ix.rk.filePrior > 0 {
 		addFilePrior(s, cands, ix.rk.filePrior)
 	}
-	best := topN(s, cands, p.n)
-	res := &Result{Results: make([]Hit, 0, len(best)), Total: total, RetrievalMethod: RetrievalMethod}
-	surface := map[string]string{}
+	r := ranked{p: p, best: topN(s, cands, depth), total: total, surface: map[string]string{}}
 	if len(p.expansion) > 0 {
-		if surface, err = ix.surfaceForms(ctx, s, p.expansion, best); err != nil {
-			return nil, err
-		}
-		for _, t := range p.expansion {
-			res.ExpansionTerms = append(res.ExpansionTerms, surface[t])
+		if r.surface, err = ix.surfaceForms(ctx, s, p.expansion, r.best); err != nil {
+			return ranked{}, err
 		}
 	}
-	wanted := make(map[string]bool, len(p.terms))
-	for _, t := range p.terms {
-		wanted[t] = true
+	return r, nil
+}
+
+// render turns the best sections into the answer: each one's text (a
+// window around the matches of every phrasing when long), labels, and the
+// words of every phrasing it holds.
+func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []candidate) (*Result, error) {
+	an := queryAnalyzers.Get().(*analyzer)
+	defer queryAnalyzers.Put(an)
+	res := &Result{Results: make([]Hit, 0, len(best)), RetrievalMethod: RetrievalMethod}
+	wanted := map[string]bool{}
+	for _, r := range runs {
+		res.Total = max(res.Total, r.total)
+		for _, t := range r.p.expansion {
+			if w := r.surface[t]; !slices.Contains(res.ExpansionTerms, w) {
+				res.ExpansionTerms = append(res.ExpansionTerms, w)
+			}
+		}
+		for _, t := range r.p.terms {
+			wanted[t] = true
+		}
 	}
 	for _, cd := range best {
 		if ix.interrupted(ctx) {
@@ -159,7 +202,11 @@ func (ix *Index) run(ctx context.Context, s *snapshot, p *plan) (*Result, error)
 			Content:        trimContent(an, c.text, wanted),
 			Tags:           c.tags,
 		}
-		h.MatchedTerms, h.ExpansionTerms = ix.why(s, p, cd.id, surface)
+		for _, r := range runs {
+			matched, expansion := ix.why(s, r.p, cd.id, r.surface)
+			h.MatchedTerms = appendNew(h.MatchedTerms, matched...)
+			h.ExpansionTerms = appendNew(h.ExpansionTerms, expansion...)
+		}
 		if c.phase >= 0 {
 			ph := c.phase
 			h.Phase = &ph
@@ -172,6 +219,16 @@ func (ix *Index) run(ctx context.Context, s *snapshot, p *plan) (*Result, error)
 		res.Results = append(res.Results, h)
 	}
 	return res, nil
+}
+
+// appendNew appends the items of add that list does not hold yet.
+func appendNew(list []string, add ...string) []string {
+	for _, a := range add {
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+		}
+	}
+	return list
 }
 
 // topN returns the best n candidates, best first: higher score, then file
@@ -254,7 +311,13 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 // why returns the query's words that chunk id holds and the expansion
 // terms it holds (as surface gives them).
 func (ix *Index) why(s *snapshot, p *plan, id uint32, surface map[string]string) (matched, expansion []string) {
+	terms := p.order // the query's own terms first, in its order
 	for _, t := range p.terms {
+		if !slices.Contains(p.order, t) {
+			terms = append(terms[:len(terms):len(terms)], t)
+		}
+	}
+	for _, t := range terms {
 		if !s.holds(ix.dict, t, id) {
 			continue
 		}

@@ -15,15 +15,18 @@ const ToolName = "search_standards"
 
 const toolDescription = `Search this project's standards, usage guides and workflows (markdown under .praxis-os) and return the best matching sections.
 
+Name what you look for in the words the document itself would use: the feature's usual name, the option or identifier, the term of art, not only a description of your goal. Send two or three phrasings at once in queries (for example "retry with exponential backoff", "backoff jitter", "RetryPolicy"): each is ranked and the rankings are fused, at no extra turn. Each result names the words of yours it matched (matched_terms) and the terms feedback added (expansion_terms): rephrase with them when the results miss.
+
 Ranking is BM25F over each section's heading path (with its file's title) and its text; words are matched by stem ("closing" finds "close"), code identifiers also match by their parts (snake_case, camelCase, dotted.names), and adjacent words also match the identifier they spell ("fill struct" finds fillStruct). Put a phrase in double quotes to require it word for word.
 
 filter_phase and filter_tags narrow the search to files labelled so (front matter "phase" and "tags", or a workflow's phases/N/ folder), as praxis-os agents send them.
 
-Returns {results: [{file, section, lines: [start, end], relevance_score, content, tokens, tags, phase}], total, total_tokens, retrieval_method, query_time_ms}: file is relative to the project root, section is the heading path ("Title > Section > Sub"), relevance_score is higher-is-better (compare scores within one answer only), content is the section text (a window around the matches when the section is long), tokens estimates what content costs in model tokens (total_tokens sums them), retrieval_method is "bm25f", and total counts all matching sections.`
+Returns {results: [{file, section, lines: [start, end], relevance_score, content, tokens, tags, phase, matched_terms, expansion_terms}], total, total_tokens, retrieval_method, expansion_terms, query_time_ms}: file is relative to the project root, section is the heading path ("Title > Section > Sub"), relevance_score is higher-is-better (compare scores within one answer only), content is the section text (a window around the matches when the section is long), tokens estimates what content costs in model tokens (total_tokens sums them), retrieval_method is "bm25f" (or "bm25f+vector" when the user's embedding server ranked too), and total counts the matching sections (with several phrasings, those of the one that matched most).`
 
 // searchArgs are the tool's arguments.
 type searchArgs struct {
 	Query       string   `json:"query"`
+	Queries     []string `json:"queries,omitempty"`
 	NResults    int      `json:"n_results"`
 	PathPrefix  string   `json:"path_prefix,omitempty"`
 	FilterPhase *int     `json:"filter_phase,omitempty"`
@@ -34,12 +37,17 @@ type searchArgs struct {
 // SDK's schema cache resolves it once per process.
 var inputSchema = sync.OnceValue(func() *jsonschema.Schema {
 	return &jsonschema.Schema{
-		Type:     "object",
-		Required: []string{"query"},
+		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
 			"query": {
 				Type:        "string",
-				Description: `What to look for: words, and "quoted phrases" that must appear as written.`,
+				Description: `What to look for, in the words the document would use: words, and "quoted phrases" that must appear as written.`,
+			},
+			"queries": {
+				Types:       []string{"array", "null"},
+				Items:       &jsonschema.Schema{Type: "string"},
+				MaxItems:    jsonschema.Ptr(maxPhrasings),
+				Description: fmt.Sprintf(`More phrasings of the same question (with query, at most %d in all), ranked each and fused: name the feature as the docs would, its identifier, a synonym.`, maxPhrasings),
 			},
 			"n_results": {
 				Type:        "integer",
@@ -81,8 +89,8 @@ func AddTools(s *mcp.Server, ix *Index) {
 		InputSchema: inputSchema(),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest, args searchArgs) (*mcp.CallToolResult, *Result, error) {
-		q := Query{Text: args.Query, N: args.NResults, PathPrefix: args.PathPrefix, Phase: args.FilterPhase, Tags: args.FilterTags}
-		if _, err := compile(q); err != nil {
+		q := Query{Text: args.Query, Queries: args.Queries, N: args.NResults, PathPrefix: args.PathPrefix, Phase: args.FilterPhase, Tags: args.FilterTags}
+		if _, err := compileAll(q); err != nil {
 			return nil, nil, err
 		}
 		if !ix.Ready() {

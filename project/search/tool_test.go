@@ -72,7 +72,7 @@ func TestToolSchemaAndResults(t *testing.T) {
 		t.Fatalf("tools: %+v", tools.Tools)
 	}
 	schema, _ := json.Marshal(tools.Tools[0].InputSchema)
-	for _, want := range []string{`"required":["query"]`, `"n_results"`, `"default":5`, `"minimum":1`, `"maximum":50`, `"path_prefix"`} {
+	for _, want := range []string{`"queries"`, `"maxItems":5`, `"n_results"`, `"default":5`, `"minimum":1`, `"maximum":50`, `"path_prefix"`} {
 		if !strings.Contains(string(schema), want) {
 			t.Errorf("input schema lacks %s: %s", want, schema)
 		}

@@ -170,6 +170,12 @@ func TestSearchCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, ".praxis-os/standards/errors.md") || !strings.Contains(out, "Errors > Closing files") {
 		t.Fatalf("berth search: %v\n%s", err, out)
 	}
+	// --explain names the words each result matched; --also sends another
+	// phrasing, fused with the first.
+	out, err = run("search", "--project", root, "--explain", "closing", "--also", "files closed")
+	if err != nil || !strings.Contains(out, "matched: closing") || !strings.Contains(out, "ranked by bm25f") {
+		t.Fatalf("berth search --explain: %v\n%s", err, out)
+	}
 	out, err = run("search", "--project", root, "-n", "99", "x")
 	if err == nil || !strings.Contains(out, "n_results") {
 		t.Fatalf("n_results 99: %v\n%s", err, out)
