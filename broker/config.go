@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/search"
+	"github.com/berth-dev/berth/project/search/embeddings"
 )
 
 // Config is the broker's configuration. The fields that are keys are
@@ -26,6 +29,11 @@ type Config struct {
 	// AllowOutside (rag.allow_outside) lists directories outside every
 	// project that indexing may follow symlinks into; absolute and clean.
 	AllowOutside []string
+	// EmbeddingsURL and EmbeddingsModel (search.embeddings.url, .model)
+	// name the user's embedding server; empty: standards search is BM25F
+	// alone.
+	EmbeddingsURL   string
+	EmbeddingsModel string
 	// Servers (servers) are the MCP servers hosted for every project,
 	// validated by config.ValidateServers (config_servers.go).
 	Servers map[string]config.Server
@@ -78,7 +86,25 @@ func (c Config) Validate() error {
 	if c.ReapInterval <= 0 {
 		return fmt.Errorf("reap_interval must be positive")
 	}
+	if c.EmbeddingsURL != "" || c.EmbeddingsModel != "" {
+		u, err := url.Parse(c.EmbeddingsURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("search.embeddings.url %q: give the embedding server's http(s) address, such as http://127.0.0.1:11434", c.EmbeddingsURL)
+		}
+		if c.EmbeddingsModel == "" {
+			return fmt.Errorf("search.embeddings.model is empty: name the model %s serves, such as nomic-embed-text", c.EmbeddingsURL)
+		}
+	}
 	return nil
+}
+
+// embedder is the standards search's embedder that search.embeddings
+// names, or nil.
+func (c Config) embedder() search.Embedder {
+	if c.EmbeddingsURL == "" {
+		return nil
+	}
+	return embeddings.New(c.EmbeddingsURL, c.EmbeddingsModel, nil)
 }
 
 // Level is log_level as a slog level.

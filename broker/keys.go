@@ -113,6 +113,17 @@ var keys = []Key{
 		Doc: "how often the broker checks that the shims holding projects are alive",
 	},
 	{
+		Name: "search.embeddings.url", Default: "", NoFlag: true, DefaultDoc: "none",
+		field: func(c *Config) any { return &c.EmbeddingsURL },
+		Doc: "an OpenAI-compatible embeddings server (`/v1/embeddings`: Ollama, llama.cpp's server, LM Studio), such as `http://127.0.0.1:11434`: " +
+			"standards search then also ranks sections by their vectors and fuses both rankings; set in the broker's config only, never a project's; see [search](search.md)",
+	},
+	{
+		Name: "search.embeddings.model", Default: "", NoFlag: true, DefaultDoc: "none",
+		field: func(c *Config) any { return &c.EmbeddingsModel },
+		Doc:   "the embedding model `search.embeddings.url` serves, such as `nomic-embed-text`",
+	},
+	{
 		Name: "servers", Default: map[string]config.Server(nil), NoFlag: true, NoEnv: true, DefaultDoc: "none",
 		field: func(c *Config) any { return &c.Servers },
 		Doc: "MCP servers Berth runs for every project, beside the project's own `servers`, with no approval needed: " +

@@ -193,7 +193,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 func (t *mounts) open(root, id string) (*mount, error) {
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
 		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch,
-		Endpoint: func() project.Endpoint { return t.endpoint(id) }})
+		Embedder: t.cfg.embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }})
 	if config.IsError(err) {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadConfig, "%v (the project is not served until this is fixed)", err)
 	}

@@ -57,6 +57,10 @@ type Options struct {
 	// through (one inotify instance for every engine that shares it);
 	// nil: a watcher of its own.
 	Watch *watch.Hub
+	// Embedder, when set, is the user's embedding server (the broker's
+	// search.embeddings): standards search fuses its ranking with BM25F's.
+	// A project's own config can never set it.
+	Embedder search.Embedder
 }
 
 // Endpoint is what the broker serves of a project beside the IDE's stdio.
@@ -85,6 +89,8 @@ type Engine struct {
 	logs   *logring.Ring // nil: no get_recent_logs
 	db     *store.DB
 	policy *links.Policy // which symlinks indexing and watching follow; fixed at open
+	// embedder is the broker's search.embeddings (nil: none); fixed at open.
+	embedder search.Embedder
 
 	watcher *watch.Watcher // nil if the folders cannot be watched (logged)
 	config  *watch.Files   // the config files, applying their edits; nil if they cannot be watched (logged)
@@ -135,6 +141,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	e.log = slog.New(e.slog.handler(e.base.Handler()))
 	e.name = projectName(e.git.get(ctx, opts.Root), opts.Root)
 	e.policy = links.New(e.root, append(slices.Clone(opts.AllowOutside), cfg.RAG.AllowOutside...))
+	e.embedder = opts.Embedder
 	if err := e.open(ctx, cfg, opts); err != nil {
 		e.Close()
 		return nil, err

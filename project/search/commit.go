@@ -109,6 +109,7 @@ func (ix *Index) commit(ups []fileUpdate) error {
 	}
 	w.free = append(w.free, freed...)
 	ix.noteFilesChanged()
+	ix.kickEmbedder()
 	return err
 }
 

@@ -92,3 +92,12 @@ func mustChunks(tb testing.TB, rel, content string) []*chunk {
 	}
 	return cs
 }
+
+// openDBFrom returns db when it is a *store.DB, else a new store.
+func openDBFrom(t testing.TB, db any) *store.DB {
+	t.Helper()
+	if d, ok := db.(*store.DB); ok && d != nil {
+		return d
+	}
+	return openDB(t)
+}

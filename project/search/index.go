@@ -59,6 +59,9 @@ type Index struct {
 	cancel    context.CancelFunc
 	done      chan struct{} // closed when the catch-up goroutine has returned
 
+	vec       vectors
+	embedDone chan struct{} // closed when the embedding loop has returned
+
 	// onCheck, when set (by tests), is called with the search's context at
 	// every check a search makes of it.
 	onCheck func(context.Context)
@@ -120,6 +123,16 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ix.cancel = cancel
 	ix.setState(StateIndexing, Progress{})
+	ix.embedDone = make(chan struct{})
+	ix.vec = vectors{byChunk: map[*chunk][]float32{}, kick: make(chan struct{}, 1)}
+	if opts.Embedder != nil {
+		go func() {
+			defer close(ix.embedDone)
+			ix.embedLoop(bg)
+		}()
+	} else {
+		close(ix.embedDone)
+	}
 	go ix.catchUp(bg)
 	return ix, nil
 }
@@ -163,6 +176,7 @@ func (ix *Index) catchUp(ctx context.Context) {
 	ix.setState(StateReady, ix.currentProgress())
 	ix.readyErr = err
 	close(ix.ready)
+	ix.kickEmbedder()
 }
 
 // Apply brings the given paths (relative to the root; files or folders,
@@ -200,6 +214,7 @@ func (ix *Index) Apply(ctx context.Context, changed []string) error {
 func (ix *Index) Close() error {
 	ix.cancel()
 	<-ix.done
+	<-ix.embedDone
 	ix.writeMu.Lock()
 	ix.closed = true
 	ix.isClosed.Store(true)

@@ -36,6 +36,11 @@ type Options struct {
 	// links lead elsewhere is skipped, logged and listed in
 	// [Status.Warnings].
 	Links *links.Policy
+	// Embedder, when set, embeds every section (vectors stored in DB by
+	// content, so an unchanged section is embedded once) and each query;
+	// its ranking is fused with BM25F's. Its failure or absence leaves
+	// BM25F alone.
+	Embedder Embedder
 
 	// beforeBatch, when set (by tests), runs before each batch of a
 	// catch-up.

@@ -98,6 +98,16 @@ type plan struct {
 	order []string
 	// expansion lists the terms pseudo-relevance feedback added.
 	expansion []string
+	// text is the phrasing as given, for the embedder.
+	text string
+}
+
+// admits reports whether c passes p's filters: path prefix, phase, tags.
+func (p *plan) admits(c *chunk) bool {
+	if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
+		return false
+	}
+	return (p.phase < 0 || c.phase == p.phase) && c.hasTags(p.tags)
 }
 
 var queryAnalyzers = sync.Pool{New: func() any { return newAnalyzer() }}
@@ -111,7 +121,7 @@ func compile(q Query) (*plan, error) {
 	if len(text) > maxQueryBytes {
 		return nil, fmt.Errorf("query is %d bytes long; keep it under %d", len(text), maxQueryBytes)
 	}
-	p := &plan{n: q.N, phase: -1, words: map[string]string{}}
+	p := &plan{n: q.N, phase: -1, words: map[string]string{}, text: text}
 	if p.n == 0 {
 		p.n = DefaultResults
 	}

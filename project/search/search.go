@@ -85,28 +85,40 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	}
 	s := ix.snap.Load()
 	n := plans[0].n
+	qvecs := ix.queryVectors(ctx, plans)
 	depth := n
-	if len(plans) > 1 {
+	if len(plans) > 1 || qvecs != nil {
 		depth = fuseDepth
 	}
 	runs := make([]ranked, len(plans))
+	lists := make([][]candidate, 0, 2*len(plans))
 	for i, p := range plans {
 		if runs[i], err = ix.rank(ctx, s, p, depth); err != nil {
 			return nil, err
 		}
+		lists = append(lists, runs[i].best)
+	}
+	method := RetrievalMethod
+	for i, q := range qvecs {
+		if plans[i].need > 0 {
+			continue // words that must appear: the vectors cannot say
+		}
+		list, err := ix.vectorRanking(ctx, s, plans[i], q, fuseDepth)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, list)
+		method = RetrievalVector
 	}
 	best := runs[0].best
-	if len(runs) > 1 {
-		lists := make([][]candidate, len(runs))
-		for i, r := range runs {
-			lists[i] = r.best
-		}
+	if len(lists) > 1 {
 		best = fuse(s, lists, n)
 	}
 	res, err := ix.render(ctx, s, runs, best)
 	if err != nil {
 		return nil, err
 	}
+	res.RetrievalMethod = method
 	res.QueryTimeMS = math.Round(float64(time.Since(start).Microseconds())) / 1000
 	return res, nil
 }
@@ -294,10 +306,7 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 			return nil, ctx.Err()
 		}
 		c := s.chunks[id]
-		if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
-			continue
-		}
-		if (p.phase >= 0 && c.phase != p.phase) || !c.hasTags(p.tags) {
+		if !p.admits(c) {
 			continue
 		}
 		if !containsPhrases(an, c.text, p.phrases) {

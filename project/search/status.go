@@ -35,14 +35,23 @@ type Status struct {
 	// Warnings name files (and source folders) not indexed because their
 	// symlinks lead outside the project, with the fix.
 	Warnings []string `json:"warnings,omitempty"`
+	// Embedded counts the sections with a vector, when the broker has an
+	// embedding server (search.embeddings); EmbedError is its last failure.
+	Embedded   int    `json:"embedded,omitempty"`
+	EmbedError string `json:"embed_error,omitempty"`
 }
 
 // Status returns the index's current status.
 func (ix *Index) Status() Status {
 	s := ix.snap.Load()
+	ix.vec.mu.RLock()
+	embedded, embedErr := len(ix.vec.byChunk), ix.vec.lastErr
+	ix.vec.mu.RUnlock()
 	ix.stateMu.Lock()
 	defer ix.stateMu.Unlock()
 	return Status{
+		Embedded:      embedded,
+		EmbedError:    embedErr,
 		State:         ix.state,
 		Files:         s.files,
 		SkippedFiles:  s.skipped,
