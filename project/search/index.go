@@ -24,7 +24,8 @@ var ErrOff = errors.New("search_standards is off for this project: add rag to mc
 // either the state before an update or the state after it, never a mix.
 //
 // Lock order: writeMu, then stateMu. The term dictionary has its own lock,
-// taken last.
+// taken last. vec.mu (the sections' vectors) is taken alone, or before
+// stateMu (Status).
 type Index struct {
 	opts Options
 	log  *slog.Logger
