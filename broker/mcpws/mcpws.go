@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/berth-dev/berth/broker/rpcmsg"
 	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -113,7 +114,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.writeRaw(ctx, rpcError(-32600, fmt.Sprintf("message over %d bytes: send smaller messages", MaxMessageBytes)))
 			continue
 		}
-		msg, err := jsonrpc.DecodeMessage(data)
+		msg, err := rpcmsg.Decode(data) // not jsonrpc.DecodeMessage: see broker/rpcmsg
 		if err != nil {
 			// A malformed frame does not end the session: report it to the peer.
 			c.writeRaw(ctx, rpcError(-32700, "parse error: "+err.Error()))

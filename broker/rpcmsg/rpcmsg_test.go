@@ -1,0 +1,91 @@
+package rpcmsg
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+var seeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"ping"}}}`,
+	`{"jsonrpc":"2.0","id":"a-1","method":"ping"}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":null}`,
+	`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Echo: ping"}]}}`,
+	`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad","data":{"x":1}}}`,
+	`{"jsonrpc":"2.0","id":7,"error":null,"result":{}}`,
+	`{"jsonrpc":"2.0","id":null,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1.5,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":[1],"method":"x"}`,
+	`{"jsonrpc":"1.0","id":1,"method":"x"}`,
+	`{"id":1,"method":"x"}`,
+	`{"jsonrpc":2,"id":1,"method":"x"}`,
+	`{"JSONRPC":"2.0","id":1,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"Method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":""}`,
+	`{"jsonrpc":"2.0","id":1,"method":5}`,
+	`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"Code":1,"message":"m"}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x"} trailing`,
+	` {"jsonrpc":"2.0","id":1,"method":"x"}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"x"}]`,
+	`null`, `""`, `{}`, `{"jsonrpc":"2.0"`, ``, `{"jsonrpc":"2.0","id":1,"method":"x"`,
+}
+
+// TestDecodeAsTheSDK: Berth's decoding gives what the go-sdk's gives, or
+// fails where it fails, on the seeds (and on what the fuzzer finds:
+// go test -fuzz FuzzDecodeAsTheSDK ./broker/rpcmsg).
+func TestDecodeAsTheSDK(t *testing.T) {
+	for _, s := range seeds {
+		if err := compare([]byte(s)); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}
+
+func FuzzDecodeAsTheSDK(f *testing.F) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := compare(data); err != nil {
+			t.Fatalf("%q: %v", data, err)
+		}
+	})
+}
+
+// compare decodes data both ways and says how they differ.
+func compare(data []byte) error {
+	want, wantErr := jsonrpc.DecodeMessage(data)
+	got, gotErr := Decode(data)
+	switch {
+	case wantErr != nil && gotErr != nil:
+		return nil
+	case wantErr != nil:
+		return fmt.Errorf("the go-sdk refuses it (%v), Decode gives %s", wantErr, describe(got))
+	case gotErr != nil:
+		if !utf8.Valid(data) {
+			return nil // encoding/json and the SDK's decoder differ on invalid UTF-8; no client sends it
+		}
+		return fmt.Errorf("the go-sdk reads %s, Decode fails: %v", describe(want), gotErr)
+	}
+	if g, w := describe(got), describe(want); g != w {
+		return fmt.Errorf("Decode gives %s, the go-sdk %s", g, w)
+	}
+	return nil
+}
+
+func describe(m jsonrpc.Message) string {
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		return fmt.Sprintf("request id=%#v method=%q params=%q", m.ID.Raw(), m.Method, bytes.TrimSpace(m.Params))
+	case *jsonrpc.Response:
+		return fmt.Sprintf("response id=%#v result=%q error=%#v", m.ID.Raw(), bytes.TrimSpace(m.Result), m.Error)
+	}
+	return fmt.Sprintf("%T", m)
+}
