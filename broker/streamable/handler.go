@@ -77,24 +77,30 @@ type Handler struct {
 	mu       sync.Mutex // guards sessions and down
 	sessions map[string]*entry
 	down     bool
+
+	fastCalls sync.Map // *mcp.RequestExtra -> *fastCall, while the fast path serves it (fast.go)
 }
 
 type entry struct {
-	ss *mcp.ServerSession
-	t  *mcp.StreamableServerTransport
+	ss   *mcp.ServerSession
+	t    *mcp.StreamableServerTransport
+	conn *sessionConn
 }
 
-// New returns a Handler for srv's sessions.
+// New returns a Handler for srv's sessions. It adds a receiving
+// middleware to srv (for the fast path, fast.go).
 func New(srv *mcp.Server, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{
+	h := &Handler{
 		srv:      srv,
 		opts:     opts,
 		probe:    mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: opts.Logger}),
 		sessions: make(map[string]*entry),
 	}
+	srv.AddReceivingMiddleware(h.tag)
+	return h
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -103,6 +109,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.Header.Get(HeaderSessionID)
+	var one []byte // a POST's body of one message, for the fast path
 	switch r.Method {
 	case http.MethodPost:
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
@@ -122,7 +129,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if oneMessage(body) {
-			w = &answerWriter{ResponseWriter: w}
+			one = body
 		}
 	case http.MethodGet:
 		if _, stream := accepts(r.Header.Values("Accept")); !stream {
@@ -154,6 +161,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.end(id, e, true)
 		w.WriteHeader(http.StatusNoContent)
 		return
+	case one != nil:
+		if h.fast(w, r, e, one) {
+			return
+		}
+		w = &answerWriter{ResponseWriter: w}
 	}
 	h.serve(w, r, e)
 }
@@ -260,7 +272,7 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, id string) (e *
 // to the table; nil when shutting down. Of two restores of one id, the
 // first to reach the table wins and the other is closed.
 func (h *Handler) connect(r *http.Request, id string, state *mcp.ServerSessionState) (*entry, error) {
-	t := &mcp.StreamableServerTransport{SessionID: id, EventStore: h.opts.EventStore}
+	t := &sessionTransport{sdk: &mcp.StreamableServerTransport{SessionID: id, EventStore: h.opts.EventStore}}
 	var opts *mcp.ServerSessionOptions
 	if state != nil {
 		opts = &mcp.ServerSessionOptions{State: state}
@@ -271,7 +283,7 @@ func (h *Handler) connect(r *http.Request, id string, state *mcp.ServerSessionSt
 	if err != nil {
 		return nil, err
 	}
-	e := &entry{ss: ss, t: t}
+	e := &entry{ss: ss, t: t.sdk, conn: t.conn}
 	h.mu.Lock()
 	other, down := h.sessions[id], h.down
 	if other == nil && !down {

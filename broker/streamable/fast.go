@@ -1,0 +1,334 @@
+package streamable
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/berth-dev/berth/broker/rpcmsg"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path. The go-sdk's transport decodes every POST four times over
+// (as a batch, as a message, its method, its _meta), each through a
+// decoder that starts with a 32 KiB buffer: most of the garbage of a busy
+// project port. A POST that holds one plain call on a session of the table
+// (what sub-agents send, call after call) is decoded here instead
+// (broker/rpcmsg), handed to the session decoded, and answered here: its
+// answer alone as one application/json body, or, when the server sends
+// notifications or requests about the call first, an SSE stream that ends
+// with the answer, as the go-sdk's transport answers through answerWriter.
+// Its events are kept in the event store under ids of the go-sdk's form,
+// so a client whose stream broke resumes it with a GET as from the go-sdk.
+// Everything else goes through the go-sdk: batches, notifications,
+// responses, initialize, GET.
+
+// fastMethods are the calls the fast path takes, each true when it needs
+// params. They are the server's own methods (so the go-sdk's transport
+// would admit them too).
+var fastMethods = map[string]bool{
+	"tools/call": true, "resources/read": true, "prompts/get": true, "completion/complete": true,
+	"tools/list": false, "prompts/list": false, "resources/list": false, "resources/templates/list": false, "ping": false,
+}
+
+// sessionTransport is the go-sdk's transport of one session with the fast
+// path beside it.
+type sessionTransport struct {
+	sdk  *mcp.StreamableServerTransport
+	conn *sessionConn // set by Connect
+}
+
+func (t *sessionTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	inner, err := t.sdk.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.conn = newSessionConn(inner)
+	return t.conn, nil
+}
+
+// SupportsProtocolVersion is the go-sdk transport's.
+func (t *sessionTransport) SupportsProtocolVersion(v string) bool {
+	return t.sdk.SupportsProtocolVersion(v)
+}
+
+// sessionConn is the session's connection: what the go-sdk's transport
+// reads and what the fast path decoded go to the session in the order they
+// arrive; what the session writes about a fast call goes to that call's
+// POST, everything else to the go-sdk's transport.
+type sessionConn struct {
+	sdk    mcp.Connection
+	in     chan jsonrpc.Message // unbuffered: the session reads at its pace
+	ended  chan struct{}        // the go-sdk's side read its last message; err says why
+	err    error
+	closed chan struct{}
+	once   sync.Once
+
+	mu    sync.Mutex
+	calls map[jsonrpc.ID]*fastCall // fast calls not answered yet
+}
+
+func newSessionConn(sdk mcp.Connection) *sessionConn {
+	c := &sessionConn{sdk: sdk, in: make(chan jsonrpc.Message), ended: make(chan struct{}),
+		closed: make(chan struct{}), calls: map[jsonrpc.ID]*fastCall{}}
+	go c.pump()
+	return c
+}
+
+// pump passes on what the go-sdk's transport reads, until it ends.
+func (c *sessionConn) pump() {
+	for {
+		msg, err := c.sdk.Read(context.Background()) // ends with Close: the transport's Read returns EOF
+		if err != nil {
+			c.err = err
+			close(c.ended)
+			return
+		}
+		select {
+		case c.in <- msg:
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+func (c *sessionConn) SessionID() string { return c.sdk.SessionID() }
+
+func (c *sessionConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case msg := <-c.in:
+		return msg, nil
+	case <-c.ended:
+		return nil, c.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+func (c *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	var fc *fastCall
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		if fc = c.calls[resp.ID]; fc != nil {
+			delete(c.calls, resp.ID)
+		}
+		c.mu.Unlock()
+	} else if v, ok := ctx.Value(fastKey{}).(*fastCall); ok && v.conn == c {
+		fc = v
+	}
+	if fc != nil && fc.write(msg) {
+		return nil
+	}
+	return c.sdk.Write(ctx, msg)
+}
+
+func (c *sessionConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.sdk.Close()
+}
+
+// fastKey marks a fast call's context (Handler.tag) so that what the
+// session sends about the call reaches its POST.
+type fastKey struct{}
+
+// fastCall is one call the fast path handed to the session.
+type fastCall struct {
+	conn     *sessionConn
+	id       jsonrpc.ID
+	answered chan struct{}
+	store    mcp.EventStore // nil: events carry no id
+	session  string
+	stream   string // its stream's id in store
+
+	mu       sync.Mutex // guards w, finished and last
+	w        *answerWriter
+	finished bool // its POST was answered or its client left
+	last     int  // index of the last event stored
+}
+
+// write sends msg on the call's POST; false once the POST is over (a
+// notification then goes where the go-sdk sends those of a finished
+// request; an answer nobody waits for is dropped).
+func (fc *fastCall) write(msg jsonrpc.Message) bool {
+	_, answer := msg.(*jsonrpc.Response)
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return answer
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	stored := false
+	if fc.store != nil && (!fc.finished || answer) {
+		// An answer is stored even when its client left: it may resume.
+		stored = fc.store.Append(context.Background(), fc.session, fc.stream, data) == nil
+		if stored {
+			fc.last++
+		}
+	}
+	if fc.finished {
+		return answer
+	}
+	event := make([]byte, 0, len("event: message\nid: _\ndata: \n\n")+len(fc.stream)+20+len(data))
+	event = append(event, "event: message\n"...)
+	if stored {
+		event = fmt.Appendf(event, "id: %s_%d\n", fc.stream, fc.last)
+	}
+	event = append(append(append(event, "data: "...), data...), "\n\n"...)
+	if _, err := fc.w.Write(event); err != nil {
+		fc.finished = true
+		return answer
+	}
+	if answer {
+		fc.finished = true
+		close(fc.answered)
+	} else {
+		_ = fc.w.FlushError()
+	}
+	return true
+}
+
+func (fc *fastCall) finish() {
+	fc.mu.Lock()
+	fc.finished = true
+	fc.mu.Unlock()
+}
+
+// fast serves r (a POST of one message, body) on e's session when it is a
+// plain call; false leaves it to the go-sdk.
+func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []byte) bool {
+	c := e.conn
+	if c == nil || !fastRequest(r.Header) {
+		return false
+	}
+	msg, err := rpcmsg.Decode(body)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok || !plainCall(req) {
+		return false
+	}
+	fc := &fastCall{conn: c, id: req.ID, answered: make(chan struct{}), last: -1}
+	if h.opts.EventStore != nil {
+		fc.store, fc.session, fc.stream = h.opts.EventStore, c.SessionID(), rand.Text()
+		if err := fc.store.Open(r.Context(), fc.session, fc.stream); err != nil {
+			fc.store = nil
+		}
+	}
+	c.mu.Lock()
+	dup := c.calls[req.ID] != nil
+	if !dup {
+		c.calls[req.ID] = fc
+	}
+	c.mu.Unlock()
+	if dup {
+		writeRPCError(w, http.StatusBadRequest, req.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate in-flight request ID %v", req.ID.Raw()))
+		return true
+	}
+	extra := &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}
+	req.Extra = extra
+	h.fastCalls.Store(extra, fc)
+	defer h.fastCalls.Delete(extra)
+	if h.opts.Track != nil {
+		done := h.opts.Track(e.ss, false)
+		defer done()
+	}
+	// The headers of the go-sdk's SSE answer; answerWriter makes a lone
+	// answer an application/json body.
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Connection", "keep-alive")
+	fc.w = &answerWriter{ResponseWriter: w}
+	select {
+	case c.in <- req:
+	case <-c.closed:
+		c.forget(fc)
+		http.Error(w, "session is closing", http.StatusNotFound)
+		return true
+	case <-c.ended:
+		c.forget(fc)
+		http.Error(w, "session is closing", http.StatusNotFound)
+		return true
+	}
+	select {
+	case <-fc.answered:
+	case <-r.Context().Done(): // the client left: the call runs on, its answer is dropped
+	case <-c.closed:
+	case <-c.ended:
+	}
+	fc.finish()
+	return true
+}
+
+// forget drops a call the session never got.
+func (c *sessionConn) forget(fc *fastCall) {
+	c.mu.Lock()
+	if c.calls[fc.id] == fc {
+		delete(c.calls, fc.id)
+	}
+	c.mu.Unlock()
+	fc.finish()
+}
+
+// fastRequest reports whether a POST's headers leave nothing for the
+// go-sdk's transport to check: a protocol before the sessionless one (whose
+// Mcp-Method and Mcp-Name headers the go-sdk checks against the body) and
+// no Last-Event-ID.
+func fastRequest(h http.Header) bool {
+	if v := h.Get(headerVersion); v >= firstSessionless {
+		return false
+	}
+	for name := range h {
+		if name == "Last-Event-Id" || strings.HasPrefix(name, "Mcp-") && name != HeaderSessionID && name != headerVersion {
+			return false
+		}
+	}
+	return true
+}
+
+// plainCall reports whether req is a call the fast path takes: one of
+// fastMethods, with params when it needs them, and no per-request
+// protocol keys in its _meta (the go-sdk's transport checks those).
+func plainCall(req *jsonrpc.Request) bool {
+	needs, ok := fastMethods[req.Method]
+	if !ok || !req.IsCall() {
+		return false
+	}
+	if p := bytes.TrimSpace(req.Params); needs && (len(p) == 0 || p[0] != '{') {
+		return false
+	}
+	return !bytes.Contains(req.Params, []byte("io.modelcontextprotocol/"))
+}
+
+// tag is the server's receiving middleware that marks a fast call's
+// context, so that the notifications and requests the server sends about
+// it go to its POST (the go-sdk finds a request's stream by a context key
+// only its own transport can set).
+func (h *Handler) tag(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if extra := req.GetExtra(); extra != nil {
+			if fc, ok := h.fastCalls.Load(extra); ok {
+				ctx = context.WithValue(ctx, fastKey{}, fc)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// writeRPCError answers a POST with a JSON-RPC error, as the go-sdk does.
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, message string) {
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: message}})
+	if err != nil {
+		http.Error(w, message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}

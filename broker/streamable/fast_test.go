@@ -1,0 +1,124 @@
+package streamable
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestFastPathTakesPlainCallsOnly: which POSTs the fast path takes; the
+// rest goes to the go-sdk's transport, which checks what the fast path
+// does not (batches, Last-Event-ID on a POST, the sessionless protocol's
+// headers and _meta keys, notifications and responses).
+func TestFastPathTakesPlainCallsOnly(t *testing.T) {
+	plain := map[string]bool{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`:                                                                  true,
+		`{"jsonrpc":"2.0","id":"a","method":"ping"}`:                                                                                            true,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`:                                                                                        true,
+		`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///x"}}`:                                                       true,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`:                                                                                        false, // no params: the go-sdk's 400
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`:                                                                          false,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:                                                                                false,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`:                                                                            false,
+		`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`:                                                                  false,
+		`{"jsonrpc":"2.0","id":1,"method":"no/such","params":{}}`:                                                                               false,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`:                                                                                                  false,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`: false,
+	}
+	for body, want := range plain {
+		msg, err := decodeForTest(body)
+		req, ok := msg.(*jsonrpc.Request)
+		if got := err == nil && ok && plainCall(req); got != want {
+			t.Errorf("%s: fast %v, want %v", body, got, want)
+		}
+	}
+	for h, want := range map[string]bool{
+		"":                                 true,
+		"Mcp-Protocol-Version: 2025-11-25": true,
+		"Mcp-Protocol-Version: 2026-07-28": false,
+		"Last-Event-ID: abc_1":             false,
+		"Mcp-Method: tools/call":           false,
+		"Mcp-Name: x":                      false,
+		"Mcp-Session-Id: s":                true,
+		"Authorization: Bearer x":          true,
+	} {
+		header := http.Header{}
+		if name, value, ok := strings.Cut(h, ": "); ok {
+			header.Set(name, value)
+		}
+		if got := fastRequest(header); got != want {
+			t.Errorf("header %q: fast %v, want %v", h, got, want)
+		}
+	}
+}
+
+// TestAReusedIDInFlightIsRefused: a second call with the id of a call in
+// flight on the session is answered 400 with a JSON-RPC error, as the
+// go-sdk answers it, and the first call is answered all the same.
+func TestAReusedIDInFlightIsRefused(t *testing.T) {
+	ctx, url, sid, next := stepSession(t)
+	first := rawPost(t, ctx, url, sid, stepCall)
+	defer first.Body.Close()
+	r := bufio.NewReader(first.Body)
+	if _, data := sseEvent(t, r); !strings.Contains(data, "half way") { // the first call is in flight
+		t.Fatalf("first event %s", data)
+	}
+	again := rawPost(t, ctx, url, sid, stepCall)
+	raw, _ := io.ReadAll(again.Body)
+	again.Body.Close()
+	if again.StatusCode != http.StatusBadRequest || !strings.Contains(string(raw), "duplicate in-flight request ID 7") || !strings.Contains(string(raw), `"id":7`) {
+		t.Fatalf("the same id again: %d %s", again.StatusCode, raw)
+	}
+	close(next)
+	if _, data := sseEvent(t, r); !strings.HasPrefix(data, `{"jsonrpc":"2.0","id":7,"result":`) {
+		t.Fatalf("the first call's answer: %s", data)
+	}
+}
+
+// TestAServerRequestDuringAFastCall: a tool that asks the client for its
+// roots while a call runs: the request goes out on the call's POST stream,
+// the client's answer comes back as a POST of its own (through the
+// go-sdk's transport), and the call's answer follows on its stream; the
+// go-sdk's own client does all of it.
+func TestAServerRequestDuringAFastCall(t *testing.T) {
+	srv := benchServer()
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
+		if ctx.Value(fastKey{}) == nil {
+			return nil, struct{}{}, fmt.Errorf("the call did not take the fast path")
+		}
+		res, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, struct{}{}, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d roots, first %s", len(res.Roots), res.Roots[0].URI)}}}, struct{}{}, nil
+	})
+	url := serveHandler(t, New(srv, Options{EventStore: NewEventStore()}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	c.AddRoots(&mcp.Root{URI: "file:///work/one"}, &mcp.Root{URI: "file:///work/two"})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range 3 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "roots"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := res.Content[0].(*mcp.TextContent).Text; text != "2 roots, first file:///work/one" {
+			t.Fatalf("the tool's answer: %q", text)
+		}
+	}
+}
+
+func decodeForTest(body string) (jsonrpc.Message, error) { return jsonrpc.DecodeMessage([]byte(body)) }
