@@ -21,7 +21,8 @@ func (p *Project) Complete(ctx context.Context, req *mcp.CompleteRequest) (res *
 		what = req.Params.Ref.URI
 	}
 	res, err = forward(ctx, t, req.Session, "completion/complete", what, nil,
-		func(ctx context.Context, cs *mcp.ClientSession, _ *caller) (*mcp.CompleteResult, error) {
+		func(ctx context.Context, g *generation, _ *caller) (*mcp.CompleteResult, error) {
+			cs := g.cs
 			if init := cs.InitializeResult(); init == nil || init.Capabilities == nil || init.Capabilities.Completions == nil {
 				return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 			}

@@ -39,6 +39,7 @@ func (u *upstream) connect() (*generation, *lists, error) {
 	defer cancel()
 	g := &generation{ended: make(chan struct{})}
 	var t mcp.Transport
+	var st *stdioTransport
 	if u.def.URL != "" {
 		t = &mcp.StreamableClientTransport{Endpoint: u.def.URL}
 	} else {
@@ -52,7 +53,8 @@ func (u *upstream) connect() (*generation, *lists, error) {
 			return nil, nil, fmt.Errorf("start %s: %w (check servers.%s.command and cwd)", u.def.Command, err, u.label)
 		}
 		g.p = p
-		t = &tapTransport{Transport: &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, calls: &u.calls}
+		st = &stdioTransport{r: p.stdout, w: p.stdin}
+		t = &tapTransport{Transport: st, calls: &u.calls}
 	}
 	fail := func(err error) (*generation, *lists, error) {
 		g.close(u.opts.StopGrace)
@@ -69,6 +71,9 @@ func (u *upstream) connect() (*generation, *lists, error) {
 		return fail(fmt.Errorf("MCP handshake: %w", err))
 	}
 	g.cs = cs
+	if st != nil && cs.InitializeResult().ProtocolVersion < sessionlessProtocol {
+		g.raw = st.conn // a sessionless server wants the go-sdk's per-request _meta on each call
+	}
 	go g.watch()
 	ls, err := list(ctx, cs)
 	if err != nil {

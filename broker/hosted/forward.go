@@ -27,7 +27,7 @@ type target struct {
 // server's call_timeout and turns failures into JSON-RPC errors that name
 // the server. Errors the server itself answers pass through unchanged.
 func forward[R any](parent context.Context, t *target, ss *mcp.ServerSession, method, name string, token any,
-	do func(context.Context, *mcp.ClientSession, *caller) (R, error)) (R, error) {
+	do func(context.Context, *generation, *caller) (R, error)) (R, error) {
 	var zero R
 	t.calls.Add(1)
 	ctx, cancel := context.WithTimeout(parent, t.timeout)
@@ -38,7 +38,7 @@ func forward[R any](parent context.Context, t *target, ss *mcp.ServerSession, me
 	}
 	cl := t.up.calls.add(parent, t.name, ss, token)
 	defer t.up.calls.remove(cl)
-	res, err := do(context.WithValue(ctx, callerKey{}, cl), g.cs, cl)
+	res, err := do(context.WithValue(ctx, callerKey{}, cl), g, cl)
 	if err != nil {
 		return zero, t.failure(parent, ctx, g, method, name, err)
 	}
@@ -132,32 +132,39 @@ func forwardMeta(in mcp.Meta, cl *caller) mcp.Meta {
 // callTool forwards tools/call for the upstream tool orig.
 func (t *target) callTool(ctx context.Context, req *mcp.CallToolRequest, orig string) (*mcp.CallToolResult, error) {
 	return forward(ctx, t, req.Session, "tools/call", orig, req.Params.GetProgressToken(),
-		func(ctx context.Context, cs *mcp.ClientSession, cl *caller) (*mcp.CallToolResult, error) {
+		func(ctx context.Context, g *generation, cl *caller) (*mcp.CallToolResult, error) {
 			p := &mcp.CallToolParams{Meta: forwardMeta(req.Params.Meta, cl), Name: orig,
 				InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState}
 			if len(req.Params.Arguments) > 0 {
 				p.Arguments = req.Params.Arguments
 			}
-			return cs.CallTool(ctx, p)
+			if g.raw != nil {
+				raw, err := g.raw.call(ctx, "tools/call", p)
+				if err != nil {
+					return nil, err
+				}
+				return toolResult(raw)
+			}
+			return g.cs.CallTool(ctx, p)
 		})
 }
 
 // getPrompt forwards prompts/get for the upstream prompt orig.
 func (t *target) getPrompt(ctx context.Context, req *mcp.GetPromptRequest, orig string) (*mcp.GetPromptResult, error) {
 	return forward(ctx, t, req.Session, "prompts/get", orig, req.Params.GetProgressToken(),
-		func(ctx context.Context, cs *mcp.ClientSession, cl *caller) (*mcp.GetPromptResult, error) {
+		func(ctx context.Context, g *generation, cl *caller) (*mcp.GetPromptResult, error) {
 			p := *req.Params
 			p.Name, p.Meta = orig, forwardMeta(req.Params.Meta, cl)
-			return cs.GetPrompt(ctx, &p)
+			return g.cs.GetPrompt(ctx, &p)
 		})
 }
 
 // readResource forwards resources/read; URIs are the server's own.
 func (t *target) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	return forward(ctx, t, req.Session, "resources/read", req.Params.URI, req.Params.GetProgressToken(),
-		func(ctx context.Context, cs *mcp.ClientSession, cl *caller) (*mcp.ReadResourceResult, error) {
+		func(ctx context.Context, g *generation, cl *caller) (*mcp.ReadResourceResult, error) {
 			p := *req.Params
 			p.Meta = forwardMeta(req.Params.Meta, cl)
-			return cs.ReadResource(ctx, &p)
+			return g.cs.ReadResource(ctx, &p)
 		})
 }

@@ -131,7 +131,8 @@ func (t *target) subscribe(ctx context.Context, ss *mcp.ServerSession, uri strin
 	u := t.up
 	added, watch := u.watch.add(uri, ss)
 	_, err := forward(ctx, t, ss, "resources/subscribe", uri, nil,
-		func(ctx context.Context, cs *mcp.ClientSession, _ *caller) (struct{}, error) {
+		func(ctx context.Context, g *generation, _ *caller) (struct{}, error) {
+			cs := g.cs
 			if !canSubscribe(cs) {
 				return struct{}{}, t.noSubscribe()
 			}

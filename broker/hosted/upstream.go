@@ -57,6 +57,7 @@ type upstream struct {
 // command, its process.
 type generation struct {
 	cs    *mcp.ClientSession
+	raw   *stdioConn    // the stdio connection under cs, for calls forwarded as bytes; nil for a url server
 	p     *proc         // nil for a url server
 	ended chan struct{} // closed once the process exited or the connection ended
 }

@@ -1,0 +1,256 @@
+package hosted
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/berth-dev/berth/broker/rpcmsg"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxMessage bounds one message a server writes, as the go-sdk's stdio
+// transport does (mcp.DefaultMaxLineLength).
+const maxMessage = mcp.DefaultMaxLineLength
+
+// stdioTransport speaks MCP's stdio transport with a server process: one
+// JSON-RPC message per line each way. It is the go-sdk's IOTransport but
+// for decoding: each line is decoded once, by broker/rpcmsg, where the
+// go-sdk decodes it three times through a decoder that starts each read
+// with a 32 KiB buffer.
+type stdioTransport struct {
+	r    io.ReadCloser  // the server's stdout
+	w    io.WriteCloser // the server's stdin
+	conn *stdioConn     // set by Connect
+}
+
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	t.conn = &stdioConn{w: t.w, r: t.r, lines: make(chan lineOrErr), closed: make(chan struct{}), ended: make(chan struct{})}
+	go t.conn.read(bufio.NewReaderSize(t.r, 64<<10))
+	return t.conn, nil
+}
+
+type lineOrErr struct {
+	line []byte
+	err  error
+}
+
+type stdioConn struct {
+	r       io.Closer
+	w       io.WriteCloser
+	writeMu sync.Mutex
+	lines   chan lineOrErr // from the one reading goroutine
+	queue   []jsonrpc.Message
+	closed  chan struct{}
+	once    sync.Once
+	ended   chan struct{} // Read failed (readErr says why) or the connection closed
+	readErr error
+	endOnce sync.Once
+
+	pendMu  sync.Mutex
+	nextID  uint64
+	pending map[jsonrpc.ID]chan *jsonrpc.Response // call's requests waiting for their answer
+}
+
+// end fails the calls waiting for an answer.
+func (c *stdioConn) end(err error) {
+	c.endOnce.Do(func() {
+		c.readErr = err
+		close(c.ended)
+	})
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+// read sends the server's lines to c.lines until an error (EOF included).
+func (c *stdioConn) read(br *bufio.Reader) {
+	for {
+		line, err := readLine(br)
+		if err == nil && len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		select {
+		case c.lines <- lineOrErr{line, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readLine reads one line of at most maxMessage bytes, without its newline.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > maxMessage {
+			return nil, fmt.Errorf("a message of the server is over %d bytes", maxMessage)
+		}
+		switch {
+		case err == nil:
+			return append(line, bytes.TrimRight(chunk, "\r\n")...), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			line = append(line, chunk...)
+		case errors.Is(err, io.EOF) && len(line)+len(chunk) > 0:
+			return append(line, chunk...), nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		for len(c.queue) > 0 {
+			msg := c.queue[0]
+			c.queue = c.queue[1:]
+			if !c.answers(msg) {
+				return msg, nil
+			}
+		}
+		var v lineOrErr
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			c.end(io.EOF)
+			return nil, io.EOF
+		case v = <-c.lines:
+		}
+		if v.err == nil {
+			c.queue, v.err = decodeLine(v.line)
+		}
+		if v.err != nil {
+			c.end(v.err)
+			return nil, v.err
+		}
+	}
+}
+
+// decodeLine reads a line as one message or a batch of them.
+func decodeLine(line []byte) ([]jsonrpc.Message, error) {
+	if b := bytes.TrimSpace(line); len(b) > 0 && b[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(b, &batch); err != nil {
+			return nil, fmt.Errorf("a batch of the server: %w", err)
+		}
+		if len(batch) == 0 {
+			return nil, errors.New("an empty batch from the server")
+		}
+		msgs := make([]jsonrpc.Message, 0, len(batch))
+		for _, raw := range batch {
+			msg, err := rpcmsg.Decode(raw)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, msg)
+		}
+		return msgs, nil
+	}
+	msg, err := rpcmsg.Decode(line)
+	if err != nil {
+		return nil, err
+	}
+	return []jsonrpc.Message{msg}, nil
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err = c.w.Write(append(data, '\n'))
+	return err
+}
+
+func (c *stdioConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		close(c.closed)
+		c.end(io.EOF)
+		err = errors.Join(c.r.Close(), c.w.Close())
+	})
+	return err
+}
+
+// call sends a request of Berth's own on the connection, beside the go-sdk
+// session's, and returns the result as the server wrote it: the way a
+// tools/call is forwarded without decoding its result into the go-sdk's
+// types (and encoding it again) on the way through. Its id is a string
+// ("berth-call-N"); the session's are numbers. When ctx ends first the
+// server is told (notifications/cancelled), as the go-sdk tells it.
+func (c *stdioConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	c.pendMu.Lock()
+	c.nextID++
+	id, err := jsonrpc.MakeID("berth-call-" + strconv.FormatUint(c.nextID, 10))
+	if err != nil {
+		c.pendMu.Unlock()
+		return nil, err
+	}
+	answer := make(chan *jsonrpc.Response, 1)
+	if c.pending == nil {
+		c.pending = map[jsonrpc.ID]chan *jsonrpc.Response{}
+	}
+	c.pending[id] = answer
+	c.pendMu.Unlock()
+	defer func() {
+		c.pendMu.Lock()
+		delete(c.pending, id)
+		c.pendMu.Unlock()
+	}()
+	if err := c.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: raw}); err != nil {
+		return nil, err
+	}
+	select {
+	case resp := <-answer:
+		if resp.Error != nil {
+			return nil, resp.Error
+		}
+		return resp.Result, nil
+	case <-c.ended:
+		return nil, c.readErr
+	case <-ctx.Done():
+		cancelled, _ := json.Marshal(map[string]any{"requestId": id.Raw(), "reason": context.Cause(ctx).Error()})
+		_ = c.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: cancelled})
+		return nil, ctx.Err()
+	}
+}
+
+// answers takes the answer to one of call's requests; false for every
+// other message, which goes to the session.
+func (c *stdioConn) answers(msg jsonrpc.Message) bool {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return false
+	}
+	if _, str := resp.ID.Raw().(string); !str {
+		return false
+	}
+	c.pendMu.Lock()
+	answer := c.pending[resp.ID]
+	delete(c.pending, resp.ID)
+	c.pendMu.Unlock()
+	if answer == nil {
+		return false
+	}
+	answer <- resp
+	return true
+}
