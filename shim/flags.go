@@ -36,8 +36,12 @@ the IDE's requests with an error that names the problem and the fix.
 
 Logs go to stderr; stdout carries only MCP.`
 
+// ErrHelp is what ParseFlags returns for --help: its text is Usage.
+var ErrHelp = errors.New(Usage)
+
 // ParseFlags reads `berth-shim [--project DIR] [--transport dual|stdio|http]
-// [--log-level L]`. On error it returns the exit code to use (2 for usage).
+// [--log-level L]`. On error it returns the exit code to use: 0 for
+// --help (ErrHelp), 2 for a bad flag.
 func ParseFlags(args []string) (Options, int, error) {
 	fs := flag.NewFlagSet("berth-shim", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -49,7 +53,7 @@ func ParseFlags(args []string) (Options, int, error) {
 	fs.StringVar(&o.Home, "home", "", "broker home (default: $BERTH_HOME, else the user state dir)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return o, 2, errors.New(Usage)
+			return o, 0, ErrHelp
 		}
 		return o, 2, fmt.Errorf("%v (usage: berth-shim [--project DIR] [--transport dual|stdio|http] [--log-level L])", err)
 	}

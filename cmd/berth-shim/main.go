@@ -21,7 +21,7 @@ func run() int {
 	opts, code, err := shim.ParseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "berth-shim: %v\n", err)
-		if err.Error() != shim.Usage && !interactive(os.Stdin) {
+		if !errors.Is(err, shim.ErrHelp) && !interactive(os.Stdin) {
 			// An IDE started it: its initialize gets the reason too.
 			shim.Refuse(ctx, os.Stdin, os.Stdout, err)
 		}

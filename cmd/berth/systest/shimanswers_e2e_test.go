@@ -162,3 +162,19 @@ func TestShimWithABadFlagAnswersInitialize(t *testing.T) {
 		t.Fatalf("initialize of a shim with a bad flag: %v", err)
 	}
 }
+
+// --help prints the usage on stderr and exits 0 without answering on
+// stdout, even when no person runs it (stdin is a pipe, not a terminal):
+// the shim tells --help from a bad flag by shim.ErrHelp, not by its text.
+func TestShimHelpIsNotRefused(t *testing.T) {
+	cmd := exec.Command(brokertest.Shim(t), "--help")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("berth-shim --help: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "usage: berth-shim") || stdout.Len() != 0 {
+		t.Fatalf("berth-shim --help: stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
