@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,7 +146,12 @@ func (g *Guard) Install(srv *http.Server) {
 
 // Wrap admits requests from the owner's connections and requests with the
 // token; every other request gets 403 with a JSON error, and the
-// connection is closed after the answer.
+// connection is closed after the answer. When the guard has a token, a
+// request that presents a bearer credential is decided by it alone: the
+// token (or a key Admit knows) admits it, anything else gets 401 whoever
+// sends it, the owner included, so a client with a stale or mistyped
+// token hears of it on every system, not only where the token is the only
+// key.
 func (g *Guard) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pc, _ := r.Context().Value(connKey{}).(*conn)
@@ -159,6 +165,21 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 		} else {
 			pc.once.Do(func() { pc.uid, pc.err = g.lookup(pc.Conn) })
 			uid, err = pc.uid, pc.err
+		}
+		if g.token != nil && presentsBearer(r) {
+			// A credential decides alone: good, it admits anyone; wrong, it
+			// is refused whoever sends it.
+			switch {
+			case controlapi.HasBearer(r, g.token):
+				g.welcome(pc, true)
+				next.ServeHTTP(w, r)
+			case g.admit != nil && g.admit(r):
+				g.welcome(pc, false)
+				next.ServeHTTP(w, r)
+			default:
+				g.unauthorized(w, r, pc, uid, err)
+			}
+			return
 		}
 		if err == nil && uid == g.owner || controlapi.HasBearer(r, g.token) {
 			g.welcome(pc, true)
@@ -189,6 +210,31 @@ func (g *Guard) welcome(pc *conn, known bool) {
 }
 
 func unsupported(net.Conn) (uint32, error) { return 0, ErrUnsupported }
+
+// presentsBearer reports whether r carries a bearer credential.
+func presentsBearer(r *http.Request) bool {
+	scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	return strings.EqualFold(scheme, "Bearer")
+}
+
+// unauthorized answers 401 to a request with a wrong token and logs the
+// connection once: the peer's uid when known and its address; nothing it
+// sent.
+func (g *Guard) unauthorized(w http.ResponseWriter, r *http.Request, pc *conn, uid uint32, err error) {
+	if pc == nil || !pc.logged.Swap(true) {
+		attrs := []any{"listener", g.name, "remote", r.RemoteAddr}
+		if err == nil {
+			attrs = append(attrs, "peer_uid", uid)
+		}
+		g.log.Warn("refused a connection with a wrong bearer token", attrs...)
+	}
+	// Closed after the answer, as a refused connection is.
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	w.Header().Set("WWW-Authenticate", `Bearer realm="berth"`)
+	controlapi.WriteError(w, api.Errorf(http.StatusUnauthorized, api.CodeUnauthorized,
+		"the bearer token is not this broker's: send the headers of the project's state file as they are now (the token is in BERTH_HOME/token), or no Authorization header from the broker's own account"))
+}
 
 var errNoConnContext = errors.New("peer guard: no connection in the request context (set the server's ConnContext)")
 

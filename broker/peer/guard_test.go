@@ -147,8 +147,10 @@ func TestGuardRefusesAnotherAccount(t *testing.T) {
 	if !resp.Close {
 		t.Error("the refused connection is kept open")
 	}
-	code, b := get(t, c, url, "wrong-token")
-	wantRefused(t, code, b)
+	get(t, c, url, "") // a second connection refused
+	if code, b := get(t, c, url, "wrong-token"); code != http.StatusUnauthorized || strings.Contains(b, "secret") {
+		t.Fatalf("another account with a wrong token: %d %q, want 401", code, b)
+	}
 	recs := logs.lines("another account")
 	if len(recs) != 2 {
 		t.Fatalf("%d log lines for two refused connections, want 2: %v", len(recs), recs)
@@ -293,8 +295,9 @@ func TestGuardAdmitIsAThirdKey(t *testing.T) {
 	if code, body := get(t, c, url, "session-key"); code != http.StatusOK || body != "secret data" {
 		t.Fatalf("with a key Admit knows: %d %q", code, body)
 	}
-	code, body := get(t, c, url, "other-key")
-	wantRefused(t, code, body)
+	if code, body := get(t, c, url, "other-key"); code != http.StatusUnauthorized || strings.Contains(body, "secret") {
+		t.Fatalf("with a key neither the token nor Admit knows: %d %q, want 401", code, body)
+	}
 	if code, _ := get(t, c, url, "tok-0123456789abcdef"); code != http.StatusOK {
 		t.Fatalf("with the token: %d", code)
 	}
@@ -325,5 +328,58 @@ func TestGuardTokenOnlyNeverLooksUp(t *testing.T) {
 	}
 	if code, _ := get(t, c, url, "tok-0123456789abcdef"); code != http.StatusOK {
 		t.Fatalf("with the token: %d", code)
+	}
+}
+
+// TestGuardAnswersAWrongTokenWith401: a bearer token that is presented and
+// wrong gets 401 from the owner as from anyone (the account does not make
+// a bad credential good), with the right token or none the owner is
+// admitted, and the right token admits another account.
+func TestGuardAnswersAWrongTokenWith401(t *testing.T) {
+	const tok = "tok-0123456789abcdef"
+	for _, tc := range []struct {
+		name     string
+		uid      uint32
+		lookErr  error
+		token    string
+		wantCode int
+	}{
+		{"owner, wrong token", 1000, nil, "tok-wrong", http.StatusUnauthorized},
+		{"owner, a prefix of the token", 1000, nil, tok[:10], http.StatusUnauthorized},
+		{"owner, right token", 1000, nil, tok, http.StatusOK},
+		{"owner, no token", 1000, nil, "", http.StatusOK},
+		{"another account, wrong token", 1001, nil, "tok-wrong", http.StatusUnauthorized},
+		{"another account, right token", 1001, nil, tok, http.StatusOK},
+		{"unknown account, wrong token", 0, ErrUnsupported, "tok-wrong", http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs logBuf
+			g, _ := fakeGuard(tok, &logs, tc.uid, tc.lookErr)
+			g.owner = 1000
+			url := guarded(t, g, hello)
+			c := &http.Client{Transport: &http.Transport{}}
+			defer c.CloseIdleConnections()
+			code, body := get(t, c, url, tc.token)
+			if code != tc.wantCode {
+				t.Fatalf("got %d %q, want %d", code, body, tc.wantCode)
+			}
+			if code == http.StatusUnauthorized {
+				var e api.ErrorBody
+				if json.Unmarshal([]byte(body), &e) != nil || e.Code != api.CodeUnauthorized || !strings.Contains(e.Error, "state file") || strings.Contains(body, "secret") {
+					t.Fatalf("401 body %q: want a JSON error naming the fix and no data", body)
+				}
+				if l := logs.lines("wrong bearer token"); len(l) != 1 || strings.Contains(fmt.Sprint(l), "tok-wrong") {
+					t.Fatalf("log of the refusal: %v (want one line, without the token)", l)
+				}
+			}
+		})
+	}
+	// A guard without a token has nothing to compare: the owner's requests
+	// pass whatever Authorization they carry (auth: none).
+	g, _ := fakeGuard("", io.Discard, 1000, nil)
+	g.owner = 1000
+	url := guarded(t, g, hello)
+	if code, body := get(t, http.DefaultClient, url, "anything"); code != http.StatusOK {
+		t.Fatalf("no token configured, the owner with a bearer: %d %q", code, body)
 	}
 }

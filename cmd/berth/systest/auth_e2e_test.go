@@ -36,7 +36,8 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestTokenAuthIsASecondKey: with auth: token the state file carries the
 // token and the IDE's path needs none; the user's own clients reach the
 // port with or without it (the account check admits them; the token admits
-// other accounts, see TestAnotherAccountGetsNothing).
+// other accounts, see TestAnotherAccountGetsNothing), and with a wrong one
+// get 401.
 func TestTokenAuthIsASecondKey(t *testing.T) {
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
 	ctx := testCtx(t, 30*time.Second)
@@ -64,6 +65,20 @@ func TestTokenAuthIsASecondKey(t *testing.T) {
 	r.Body.Close()
 	if e := api.ParseError(r.StatusCode, raw); e.Code == api.CodeNotOwner || e.Code == api.CodeUnauthorized {
 		t.Fatalf("the owner without the token: %d %+v", r.StatusCode, e)
+	}
+	// A wrong token is refused, even from the owner's account: the client
+	// hears that its credential is wrong, on every system.
+	req, _ := http.NewRequest("POST", *sf.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer not-the-token")
+	req.Header.Set("Content-Type", "application/json")
+	r, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = io.ReadAll(r.Body)
+	r.Body.Close()
+	if e := api.ParseError(r.StatusCode, raw); r.StatusCode != http.StatusUnauthorized || e.Code != api.CodeUnauthorized {
+		t.Fatalf("the owner with a wrong token: %d %s, want 401", r.StatusCode, raw)
 	}
 }
 

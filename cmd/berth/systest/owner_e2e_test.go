@@ -97,13 +97,18 @@ func TestAnotherAccountGetsNothing(t *testing.T) {
 				join(wsUpgrade, []string{portURL + "/ws"}),
 				{portURL + "/"},
 			}
-			if token != "" {
-				wrong := []string{"-H", "Authorization: Bearer " + strings.Repeat("0", len(token))}
-				tries = append(tries, join(wrong, []string{ctlURL + "/projects"}), join(wrong, jsonPost, []string{"-d", initializeBody, portURL + "/mcp"}))
-			}
 			for _, args := range tries {
 				code, out := acct.Curl(t, append([]string{"-i"}, args...)...)
 				wantNotOwner(t, args, code, out, secrets)
+			}
+			if token != "" {
+				// A wrong token is a wrong credential: 401, whoever sends it.
+				wrong := []string{"-H", "Authorization: Bearer " + strings.Repeat("0", len(token))}
+				for _, args := range [][]string{join(wrong, []string{ctlURL + "/projects"}), join(wrong, jsonPost, []string{"-d", initializeBody, portURL + "/mcp"})} {
+					code, out := acct.Curl(t, append([]string{"-i"}, args...)...)
+					wantRefusedAs(t, args, code, out, secrets, http.StatusUnauthorized, api.CodeUnauthorized)
+					tries = append(tries, args)
+				}
 			}
 
 			// Nothing was mounted, released or stopped.
@@ -151,10 +156,17 @@ func TestAnotherAccountGetsNothing(t *testing.T) {
 // not_owner, and none of secrets anywhere, headers included.
 func wantNotOwner(t *testing.T, args []string, code int, out string, secrets []string) {
 	t.Helper()
+	wantRefusedAs(t, args, code, out, secrets, http.StatusForbidden, api.CodeNotOwner)
+}
+
+// wantRefusedAs checks a refusal with status and a JSON error of code that
+// carries none of secrets.
+func wantRefusedAs(t *testing.T, args []string, code int, out string, secrets []string, status int, want api.Code) {
+	t.Helper()
 	_, body, _ := strings.Cut(strings.ReplaceAll(out, "\r\n", "\n"), "\n\n")
 	var e api.ErrorBody
-	if code != http.StatusForbidden || json.Unmarshal([]byte(body), &e) != nil || e.Code != api.CodeNotOwner {
-		t.Errorf("curl %v as another account: %d\n%s\nwant 403 with code %s", args, code, out, api.CodeNotOwner)
+	if code != status || json.Unmarshal([]byte(body), &e) != nil || e.Code != want {
+		t.Errorf("curl %v as another account: %d\n%s\nwant %d with code %s", args, code, out, status, want)
 	}
 	for _, s := range secrets {
 		if strings.Contains(out, s) {

@@ -113,10 +113,11 @@ func TestTokenOnlyBrokerAdmitsTheTokenAndLoginKeys(t *testing.T) {
 	if code, body := get(t, ctx, tcp, "/events", key); code != http.StatusOK || !strings.Contains(body, pin.ID) {
 		t.Fatalf("GET /events with the key: %d %s", code, body)
 	}
-	// The key opens the control API, not a project's port.
+	// The key opens the control API, not a project's port: there it is a
+	// wrong bearer token (401).
 	req := mcpPost(t, *sf.URL, "", initializeBody)
 	req.Header.Set("Authorization", key["Authorization"])
-	if status, _, _ := doMCP(t, ctx, req); status != http.StatusForbidden {
+	if status, _, _ := doMCP(t, ctx, req); status != http.StatusUnauthorized {
 		t.Fatalf("initialize with the dashboard's key: %d", status)
 	}
 
