@@ -113,6 +113,9 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	m.mcp.AddReceivingMiddleware(m.book.middleware)
 	// Outermost: the request's goroutine gets its stack before it goes deep.
 	m.mcp.AddReceivingMiddleware(presizeStack)
+	// After every other: /mcp's fast path runs a tools/call through all of
+	// the above (broker/streamable/fast.go).
+	m.mcp.AddReceivingMiddleware(m.streamable.Middleware)
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	m.stopIdle = stopSweep
 	go m.limits.sweep(sweepCtx, m.mcp, func(now time.Time) { m.saved.touch(m.book, now, false) })

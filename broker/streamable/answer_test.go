@@ -39,7 +39,7 @@ func stepServer(next <-chan struct{}) *mcp.Server {
 func stepSession(t *testing.T) (ctx context.Context, url, sid string, next chan struct{}) {
 	t.Helper()
 	next = make(chan struct{})
-	url = serveHandler(t, New(stepServer(next), Options{EventStore: NewEventStore()}))
+	url = serveHandler(t, newHandler(stepServer(next), Options{EventStore: NewEventStore()}))
 	_, sid, _ = post(t, url, "", initBody)
 	post(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -86,7 +86,7 @@ func sseEvent(t *testing.T, r *bufio.Reader) (id, data string) {
 }
 
 func TestAnswerWithNothingBeforeItIsOneJSONBody(t *testing.T) {
-	h := New(stepServer(nil), Options{EventStore: NewEventStore()})
+	h := newHandler(stepServer(nil), Options{EventStore: NewEventStore()})
 	url := serveHandler(t, h)
 	ctx := context.Background()
 	resp := rawPost(t, ctx, url, "", initBody)

@@ -47,7 +47,7 @@ func BenchmarkToolCall(b *testing.B) {
 			return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 		}},
 		{"berth", func(srv *mcp.Server) http.Handler {
-			return New(srv, Options{
+			return newHandler(srv, Options{
 				EventStore: NewEventStore(),
 				Restore:    func(string) (*mcp.ServerSessionState, bool) { return nil, false },
 				Connected:  func(*http.Request, *mcp.ServerSession, bool) error { return nil },
@@ -85,7 +85,7 @@ func BenchmarkRestore(b *testing.B) {
 		InitializedParams:         &mcp.InitializedParams{},
 		NegotiatedProtocolVersion: "2025-06-18",
 	}
-	h := New(benchServer(), Options{
+	h := newHandler(benchServer(), Options{
 		Restore: func(id string) (*mcp.ServerSessionState, bool) { return state, strings.HasPrefix(id, "saved-") },
 		Track:   tracked(),
 	})

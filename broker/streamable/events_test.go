@@ -68,7 +68,7 @@ func TestGETStreamResumesWithLastEventID(t *testing.T) {
 	saved := map[string]*mcp.ServerSessionState{"old": {
 		InitializeParams: &mcp.InitializeParams{ProtocolVersion: "2025-06-18", ClientInfo: &mcp.Implementation{Name: "c", Version: "1"}},
 	}}
-	h := New(srv, Options{EventStore: NewEventStore(), Restore: func(id string) (*mcp.ServerSessionState, bool) { st, ok := saved[id]; return st, ok }})
+	h := newHandler(srv, Options{EventStore: NewEventStore(), Restore: func(id string) (*mcp.ServerSessionState, bool) { st, ok := saved[id]; return st, ok }})
 	url := serveHandler(t, h)
 	_, sid, _ := post(t, url, "", initBody)
 	if sid == "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,15 +17,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The fast path. The go-sdk's transport decodes every POST four times over
-// (as a batch, as a message, its method, its _meta), each through a
-// decoder that starts with a 32 KiB buffer: most of the garbage of a busy
-// project port. A POST that holds one plain call on a session of the table
-// (what sub-agents send, call after call) is decoded here instead
-// (broker/rpcmsg), handed to the session decoded, and answered here: its
-// answer alone as one application/json body, or, when the server sends
-// notifications or requests about the call first, an SSE stream that ends
-// with the answer, as the go-sdk's transport answers through answerWriter.
+// The fast path. The go-sdk decodes every POST six times over (its
+// transport: as a batch, as a message, its method, its _meta; its session:
+// the _meta again, the params), each through a decoder that starts with a
+// 32 KiB buffer: most of the garbage of a busy project port. A POST that
+// holds one plain call on a session of the table (what sub-agents send,
+// call after call) is decoded here instead (broker/rpcmsg) and answered
+// here: its answer alone as one application/json body, or, when the server
+// sends notifications or requests about the call first, an SSE stream that
+// ends with the answer, as the go-sdk's transport answers through
+// answerWriter. A tools/call is run here, through the server's receiving
+// middleware and its tool (Handler.Middleware holds that chain), with its
+// params decoded here too; another plain call is handed to the session
+// decoded.
 // Its events are kept in the event store under ids of the go-sdk's form,
 // so a client whose stream broke resumes it with a GET as from the go-sdk.
 // Everything else goes through the go-sdk: batches, notifications,
@@ -91,11 +96,37 @@ func (c *sessionConn) pump() {
 			close(c.ended)
 			return
 		}
+		c.cancelled(msg)
 		select {
 		case c.in <- msg:
 		case <-c.closed:
 			return
 		}
+	}
+}
+
+// cancelled cancels a tools/call run here when msg is the client's
+// notifications/cancelled for it (the session does that for its own).
+func (c *sessionConn) cancelled(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "notifications/cancelled" {
+		return
+	}
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	fc := c.calls[id]
+	c.mu.Unlock()
+	if fc != nil && fc.cancel != nil {
+		fc.cancel()
 	}
 }
 
@@ -132,7 +163,16 @@ func (c *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *sessionConn) Close() error {
-	c.once.Do(func() { close(c.closed) })
+	c.once.Do(func() {
+		close(c.closed)
+		c.mu.Lock()
+		for _, fc := range c.calls {
+			if fc.cancel != nil {
+				fc.cancel()
+			}
+		}
+		c.mu.Unlock()
+	})
 	return c.sdk.Close()
 }
 
@@ -145,7 +185,8 @@ type fastCall struct {
 	conn     *sessionConn
 	id       jsonrpc.ID
 	answered chan struct{}
-	store    mcp.EventStore // nil: events carry no id
+	cancel   context.CancelFunc // a tools/call run here: the client cancelled it, or the session ended
+	store    mcp.EventStore     // nil: events carry no id
 	session  string
 	stream   string // its stream's id in store
 
@@ -205,14 +246,22 @@ func (fc *fastCall) finish() {
 // fast serves r (a POST of one message, body) on e's session when it is a
 // plain call; false leaves it to the go-sdk.
 func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []byte) bool {
-	c := e.conn
-	if c == nil || !fastRequest(r.Header) {
+	c, chain := e.conn, h.chain.Load()
+	if c == nil || chain == nil || !fastRequest(r.Header) {
 		return false
 	}
 	msg, err := rpcmsg.Decode(body)
 	req, ok := msg.(*jsonrpc.Request)
 	if err != nil || !ok || !plainCall(req) {
 		return false
+	}
+	var params *mcp.CallToolParamsRaw
+	if req.Method == "tools/call" {
+		// Run here only what the session would run as is: an initialized
+		// session's call whose params read as the go-sdk reads them.
+		if params, ok = callParams(req.Params); !ok || e.ss.InitializeParams() == nil {
+			params = nil
+		}
 	}
 	fc := &fastCall{conn: c, id: req.ID, answered: make(chan struct{}), last: -1}
 	if h.opts.EventStore != nil {
@@ -245,6 +294,10 @@ func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Connection", "keep-alive")
 	fc.w = &answerWriter{ResponseWriter: w}
+	if params != nil {
+		h.runTool(r, e, fc, *chain, params, extra)
+		return true
+	}
 	select {
 	case c.in <- req:
 	case <-c.closed:
@@ -306,11 +359,14 @@ func plainCall(req *jsonrpc.Request) bool {
 	return !bytes.Contains(req.Params, []byte("io.modelcontextprotocol/"))
 }
 
-// tag is the server's receiving middleware that marks a fast call's
-// context, so that the notifications and requests the server sends about
-// it go to its POST (the go-sdk finds a request's stream by a context key
-// only its own transport can set).
-func (h *Handler) tag(next mcp.MethodHandler) mcp.MethodHandler {
+// Middleware is the server's receiving middleware the fast path needs:
+// add it after every other (the fast path runs tools/call through what it
+// wraps, so a middleware added after it would be skipped there). It marks
+// the context of a call handed to the session, so that the notifications
+// and requests the server sends about it go to its POST (the go-sdk finds
+// a request's stream by a context key only its own transport can set).
+func (h *Handler) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	h.chain.Store(&next)
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if extra := req.GetExtra(); extra != nil {
 			if fc, ok := h.fastCalls.Load(extra); ok {
@@ -331,4 +387,86 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64,
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+}
+
+// runTool runs a tools/call on e's session here: through chain (the
+// server's receiving middleware and its tool), with the context the
+// session gives its handlers, cancelled by the client's
+// notifications/cancelled or the session's end; the answer (or the error,
+// as the go-sdk encodes it) goes to the call's POST.
+func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.MethodHandler, params *mcp.CallToolParamsRaw, extra *mcp.RequestExtra) {
+	ctx, cancel := context.WithCancel(context.WithValue(e.ctx, fastKey{}, fc))
+	defer cancel()
+	fc.conn.mu.Lock()
+	fc.cancel = cancel
+	fc.conn.mu.Unlock()
+	select {
+	case <-fc.conn.closed:
+		cancel()
+	default:
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, err := chain(ctx, "tools/call", &mcp.CallToolRequest{Session: e.ss, Params: params, Extra: extra})
+		resp := &jsonrpc.Response{ID: fc.id, Error: err}
+		switch {
+		case err != nil: // a result beside an error is dropped, as the go-sdk drops it
+		case res == nil:
+			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call returned a nil result and nil error"}
+		default:
+			if resp.Result, err = marshalResult(res); err != nil {
+				resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tools/call returned a malformed result: %v", err)}
+			}
+		}
+		fc.conn.mu.Lock()
+		delete(fc.conn.calls, fc.id)
+		fc.conn.mu.Unlock()
+		fc.write(resp)
+	}()
+	select {
+	case <-fc.answered:
+	case <-r.Context().Done(): // the client left: the call runs on, its answer is dropped
+	case <-fc.conn.closed: // the session ended: the call was cancelled
+	}
+	fc.finish()
+}
+
+// callParams reads tools/call params as the go-sdk does (members matched
+// exactly, unknown ones ignored); false for what it should read itself:
+// anything malformed, and the sessionless protocol's members.
+func callParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil || members == nil {
+		return nil, false
+	}
+	p := &mcp.CallToolParamsRaw{}
+	for name, v := range members {
+		var err error
+		switch name {
+		case "name":
+			err = json.Unmarshal(v, &p.Name)
+		case "arguments":
+			p.Arguments = v
+		case "_meta":
+			err = json.Unmarshal(v, &p.Meta)
+		case "inputResponses", "requestState":
+			return nil, false
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	return p, true
+}
+
+// marshalResult encodes a result as the go-sdk's JSON-RPC layer does.
+func marshalResult(res mcp.Result) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

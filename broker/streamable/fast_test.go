@@ -3,10 +3,12 @@ package streamable
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,7 +102,7 @@ func TestAServerRequestDuringAFastCall(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%d roots, first %s", len(res.Roots), res.Roots[0].URI)}}}, struct{}{}, nil
 	})
-	url := serveHandler(t, New(srv, Options{EventStore: NewEventStore()}))
+	url := serveHandler(t, newHandler(srv, Options{EventStore: NewEventStore()}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
@@ -122,3 +124,123 @@ func TestAServerRequestDuringAFastCall(t *testing.T) {
 }
 
 func decodeForTest(body string) (jsonrpc.Message, error) { return jsonrpc.DecodeMessage([]byte(body)) }
+
+// newHandler is New with the fast path on, as the broker runs it.
+func newHandler(srv *mcp.Server, opts Options) *Handler {
+	h := New(srv, opts)
+	srv.AddReceivingMiddleware(h.Middleware)
+	return h
+}
+
+// TestFastToolCallAnswersAsTheGoSDK: a tools/call run by the fast path is
+// answered byte for byte as the go-sdk's transport and session answer it
+// (the same POST with an Mcp-Name header, which only the go-sdk reads, is
+// left to them): a result (with characters JSON may escape), a tool's
+// error as an isError result, a JSON-RPC error from the tool, an unknown
+// tool, arguments the tool refuses. A middleware added before the fast
+// path's sees the call.
+func TestFastToolCallAnswersAsTheGoSDK(t *testing.T) {
+	srv := benchServer()
+	type args struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "say"}, func(_ context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, struct{}, error) {
+		switch a.Text {
+		case "fail":
+			return nil, struct{}{}, errors.New("it failed <here> & there")
+		case "rpc":
+			return nil, struct{}{}, &jsonrpc.Error{Code: -32042, Message: "a code of the tool's"}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "<" + a.Text + "> & \u2028"}}}, struct{}{}, nil
+	})
+	var seen atomic.Int32
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				seen.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	url := serveHandler(t, newHandler(srv, Options{EventStore: NewEventStore()}))
+	_, sid, _ := post(t, url, "", initBody)
+	post(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	answer := func(body string, viaSDK bool) (int, string) {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(HeaderSessionID, sid)
+		if viaSDK {
+			req.Header.Set("Mcp-Name", "say")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	for i, params := range []string{
+		`{"name":"say","arguments":{"text":"hi"}}`,
+		`{"name":"say","arguments":{"text":"fail"}}`,
+		`{"name":"say","arguments":{"text":"rpc"}}`,
+		`{"name":"nope","arguments":{}}`,
+		`{"name":"say","arguments":{"text":5}}`,
+		`{"name":"say","arguments":{"text":"x"},"_meta":{"k":[1,2]},"extra":true}`,
+	} {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 100+i, params)
+		before := seen.Load()
+		fastCode, fast := answer(body, false)
+		if seen.Load() != before+1 {
+			t.Fatalf("%s: the middleware did not see the fast call", params)
+		}
+		sdkCode, sdk := answer(body, true)
+		if fastCode != sdkCode || fast != sdk {
+			t.Errorf("%s:\n fast path  %d %s\n the go-sdk %d %s", params, fastCode, fast, sdkCode, sdk)
+		}
+	}
+}
+
+// TestFastToolCallIsCancelled: the client's notifications/cancelled (the
+// go-sdk's client sends it when the call's context ends) cancels a
+// tools/call the fast path runs.
+func TestFastToolCallIsCancelled(t *testing.T) {
+	srv := benchServer()
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	mcp.AddTool(srv, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			close(cancelled)
+			return nil, struct{}{}, ctx.Err()
+		case <-time.After(20 * time.Second):
+			return nil, struct{}{}, errors.New("not cancelled within 20s")
+		}
+	})
+	url := serveHandler(t, newHandler(srv, Options{EventStore: NewEventStore()}))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callCtx, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { _, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "wait"}); errc <- err }()
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the tool never ran")
+	}
+	stop()
+	select {
+	case <-cancelled:
+	case <-ctx.Done():
+		t.Fatal("the tool's context was not cancelled")
+	}
+	if err := <-errc; err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+}

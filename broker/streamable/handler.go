@@ -17,6 +17,7 @@ package streamable
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -78,29 +80,29 @@ type Handler struct {
 	sessions map[string]*entry
 	down     bool
 
-	fastCalls sync.Map // *mcp.RequestExtra -> *fastCall, while the fast path serves it (fast.go)
+	fastCalls sync.Map                          // *mcp.RequestExtra -> *fastCall, while the fast path serves it (fast.go)
+	chain     atomic.Pointer[mcp.MethodHandler] // the server's handling of a request, inside Middleware
 }
 
 type entry struct {
 	ss   *mcp.ServerSession
 	t    *mcp.StreamableServerTransport
 	conn *sessionConn
+	ctx  context.Context // what the session's handlers get their values from (the go-sdk's: the connecting request's, not canceled with it)
 }
 
-// New returns a Handler for srv's sessions. It adds a receiving
-// middleware to srv (for the fast path, fast.go).
+// New returns a Handler for srv's sessions. Its fast path (fast.go) is on
+// once srv has h.Middleware, added after every other receiving middleware.
 func New(srv *mcp.Server, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Handler{
+	return &Handler{
 		srv:      srv,
 		opts:     opts,
 		probe:    mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: opts.Logger}),
 		sessions: make(map[string]*entry),
 	}
-	srv.AddReceivingMiddleware(h.tag)
-	return h
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -283,7 +285,7 @@ func (h *Handler) connect(r *http.Request, id string, state *mcp.ServerSessionSt
 	if err != nil {
 		return nil, err
 	}
-	e := &entry{ss: ss, t: t.sdk, conn: t.conn}
+	e := &entry{ss: ss, t: t.sdk, conn: t.conn, ctx: context.WithoutCancel(r.Context())}
 	h.mu.Lock()
 	other, down := h.sessions[id], h.down
 	if other == nil && !down {

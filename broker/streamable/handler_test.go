@@ -41,7 +41,7 @@ func serve(t *testing.T, saved map[string]*mcp.ServerSessionState, refuse bool) 
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Session.InitializeParams().ClientInfo.Name}}}, struct{}{}, nil
 	})
 	ev := &events{}
-	h := New(srv, Options{
+	h := newHandler(srv, Options{
 		Restore: func(id string) (*mcp.ServerSessionState, bool) { st, ok := saved[id]; return st, ok },
 		Connected: func(_ *http.Request, ss *mcp.ServerSession, restored bool) error {
 			ev.mu.Lock()
