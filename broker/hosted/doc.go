@@ -11,7 +11,9 @@
 //     lets go. Each server runs in its own process group (on Linux with a
 //     parent-death SIGKILL, so even a kill -9 of the broker leaves no
 //     server), speaks MCP over its stdin/stdout through the go-sdk client
-//     (or streamable HTTP for a url), keeps its last stderr lines, and is
+//     on a connection of Berth's (stdio.go: each line decoded once, and a
+//     tools/call's result passed on as the server wrote it) or over
+//     streamable HTTP for a url, keeps its last stderr lines, and is
 //     restarted with exponential backoff when it exits; after MaxCrashes
 //     within CrashWindow it is failed and left alone. States: stopped,
 //     starting, running, restarting, failed.
