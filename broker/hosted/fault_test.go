@@ -99,6 +99,15 @@ func TestCallTimeout(t *testing.T) {
 	d.Server.CallTimeout = 300 * time.Millisecond
 	hp := openProject(t, newPool(t, testOptions()), "p1", d)
 	s := connect(t, hp, sessionOpts{})
+	// The timed call is made once the server runs: its start (a process, a
+	// handshake) may take longer than call_timeout on a busy machine, and
+	// a call that finds it still starting gets another error.
+	if _, err := s.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(30*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateRunning }) {
+		t.Fatalf("the server is not running after 30s: %+v", statusOf(t, hp, "fake"))
+	}
 	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "fake__sleep", Arguments: map[string]any{"ms": 20000}})
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, `"fake"`) || !strings.Contains(rpcErr.Message, "call_timeout") {
