@@ -36,6 +36,7 @@ type doctor struct {
 	home     string
 	findings []finding
 	projects map[string]string // root -> name of the projects it knows, for their configs
+	ports    map[int]string    // port -> root of the projects it knows (served now, or their last port)
 }
 
 func (d *doctor) ok(format string, a ...any)   { d.add(levelOK, fmt.Sprintf(format, a...), "") }
@@ -63,7 +64,7 @@ func runDoctor(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := &doctor{home: home, projects: map[string]string{}}
+	d := &doctor{home: home, projects: map[string]string{}, ports: map[int]string{}}
 	prog := startProgress("checking " + home)
 	d.run(ctx)
 	prog.end()
@@ -182,6 +183,9 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 	for _, p := range ps {
 		mine[p.Port] = true
 		d.projects[p.Root] = p.Name
+		if p.Port > 0 {
+			d.ports[p.Port] = p.Root
+		}
 		d.checkStateFile(p.Name, p.Root, h.PID, p.Port, true)
 		for _, m := range p.Missing {
 			d.fail("the broker keeps trying; see docs/troubleshooting.md", "project %s: %s", p.Name, m)
@@ -225,6 +229,9 @@ func (d *doctor) checkStopped(cfg *broker.Config) {
 		}
 		for _, r := range recs {
 			d.projects[r.Root] = r.Name
+			if r.LastPort > 0 {
+				d.ports[r.LastPort] = r.Root
+			}
 			d.checkStateFile(r.Name, r.Root, 0, 0, false)
 		}
 	}

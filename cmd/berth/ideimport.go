@@ -18,35 +18,71 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// runIDEImport: berth ide-config import APP [--project DIR] [--name N]
-// moves the MCP servers APP launches into Berth's config (the project's
-// with --project, else the broker's) and leaves APP with the one entry
-// that runs berth-shim. Every file it changes is backed up first.
-func runIDEImport(_ context.Context, args []string) error {
+// runIDEImport: berth ide-config import APP [--project DIR] [--scope S]
+// moves the MCP servers APP launches into Berth's config and leaves APP
+// with the one entry that runs berth-shim. It looks where the app looks:
+// the servers of the project's file go to the project's config (and run
+// once approved); those of the app's user file go to the broker's config
+// only with --scope user. A project's file is left with a portable entry:
+// it is the repository's, and gets no path of this machine. Every file it
+// changes is backed up first.
+func runIDEImport(ctx context.Context, args []string) error {
 	fset := pflag.NewFlagSet("ide-config import", pflag.ContinueOnError)
 	fset.SetOutput(io.Discard)
-	project := fset.String("project", "", "import into this project's .praxis-os/config.yaml (else into the broker's config, for every project)")
-	name := fset.String("name", "", "the Berth entry's name in the app's file (as for ide-config)")
-	portable := fset.Bool("portable", false, "write the app's Berth entry with no path of this machine (a project file, as for ide-config)")
-	app, plan, err := parseAppPlan(fset, args, "name one app to import from: "+strings.Join(ideconfig.Names(), ", "), project, name, portable)
+	var o planFlags
+	o.add(fset, "the project whose file (and config) to import from and into (default: the project around the working directory)")
+	if err := parseFlags(fset, args); err != nil {
+		return err
+	}
+	if fset.NArg() != 1 {
+		return usageError{"name one app to import from: " + strings.Join(ideconfig.Names(), ", ")}
+	}
+	app, err := ideconfig.Lookup(fset.Arg(0))
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	scope := ideconfig.Scope(o.scope)
+	switch {
+	case scope == "" && app.HasScope(ideconfig.ScopeProject):
+		scope = ideconfig.ScopeProject
+	case scope == "":
+		places, err := ideconfig.UserPlaces()
+		if err != nil {
+			return err
+		}
+		return usageError{fmt.Sprintf("%s keeps its servers in your own file (%s), which every project shares: `berth ide-config import %s --scope user` moves them into the broker's config, served to every project", app.Title, app.File(ideconfig.ScopeUser, "", places), app.Name)}
+	case scope != ideconfig.ScopeProject && scope != ideconfig.ScopeUser:
+		return usageError{fmt.Sprintf("--scope %s: import reads a project's file (project) or yours (user)", scope)}
+	}
+	o.scope, o.transport = string(scope), ""
+	o.portable = o.portable || scope == ideconfig.ScopeProject // the repository's file gets no path of this machine
+	app, plan, err := parseAppPlan(ctx, fset, args, "", &o)
 	if err != nil {
 		return err
 	}
 	root := ""
-	if *project != "" {
-		if root, err = api.ResolveRoot(*project); err != nil {
+	if scope == ideconfig.ScopeProject {
+		if root, err = projectOf(o.project); err != nil {
 			return err
 		}
 	}
 	data, err := os.ReadFile(plan.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s has no MCP file at %s: nothing to import (`berth ide-config %s --write` adds Berth's entry)", app.Title, plan.Path, app.Name)
+		data = nil
 	} else if err != nil {
 		return err
 	}
-	found, err := ideconfig.ReadImports(app, data, root)
+	found, err := ideconfig.ReadImports(app, data, plan.Keys, root)
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %v; fix the file and run again (nothing was changed)", plan.Path, err)
+	}
+	elsewhere := userServersNote(app, scope, root)
+	if len(found.Imports) == 0 && len(data) == 0 {
+		fmt.Printf("%s has no file at %s: nothing to import\n", app.Title, plan.Path)
+		if elsewhere != "" {
+			fmt.Println(elsewhere)
+		}
+		return nil
 	}
 	target, err := importTarget(root)
 	if err != nil {
@@ -76,7 +112,50 @@ func runIDEImport(_ context.Context, args []string) error {
 	}
 	backups = append(backups, backup)
 	printImport(os.Stdout, app, plan, target, imports, found, backups, root)
+	if elsewhere != "" {
+		fmt.Println(elsewhere)
+	}
 	return nil
+}
+
+// projectOf resolves --project DIR, else the project around the working directory.
+func projectOf(dir string) (string, error) {
+	if dir != "" {
+		return api.ResolveRoot(dir)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return api.FindRoot(wd)
+}
+
+// userServersNote says which servers the app's user file also holds
+// when a project's file was imported: they stay, and the command that
+// moves them is named ("" when there are none).
+func userServersNote(app ideconfig.App, scope ideconfig.Scope, root string) string {
+	if scope != ideconfig.ScopeProject || !app.HasScope(ideconfig.ScopeUser) {
+		return ""
+	}
+	places, err := ideconfig.UserPlaces()
+	if err != nil {
+		return ""
+	}
+	file := app.File(ideconfig.ScopeUser, "", places)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	found, err := ideconfig.ReadImports(app, data, app.ServersPath(ideconfig.ScopeUser, ""), root)
+	if err != nil || len(found.Imports) == 0 {
+		return ""
+	}
+	var names []string
+	for _, im := range found.Imports {
+		names = append(names, im.From)
+	}
+	return fmt.Sprintf("%s also starts %d server(s) from your own file %s (%s), in every project: they stay there; `berth ide-config import %s --scope user` moves them into the broker's config",
+		app.Title, len(names), file, strings.Join(names, ", "), app.Name)
 }
 
 // importDest is the Berth config file servers are imported into.

@@ -44,7 +44,7 @@ func commands() []command {
 		{"servers", "[--project DIR] | approve/revoke/restart", "hosted MCP servers: list, approve DIR, revoke DIR, restart DIR NAME", runServers},
 		{"clients", "[--project DIR] [--close ID]", "list the MCP sessions of the projects (or end one)", runClients},
 		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
-		{"ide-config", "[import] cursor|claude|vscode|windsurf", "print (or --write) the IDE's entry that runs berth-shim; import moves its other servers into Berth", runIDEConfig},
+		{"ide-config", "[import] APP [--scope S] [--transport T]", "print (or --write) the app's entry that runs berth-shim (APP: cursor, claude, vscode, windsurf, claude-code, gemini, codex, zed, cline, goose, opencode); import moves its other servers into Berth", runIDEConfig},
 		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
 		{"dashboard", "", "print a one-time link that opens the dashboard in a browser", runDashboard},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},

@@ -154,12 +154,7 @@ func TestIDEConfigPortableAndTheHint(t *testing.T) {
 	home := userHome(t)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "team", nil)
-	env := userEnv(home)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=" + brokertest.Binaries(t) + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
-		}
-	}
+	env := shimOnPath(t, userEnv(home))
 
 	cmd := exec.Command(brokertest.Berth(t), "ide-config", "vscode", "--project", root, "--name", "team tools", "--portable")
 	cmd.Env = env
@@ -214,7 +209,7 @@ func TestIDEConfigPortableAndTheHint(t *testing.T) {
 	// A user's own file cannot be portable: refused, nothing written.
 	claude := filepath.Join(userConfigDir(home), "Claude", "claude_desktop_config.json")
 	out, code := runAs(t, env, "ide-config", "claude", "--project", root, "--portable", "--write")
-	want := "berth ide-config: --portable writes a project's own file, and Claude Desktop reads only " + claude + ", which is yours: use cursor --project DIR or vscode --project DIR\n"
+	want := "berth ide-config: --portable writes a project's own file, and Claude Desktop's user file is yours alone: use --scope project with cursor, vscode, claude-code, gemini, codex, opencode\n"
 	if code != 1 || out != want {
 		t.Errorf("claude --portable: exit %d\n%q\nwant\n%q", code, out, want)
 	}
@@ -236,9 +231,10 @@ const cursorProjectServers = `{
 `
 
 // TestIDEConfigImport: import moves the servers an app launches into the
-// project's config (keeping its comments), leaves the app with Berth's
-// entry and the servers Berth cannot run, backs up both files, and says
-// how to approve them; a second run changes nothing; a broken target
+// project's config (keeping its comments), leaves the app's project file
+// (the repository's) with Berth's portable entry, no path of this
+// machine, and the servers Berth cannot run, backs up both files, and
+// says how to approve them; a second run changes nothing; a broken target
 // changes nothing.
 func TestIDEConfigImport(t *testing.T) {
 	home := userHome(t)
@@ -246,7 +242,7 @@ func TestIDEConfigImport(t *testing.T) {
 		".praxis-os/config.yaml": "# project settings\nmcp:\n  max_sessions: 4   # small team\n\nrag:\n  standards_path: docs\n",
 		".cursor/mcp.json":       cursorProjectServers,
 	})
-	env := userEnv(home)
+	env := shimOnPath(t, userEnv(home))
 	cfgFile := filepath.Join(root, ".praxis-os", "config.yaml")
 	cursorFile := filepath.Join(root, ".cursor", "mcp.json")
 	cfgBefore, _ := os.ReadFile(cfgFile)
@@ -262,7 +258,7 @@ func TestIDEConfigImport(t *testing.T) {
 		"  api         ", "http://127.0.0.1:3001/mcp\n",
 		"left in Cursor's file:\n  GitHub Tools: it uses ${env:GITHUB_TOKEN}, which the app expands and Berth does not",
 		"  remote: an SSE server: Berth connects to streamable HTTP servers (url) and runs commands; keep it in the app\n",
-		"Cursor now launches Berth (server \"berth\": " + brokertest.Shim(t) + " --project " + root + ")\n",
+		"Cursor now launches Berth (server \"berth\": berth-shim --project ${workspaceFolder})\n",
 		"next: servers a project declares run only once you approve them:\n  berth servers approve " + root + "\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -335,7 +331,7 @@ func TestIDEConfigImportIntoTheBrokerConfig(t *testing.T) {
 	writeFile(t, claude, `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}, "globalShortcut": "Ctrl+Space"}`)
 	root := brokertest.Project(t, "shop", nil)
 	// The Berth entry of a global file names a project: the one around the working directory.
-	cmd := exec.Command(brokertest.Berth(t), "ide-config", "import", "claude")
+	cmd := exec.Command(brokertest.Berth(t), "ide-config", "import", "claude", "--scope", "user")
 	cmd.Env, cmd.Dir = env, root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -361,6 +357,19 @@ func TestIDEConfigImportIntoTheBrokerConfig(t *testing.T) {
 	if err := json.Unmarshal(top["mcpServers"], &servers); err != nil || len(servers) != 1 || servers["berth-shop"].Command != brokertest.Shim(t) {
 		t.Errorf("Claude's servers after import: %+v (%v)", servers, err)
 	}
+}
+
+// shimOnPath is env with the built berth-shim first on PATH, as an
+// installed one is.
+func shimOnPath(t *testing.T, env []string) []string {
+	t.Helper()
+	out := slices.Clone(env)
+	for i, kv := range out {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			out[i] = "PATH=" + brokertest.Binaries(t) + string(os.PathListSeparator) + p
+		}
+	}
+	return out
 }
 
 func displayHome(path, home string) string { return "~" + strings.TrimPrefix(path, home) }

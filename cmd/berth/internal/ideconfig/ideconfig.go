@@ -19,77 +19,6 @@ import (
 	"github.com/berth-dev/berth/api"
 )
 
-// App is one IDE's MCP configuration format.
-type App struct {
-	Name       string
-	Title      string
-	ServersKey string // the top-level key holding the servers
-	TypeStdio  bool   // entries carry "type": "stdio"
-	// Global reports whether the file is the user's (shared by all projects)
-	// rather than the project's own.
-	Global func(project string) bool
-	// File is the configuration file; userHome and configDir are the user's
-	// home and os.UserConfigDir.
-	File func(project, userHome, configDir string) string
-}
-
-// Apps are the supported IDEs, by name.
-var Apps = []App{
-	{
-		Name: "cursor", Title: "Cursor", ServersKey: "mcpServers",
-		// ~/.cursor/mcp.json for every workspace, <project>/.cursor/mcp.json for one.
-		Global: func(project string) bool { return project == "" },
-		File: func(project, userHome, _ string) string {
-			if project == "" {
-				return filepath.Join(userHome, ".cursor", "mcp.json")
-			}
-			return filepath.Join(project, ".cursor", "mcp.json")
-		},
-	},
-	{
-		Name: "claude", Title: "Claude Desktop", ServersKey: "mcpServers",
-		// ~/Library/Application Support/Claude on macOS, %APPDATA%\Claude on
-		// Windows, ~/.config/Claude on Linux: os.UserConfigDir in each case.
-		Global: func(string) bool { return true },
-		File: func(_, _, configDir string) string {
-			return filepath.Join(configDir, "Claude", "claude_desktop_config.json")
-		},
-	},
-	{
-		Name: "vscode", Title: "VS Code", ServersKey: "servers", TypeStdio: true,
-		Global: func(string) bool { return false },
-		File: func(project, _, _ string) string {
-			return filepath.Join(project, ".vscode", "mcp.json")
-		},
-	},
-	{
-		Name: "windsurf", Title: "Windsurf", ServersKey: "mcpServers",
-		Global: func(string) bool { return true },
-		File: func(_, userHome, _ string) string {
-			return filepath.Join(userHome, ".codeium", "windsurf", "mcp_config.json")
-		},
-	},
-}
-
-// Names lists the supported app names.
-func Names() []string {
-	var n []string
-	for _, a := range Apps {
-		n = append(n, a.Name)
-	}
-	return n
-}
-
-// Lookup returns the app called name.
-func Lookup(name string) (App, error) {
-	for _, a := range Apps {
-		if a.Name == name {
-			return a, nil
-		}
-	}
-	return App{}, fmt.Errorf("unknown app %q: use %s", name, strings.Join(Names(), ", "))
-}
-
 // WorkspaceFolder is the IDE's variable for the open workspace (Cursor
 // and VS Code expand it in their mcp.json): the global Cursor entry names
 // the workspace with it, and so does a --portable project file.
@@ -98,79 +27,146 @@ const WorkspaceFolder = "${workspaceFolder}"
 // ShimName is the shim's program name, looked up on PATH by a portable entry.
 const ShimName = "berth-shim"
 
-// Entry is one stdio MCP server entry.
+// Entry is Berth's entry in neutral form: the command that runs the shim,
+// or the project's URL. Merge writes it as JSON under its tags.
 type Entry struct {
 	Type    string            `json:"type,omitempty"`
 	Command string            `json:"command"`
 	Args    []string          `json:"args"`
 	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"-"`
 }
 
 // Plan is the entry for one app and where it goes.
 type Plan struct {
 	App   App
-	Path  string // the configuration file
-	Name  string // the server's name in it
+	Scope Scope
+	Path  string   // the configuration file
+	Keys  []string // the path of keys to the servers in it
+	Name  string   // the server's name in it
 	Entry Entry
+	// Transport is stdio (the app runs Entry.Command) or the URL
+	// transport of Entry.URL.
+	Transport string
+	value     object // the entry in the app's own form
 }
 
 // Options choose the entry.
 type Options struct {
 	// Project is the resolved project root, or "" (only Cursor's global entry,
 	// which names the workspace folder instead).
-	Project   string
-	Shim      []string // the shim's command and leading arguments
-	Home      string   // BERTH_HOME to pass the shim; "" for its default
-	Name      string   // server name; "" for berth, or berth-<project> in a global file
-	UserHome  string
-	ConfigDir string
+	Project string
+	Shim    []string // the shim's command and leading arguments
+	Home    string   // BERTH_HOME to pass the shim; "" for its default
+	Name    string   // server name; "" for berth, or berth-<project> in a user file
+	Places  Places
+	// Scope is the file: "" for the app's default.
+	Scope Scope
 	// Portable writes the project's own file with no path of this machine:
 	// the shim by name (found on PATH) and the project as the IDE's
-	// workspace folder, so that a team can commit it.
+	// workspace folder (or the folder the app starts servers in), so that
+	// a team can commit it.
 	Portable bool
+	// Transport is stdio ("" too), or http or sse: then the entry is URL,
+	// the project's endpoint.
+	Transport string
+	URL       string
 }
 
 // NewPlan builds the entry of app for o.
 func NewPlan(app App, o Options) (Plan, error) {
-	if len(o.Shim) == 0 && !o.Portable {
-		return Plan{}, errors.New("no berth-shim command")
+	scope := o.Scope
+	if scope == "" {
+		scope = app.DefaultScope(o.Project)
 	}
-	if o.Project == "" && app.Name != "cursor" {
+	if !app.HasScope(scope) {
+		return Plan{}, fmt.Errorf("%s has no %s file: use --scope %s", app.Title, scope, scopeList(app))
+	}
+	if o.Project == "" && (scope != ScopeUser || app.Workspace == "") {
 		return Plan{}, fmt.Errorf("%s needs the project: pass --project DIR or run inside the project", app.Title)
+	}
+	transport := o.Transport
+	if transport == "" {
+		transport = TransportStdio
+	}
+	if transport != TransportStdio && app.remote[transport] == nil {
+		return Plan{}, fmt.Errorf("%s does not connect to MCP servers over %s: use --transport %s", app.Title, transport, strings.Join(app.Transports(), " or --transport "))
+	}
+	if len(o.Shim) == 0 && !o.Portable && transport == TransportStdio {
+		return Plan{}, errors.New("no berth-shim command")
 	}
 	project := o.Project
 	if project == "" {
-		project = WorkspaceFolder
+		project = app.Workspace
 	}
 	e := Entry{}
-	if o.Portable {
-		if app.Global(o.Project) {
-			return Plan{}, fmt.Errorf("--portable writes a project's own file, and %s reads only %s, which is yours: use cursor --project DIR or vscode --project DIR",
-				app.Title, app.File(o.Project, o.UserHome, o.ConfigDir))
+	switch {
+	case o.Portable && transport != TransportStdio:
+		return Plan{}, fmt.Errorf("--portable writes a command for the team's machines; a URL names this machine's port: leave out --transport %s", transport)
+	case o.Portable && scope != ScopeProject:
+		return Plan{}, fmt.Errorf("--portable writes a project's own file, and %s's %s file is yours alone: use --scope project with %s", app.Title, scope, strings.Join(portableApps(), ", "))
+	case o.Portable:
+		e.Command, e.Args = ShimName, []string{}
+		if app.Workspace != "" {
+			e.Args = []string{"--project", app.Workspace}
 		}
-		e.Command, e.Args = ShimName, []string{"--project", WorkspaceFolder}
-	} else {
+	case transport != TransportStdio:
+		if o.URL == "" {
+			return Plan{}, errors.New("no URL for the project")
+		}
+		e.URL = o.URL
+	default:
 		e.Command, e.Args = o.Shim[0], append(slices.Clone(o.Shim[1:]), "--project", project)
 		if o.Home != "" {
 			e.Env = map[string]string{api.HomeEnv: o.Home}
 		}
 	}
-	if app.TypeStdio {
-		e.Type = "stdio"
-	}
 	name := o.Name
 	if name == "" {
 		name = "berth"
-		if o.Project != "" && app.Global(o.Project) {
+		if o.Project != "" && scope == ScopeUser {
 			name = "berth-" + filepath.Base(o.Project)
 		}
 	}
-	return Plan{App: app, Path: app.File(o.Project, o.UserHome, o.ConfigDir), Name: name, Entry: e}, nil
+	p := Plan{App: app, Scope: scope, Path: app.File(scope, o.Project, o.Places), Keys: app.ServersPath(scope, o.Project),
+		Name: name, Entry: e, Transport: transport}
+	if transport == TransportStdio {
+		p.value = app.stdio(name, e)
+	} else {
+		p.value = app.remote[transport](name, e.URL)
+	}
+	return p, nil
+}
+
+func scopeList(app App) string {
+	var s []string
+	for _, sc := range app.Scopes() {
+		s = append(s, string(sc))
+	}
+	return strings.Join(s, " or --scope ")
+}
+
+// portableApps are the apps with a project file.
+func portableApps() []string {
+	var out []string
+	for _, a := range Apps {
+		if a.HasScope(ScopeProject) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
 }
 
 // Snippet is a whole file holding only this entry, for printing.
 func (p Plan) Snippet() ([]byte, error) {
-	return Merge(nil, p.App.ServersKey, p.Name, p.Entry)
+	d, err := parseDoc(p.App.format, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.set(p.Keys, p.Name, p.value); err != nil {
+		return nil, err
+	}
+	return d.bytes(), nil
 }
 
 // Merge returns existing (JSON, with comments and trailing commas if it
@@ -186,10 +182,27 @@ func Merge(existing []byte, serversKey, name string, e Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.set(serversKey, name, entry); err != nil {
+	if err := d.set([]string{serversKey}, name, entry); err != nil {
 		return nil, err
 	}
 	return d.bytes(), nil
+}
+
+// apply sets the plan's entry in data, an app file's content, and checks
+// that the result reads as intended.
+func (p Plan) apply(data []byte) ([]byte, error) {
+	d, err := parseDoc(p.App.format, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.set(p.Keys, p.Name, p.value); err != nil {
+		return nil, err
+	}
+	out := d.bytes()
+	if err := verify(p.App.format, out, p.Keys, p.Name, p.value); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Result says what Write did.
@@ -206,9 +219,7 @@ const (
 // of the file as it was (Backup). A file that does not parse is refused
 // and left as it is.
 func (p Plan) Write() (Result, string, error) {
-	return edit(p.Path, func(old []byte) ([]byte, error) {
-		return checked(Merge(old, p.App.ServersKey, p.Name, p.Entry))
-	})
+	return edit(p.Path, p.apply)
 }
 
 // edit rewrites path (a symlink's target) with change, atomically and
@@ -280,19 +291,6 @@ func Backup(path string, data []byte, mode fs.FileMode) (string, error) {
 		}
 		return b, nil
 	}
-}
-
-// checked passes on an edit of an app's file only if the result is one
-// JSON object with comments and trailing commas allowed (the rules of VS
-// Code's and Cursor's mcp.json): Berth never writes what the app cannot read.
-func checked(data []byte, err error) ([]byte, error) {
-	if err != nil {
-		return nil, err
-	}
-	if _, perr := parseDocument(data); perr != nil {
-		return nil, fmt.Errorf("the result would not parse (%v)", perr)
-	}
-	return data, nil
 }
 
 // marshalNoEscape is json.Marshal without escaping <, > and & (paths and

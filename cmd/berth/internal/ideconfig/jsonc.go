@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -67,23 +68,28 @@ func memberName(m hujson.ObjectMember) string {
 	return lit.String()
 }
 
-// servers returns the object under key, or nil when there is none; a key
-// whose value is not an object is an error.
-func (d *document) servers(key string) (*hujson.Object, error) {
-	i := find(d.top(), key)
-	if i < 0 {
-		return nil, nil
-	}
-	obj, ok := d.top().Members[i].Value.Value.(*hujson.Object)
-	if !ok {
-		return nil, fmt.Errorf("%q is %s, not an object", key, kindName(d.top().Members[i].Value.Value.Kind()))
+// object returns the object at path (keys from the top), or nil when a
+// key on the way is missing; a value on the way that is not an object is
+// an error.
+func (d *document) object(path []string) (*hujson.Object, error) {
+	obj := d.top()
+	for depth, key := range path {
+		i := find(obj, key)
+		if i < 0 {
+			return nil, nil
+		}
+		next, ok := obj.Members[i].Value.Value.(*hujson.Object)
+		if !ok {
+			return nil, fmt.Errorf("%q is %s, not an object", strings.Join(path[:depth+1], "."), kindName(obj.Members[i].Value.Value.Kind()))
+		}
+		obj = next
 	}
 	return obj, nil
 }
 
-// entries returns the members under key as standard JSON, in file order.
-func (d *document) entries(key string) ([]string, map[string]json.RawMessage, error) {
-	obj, err := d.servers(key)
+// entries returns the members at path as standard JSON, in file order.
+func (d *document) entries(path []string) ([]string, map[string]json.RawMessage, error) {
+	obj, err := d.object(path)
 	if err != nil || obj == nil {
 		return nil, nil, err
 	}
@@ -102,29 +108,32 @@ func (d *document) entries(key string) ([]string, map[string]json.RawMessage, er
 	return names, raw, nil
 }
 
-// set makes the member name under key hold value (JSON): in place of the
-// last member of that name (earlier ones are removed), else appended, in
-// the file's own style (indented or on one line, trailing commas or not).
-func (d *document) set(key, name string, value []byte) error {
-	obj, err := d.servers(key)
-	if err != nil {
+// set makes the member name of the object at path hold value (JSON): in
+// place of the last member of that name (earlier ones are removed), else
+// appended, in the file's own style (indented or on one line, trailing
+// commas or not). Missing objects on the path are added.
+func (d *document) set(path []string, name string, value []byte) error {
+	if _, err := d.object(path); err != nil {
 		return err
 	}
-	top := d.memberIndent(d.top(), "")
-	if obj == nil {
-		d.appendMember(d.top(), "", key, []byte("{}"))
-		obj, _ = d.servers(key)
+	obj, outer := d.top(), ""
+	for _, key := range path {
+		line := d.memberIndent(obj, outer)
+		if find(obj, key) < 0 {
+			d.appendMember(obj, outer, key, []byte("{}"))
+		}
+		obj, outer = obj.Members[find(obj, key)].Value.Value.(*hujson.Object), line
 	}
 	for firstIndex(obj, name) != find(obj, name) {
-		d.remove(key, firstIndex(obj, name)) // an earlier duplicate: apps read only the last
+		d.remove(path, firstIndex(obj, name)) // an earlier duplicate: apps read only the last
 	}
 	i := find(obj, name)
 	if i < 0 {
-		d.appendMember(obj, top, name, value)
+		d.appendMember(obj, outer, name, value)
 		return nil
 	}
 	m := &obj.Members[i]
-	m.Value.Value = d.format(value, d.memberIndent(obj, top), !d.compact(obj)).Value
+	m.Value.Value = d.format(value, d.memberIndent(obj, outer), !d.compact(obj)).Value
 	return nil
 }
 
@@ -137,14 +146,17 @@ func firstIndex(obj *hujson.Object, name string) int {
 	return -1
 }
 
-// remove deletes the i-th member under key with the comments that belong
-// to it (hujson moves the others).
-func (d *document) remove(key string, i int) {
-	obj, _ := d.servers(key)
+// remove deletes the i-th member of the object at path with the comments
+// that belong to it (hujson moves the others).
+func (d *document) remove(path []string, i int) {
+	obj, _ := d.object(path)
 	if obj == nil || i < 0 || i >= len(obj.Members) {
 		return
 	}
-	ptr := "/" + escapePointer(key) + "/" + escapePointer(memberName(obj.Members[i]))
+	ptr := ""
+	for _, k := range append(slices.Clone(path), memberName(obj.Members[i])) {
+		ptr += "/" + escapePointer(k)
+	}
 	if firstIndex(obj, memberName(obj.Members[i])) != i {
 		// A JSON pointer names the first of duplicates: take the member out by hand.
 		obj.Members = append(obj.Members[:i], obj.Members[i+1:]...)
@@ -156,10 +168,10 @@ func (d *document) remove(key string, i int) {
 	}
 }
 
-// removeNamed deletes every member called name under key.
-func (d *document) removeNamed(key, name string) {
+// removeNamed deletes every member called name of the object at path.
+func (d *document) removeNamed(path []string, name string) {
 	for {
-		obj, _ := d.servers(key)
+		obj, _ := d.object(path)
 		if obj == nil {
 			return
 		}
@@ -167,7 +179,7 @@ func (d *document) removeNamed(key, name string) {
 		if i < 0 {
 			return
 		}
-		d.remove(key, i)
+		d.remove(path, i)
 	}
 }
 
