@@ -100,9 +100,6 @@ type App struct {
 	remote map[string]func(name, url string) object
 	// stdio is the entry's form for a command.
 	stdio func(name string, e Entry) object
-	// sseKey is the key whose URL is an SSE server (Gemini's url, beside
-	// httpUrl), "" when type says it.
-	sseKey string
 	// trust says what the user does in the app before it runs a server
 	// of this scope ("" when nothing).
 	trust map[Scope]string
@@ -287,7 +284,7 @@ var Apps = []App{
 	},
 	{
 		Name: "gemini", Title: "Gemini CLI", ServersKey: "mcpServers", defaultScope: ScopeProject,
-		Follows: "Gemini CLI 0.x settings.json (github.com/google-gemini/gemini-cli docs/tools/mcp-server.md): command/args/env/cwd, httpUrl (streamable HTTP), url (SSE)",
+		Follows: "Gemini CLI 0.61 settings.json (github.com/google-gemini/gemini-cli docs/tools/mcp-server.md): command/args/env/cwd, or url with type http|sse (httpUrl, the older form, is still read)",
 		projectFiles: func(root string) []string {
 			return []string{filepath.Join(root, ".gemini", "settings.json")}
 		},
@@ -295,8 +292,7 @@ var Apps = []App{
 			return []string{filepath.Join(p.UserHome, ".gemini", "settings.json")}
 		},
 		stdio:  mcpServersStdio,
-		remote: map[string]func(string, string) object{TransportHTTP: urlEntry("httpUrl"), TransportSSE: urlEntry("url")},
-		sseKey: "url",
+		remote: map[string]func(string, string) object{TransportHTTP: typedURL("http"), TransportSSE: typedURL("sse")},
 		trust: map[Scope]string{
 			ScopeProject: "Gemini CLI ignores a folder's .gemini/settings.json until you trust the folder: start `gemini` in the project and trust it when asked (or /permissions); Berth does not edit Gemini's trusted folders",
 			ScopeUser:    "with folder trust on, Gemini CLI starts no MCP server in a folder you have not trusted: trust the project folder when `gemini` asks (or /permissions)",

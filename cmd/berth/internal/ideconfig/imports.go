@@ -20,7 +20,6 @@ type appServer struct {
 	Env      map[string]string
 	Cwd      string
 	URL      string
-	URLKey   string // the key the URL was read from
 	Headers  bool   // it sends HTTP headers (or a token from the app's environment)
 	EnvFile  string // VS Code's envFile
 	Keyring  bool   // Goose: variables read from its secrets (env_keys)
@@ -90,13 +89,7 @@ func decodeServer(v any) (appServer, error) {
 		}
 	}
 	s.Cwd = str("cwd")
-	for _, k := range []string{"httpUrl", "url", "serverUrl", "uri"} {
-		if s.URL == "" {
-			if s.URL = str(k); s.URL != "" {
-				s.URLKey = k
-			}
-		}
-	}
+	s.URL = str("httpUrl", "url", "serverUrl", "uri")
 	s.EnvFile = str("envFile")
 	s.Headers = nonEmpty(m["headers"]) || nonEmpty(m["http_headers"]) || nonEmpty(m["env_http_headers"]) || m["bearer_token_env_var"] != nil || m["bearer_token"] != nil
 	s.Keyring = nonEmpty(m["env_keys"])
@@ -215,7 +208,7 @@ func ReadImports(app App, data []byte, keys []string, project string) (Found, er
 
 // convert turns an app's entry into a Berth definition, or says why it cannot.
 func convert(app App, s appServer, project string) (config.Server, string) {
-	sse := strings.EqualFold(s.Type, "sse") || (app.sseKey != "" && s.URLKey == app.sseKey && s.Command == "")
+	sse := strings.EqualFold(s.Type, "sse")
 	switch {
 	case s.Settings && s.Command == "" && s.URL == "":
 		return config.Server{}, "a server of a " + app.Title + " extension: it stays in " + app.Title
