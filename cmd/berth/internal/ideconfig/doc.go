@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -76,11 +77,12 @@ func (j jsonDoc) remove(path []string, name string) error {
 
 func (j jsonDoc) bytes() []byte { return j.d.bytes() }
 
-// verify reads data again as the app's format and checks that the object
-// at path holds want under name (nil: holds no entry name): Berth never
-// writes a file the app would read otherwise than intended.
-func verify(f format, data []byte, path []string, name string, want object) error {
-	d, err := parseDoc(f, data)
+// verify reads after (an edit of before) again as the app's format and
+// checks that the object at path holds each changed entry as wanted (nil:
+// holds none of that name) and that everything else reads as it did:
+// Berth never writes a file the app would read otherwise than intended.
+func verify(f format, before, after []byte, path []string, changed map[string]object) error {
+	d, err := parseDoc(f, after)
 	if err != nil {
 		return fmt.Errorf("the result would not parse (%v)", err)
 	}
@@ -88,26 +90,61 @@ func verify(f format, data []byte, path []string, name string, want object) erro
 	if err != nil {
 		return fmt.Errorf("the result would not read (%v)", err)
 	}
-	plain, err := decodePlain(f, data)
+	was, err := decodePlain(f, before)
+	if err != nil {
+		return err
+	}
+	now, err := decodePlain(f, after)
 	if err != nil {
 		return fmt.Errorf("the result would not parse (%v)", err)
 	}
-	at := any(plain)
-	for _, k := range path {
-		m, _ := at.(map[string]any)
-		at = m[k]
+	// Take the changed entries out of both; what is left must be equal.
+	for i, tree := range []map[string]any{was, now} {
+		at := any(tree)
+		for _, k := range path {
+			m, _ := at.(map[string]any)
+			at = m[k]
+		}
+		servers, _ := at.(map[string]any)
+		for name, want := range changed {
+			g, ok := servers[name]
+			switch {
+			case i == 0:
+			case want == nil && ok:
+				return fmt.Errorf("the result would still declare %q", name)
+			case want != nil && (!ok || !reflect.DeepEqual(normalize(g), normalize(want.plain())) || !reflect.DeepEqual(normalize(got[name]), normalize(want.plain()))):
+				return fmt.Errorf("the result would not read as the entry intended under %s", strings.Join(append(slices.Clone(path), name), "."))
+			}
+			delete(servers, name)
+		}
 	}
-	servers, _ := at.(map[string]any)
-	g, ok := servers[name]
-	switch {
-	case want == nil && ok:
-		return fmt.Errorf("the result would still declare %q", name)
-	case want == nil:
-		return nil
-	case !ok || !reflect.DeepEqual(normalize(g), normalize(want.plain())) || !reflect.DeepEqual(normalize(got[name]), normalize(want.plain())):
-		return fmt.Errorf("the result would not read as the entry intended under %s", strings.Join(append(path, name), "."))
+	prune(was, path)
+	prune(now, path)
+	if !reflect.DeepEqual(normalize(was), normalize(now)) {
+		return errors.New("the result would change other settings of the file")
 	}
 	return nil
+}
+
+// prune removes the objects along path that the edit emptied or made
+// (an entry added to a file without servers adds its parents).
+func prune(tree map[string]any, path []string) {
+	if len(path) == 0 {
+		return
+	}
+	v, present := tree[path[0]]
+	if present && v == nil { // "extensions:" with nothing: null, then the entry's parent
+		delete(tree, path[0])
+		return
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	prune(m, path[1:])
+	if len(m) == 0 {
+		delete(tree, path[0])
+	}
 }
 
 // decodePlain reads data with a standard decoder of its format, as the
@@ -123,18 +160,12 @@ func decodePlain(f format, data []byte) (map[string]any, error) {
 			return nil, err
 		}
 	case formatYAML:
-		var v any
-		if err := yaml.Unmarshal(data, &v); err != nil {
+		if err := yaml.Unmarshal(data, &out); err != nil {
 			return nil, err
 		}
-		if v == nil {
-			return out, nil
+		if out == nil {
+			out = map[string]any{}
 		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, errors.New("the file is not a mapping of keys")
-		}
-		out = m
 	default:
 		std, err := hujson.Standardize(bytes.Clone(data)) // it works in place
 		if err != nil {

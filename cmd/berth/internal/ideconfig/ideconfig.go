@@ -199,7 +199,7 @@ func (p Plan) apply(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	out := d.bytes()
-	if err := verify(p.App.format, out, p.Keys, p.Name, p.value); err != nil {
+	if err := verify(p.App.format, data, out, p.Keys, map[string]object{p.Name: p.value}); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -344,12 +344,11 @@ func LeaveOnlyBerth(data []byte, p Plan, imported []Import) ([]byte, error) {
 		return nil, err
 	}
 	out := d.bytes()
+	changed := map[string]object{p.Name: p.value}
 	for _, im := range imported {
-		if err := verify(p.App.format, out, p.Keys, im.From, nil); err != nil {
-			return nil, err
-		}
+		changed[im.From] = nil
 	}
-	if err := verify(p.App.format, out, p.Keys, p.Name, p.value); err != nil {
+	if err := verify(p.App.format, data, out, p.Keys, changed); err != nil {
 		return nil, err
 	}
 	return out, nil

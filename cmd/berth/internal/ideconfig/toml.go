@@ -188,8 +188,8 @@ func (d *tomlDoc) set(path []string, name string, value object) error {
 	text := renderTOMLTable(key, name, value)
 	out := slices.Clone(d.data)
 	if rs := d.regions(key, name); len(rs) > 0 {
-		for i := len(rs) - 1; i >= 1; i-- {
-			out = slices.Delete(out, rs[i][0], rs[i][1])
+		for i := len(rs) - 1; i >= 1; i-- { // a sub-table goes with the blank lines before it
+			out = slices.Delete(out, max(rs[i-1][1], trimBlankLines(out, 0, rs[i][0])), rs[i][1])
 		}
 		out = slices.Replace(out, rs[0][0], rs[0][1], []byte(text)...)
 	} else {
@@ -213,6 +213,9 @@ func (d *tomlDoc) set(path []string, name string, value object) error {
 			prefix = "\n"
 		}
 		out = slices.Insert(out, at, []byte(prefix+text)...)
+	}
+	if err := verify(formatTOML, d.data, out, path, map[string]object{name: value}); err != nil {
+		return err
 	}
 	nd, err := parseTOML(out)
 	if err != nil {

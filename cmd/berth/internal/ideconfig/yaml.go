@@ -21,6 +21,9 @@ type yamlDoc struct {
 
 func parseYAML(data []byte) (*yamlDoc, error) {
 	d := &yamlDoc{data: data}
+	if i := bytes.IndexByte(data, '\r'); i >= 0 && (i+1 == len(data) || data[i+1] != '\n') {
+		return nil, fmt.Errorf("invalid YAML: a carriage return that ends no line (offset %d): save the file with \\n or \\r\\n line ends", i)
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
@@ -105,25 +108,29 @@ func backOverComments(data []byte, off, floor int) int {
 	return off
 }
 
-// blockEnd is where the lines of the i-th key of mapping m end: at the
-// next key (less the comments above it), else at the end of the mapping,
-// which ends at the next key of the top (or the end of the file).
-func (d *yamlDoc) blockEnd(m *yaml.Node, i int, mapEnd int) int {
-	if i+2 < len(m.Content) {
-		start := lineStart(d.data, m.Content[i].Line)
-		return backOverComments(d.data, lineStart(d.data, m.Content[i+2].Line), start+1)
-	}
-	return mapEnd
-}
-
-// topEnd is where the top key key's lines end.
-func (d *yamlDoc) topEnd(key string) int {
-	for i := 0; i+1 < len(d.root.Content); i += 2 {
-		if d.root.Content[i].Value == key {
-			return d.blockEnd(d.root, i, len(d.data))
+// blockEnd is where the lines of the key k end: at the first line after
+// it, not blank nor a comment, indented no more than k (YAML's block
+// rule), less the comment and blank lines before that line.
+func (d *yamlDoc) blockEnd(k *yaml.Node) int {
+	start := lineStart(d.data, k.Line)
+	off := lineStart(d.data, k.Line+1)
+	for off < len(d.data) {
+		next := bytes.IndexByte(d.data[off:], '\n')
+		line := d.data[off:]
+		if next >= 0 {
+			line = d.data[off : off+next]
 		}
+		t := bytes.TrimLeft(line, " ")
+		if len(bytes.TrimSpace(t)) > 0 && t[0] != '#' && len(line)-len(t) < k.Column {
+			break
+		}
+		if next < 0 {
+			off = len(d.data)
+			break
+		}
+		off += next + 1
 	}
-	return len(d.data)
+	return backOverComments(d.data, off, start+1)
 }
 
 func (d *yamlDoc) set(path []string, name string, value object) error {
@@ -131,8 +138,14 @@ func (d *yamlDoc) set(path []string, name string, value object) error {
 	k, v := member(d.root, key)
 	out := slices.Clone(d.data)
 	switch {
+	case d.root != nil && d.root.Style&yaml.FlowStyle != 0:
+		return fmt.Errorf("the file's keys are written inline ({...}): write them one a line and run again")
 	case k == nil:
-		text := key + ":\n" + renderYAMLEntry(name, value, "  ", "  ")
+		top := ""
+		if d.root != nil && len(d.root.Content) > 0 {
+			top = strings.Repeat(" ", d.root.Content[0].Column-1)
+		}
+		text := top + key + ":\n" + renderYAMLEntry(name, value, top+"  ", "  ")
 		if len(out) > 0 && out[len(out)-1] != '\n' {
 			out = append(out, '\n')
 		}
@@ -157,21 +170,23 @@ func (d *yamlDoc) set(path []string, name string, value object) error {
 			step = strings.Repeat(" ", f.Content[0].Column-first.Column)
 		}
 		text := renderYAMLEntry(name, value, ind, step)
-		mapEnd := d.topEnd(key)
 		at, end := -1, -1
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			if v.Content[i].Value == name {
-				at, end = lineStart(out, v.Content[i].Line), d.blockEnd(v, i, mapEnd)
+				at, end = lineStart(out, v.Content[i].Line), d.blockEnd(v.Content[i])
 			}
 		}
 		if at < 0 {
-			at = d.blockEnd(v, len(v.Content)-2, mapEnd)
+			at = d.blockEnd(v.Content[len(v.Content)-2])
 			end = at
 			if at > 0 && out[at-1] != '\n' {
 				text = "\n" + text
 			}
 		}
 		out = slices.Replace(out, at, end, []byte(text)...)
+	}
+	if err := verify(formatYAML, d.data, out, path, map[string]object{name: value}); err != nil {
+		return err
 	}
 	nd, err := parseYAML(out)
 	if err != nil {
@@ -190,7 +205,6 @@ func (d *yamlDoc) remove(path []string, name string) error {
 		return fmt.Errorf("%q (line %d) is written inline: Berth moves entries of a block", path[0], v.Line)
 	}
 	out := slices.Clone(d.data)
-	mapEnd := d.topEnd(path[0])
 	for i := len(v.Content) - 2; i >= 0; i -= 2 {
 		if v.Content[i].Value != name {
 			continue
@@ -200,7 +214,7 @@ func (d *yamlDoc) remove(path []string, name string) error {
 		if i > 0 {
 			floor = lineStart(out, v.Content[i-2].Line) + 1
 		}
-		out = slices.Delete(out, backOverComments(out, start, floor), d.blockEnd(v, i, mapEnd))
+		out = slices.Delete(out, backOverComments(out, start, floor), d.blockEnd(v.Content[i]))
 	}
 	nd, err := parseYAML(out)
 	if err != nil {
