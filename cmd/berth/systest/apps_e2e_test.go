@@ -287,3 +287,90 @@ func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestAgentAppsImportTheirServers: `berth ide-config import APP` moves
+// the servers of a project's .mcp.json (Claude Code) and opencode.json
+// into the project's config, and of the user's config.toml (Codex, with
+// --scope user) into the broker's; each app's own mcp list then reads
+// its file with Berth's entry and the servers Berth left (a token in a
+// header), nothing else; the project files get no path of this machine.
+func TestAgentAppsImportTheirServers(t *testing.T) {
+	needNodeModules(t, appsDir, "@anthropic-ai/claude-code", "the agent apps on npm")
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	home := userHome(t)
+	env := appEnv(t, home, b.Home)
+	run := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(brokertest.Berth(t), args...)
+		cmd.Env, cmd.Dir = env, dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("berth %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	for _, tc := range []struct {
+		app, file, body string
+		args            []string
+		user            bool // the app's file is the user's
+		list            []string
+	}{
+		{"claude-code", ".mcp.json", `{"mcpServers": {
+  "memory": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {}},
+  "api": {"type": "http", "url": "http://127.0.0.1:3001/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}
+}}
+`, nil, false, []string{"claude", "mcp", "list"}},
+		{"opencode", "opencode.json", `{
+  "$schema": "https://opencode.ai/config.json",
+  // shared with the team
+  "mcp": {
+    "memory": {"type": "local", "command": ["npx", "-y", "@modelcontextprotocol/server-memory"]},
+    "api": {"type": "remote", "url": "http://127.0.0.1:3001/mcp", "headers": {"Authorization": "Bearer {env:API_TOKEN}"}}
+  }
+}
+`, nil, false, []string{"opencode", "mcp", "list"}},
+		{"codex", "", `# mine
+model = "o3"
+
+[mcp_servers.memory]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-memory"]
+
+[mcp_servers.api]
+url = "http://127.0.0.1:3001/mcp"
+bearer_token_env_var = "API_TOKEN"
+`, []string{"--scope", "user"}, true, []string{"codex", "mcp", "list"}},
+	} {
+		t.Run(tc.app, func(t *testing.T) {
+			root := brokertest.Project(t, "imp-"+tc.app, nil)
+			file := filepath.Join(root, tc.file)
+			if tc.user {
+				file = filepath.Join(home, ".codex", "config.toml")
+			}
+			writeFile(t, file, tc.body)
+			out := run(root, append([]string{"ide-config", "import", tc.app}, tc.args...)...)
+			target := filepath.Join(root, ".praxis-os", "config.yaml")
+			if tc.user {
+				target = filepath.Join(b.Home, "config.yaml") // BERTH_HOME is set: the broker reads its config there
+			}
+			if !strings.Contains(out, "imported 1 server(s) from "+file+" into "+target) || !strings.Contains(out, "  api: it sends HTTP headers") {
+				t.Errorf("import output:\n%s", out)
+			}
+			if cfg := mustRead(t, target); !strings.Contains(string(cfg), "memory:\n    command: npx\n") {
+				t.Errorf("%s:\n%s", target, cfg)
+			}
+			raw := mustRead(t, file)
+			if !tc.user && (bytes.Contains(raw, []byte(root)) || bytes.Contains(raw, []byte(brokertest.Binaries(t)))) {
+				t.Errorf("the project's file names a path of this machine:\n%s", raw)
+			}
+			listed := appCmd(t, env, root, tc.list[0], tc.list[1:]...)
+			berthName := "berth"
+			if tc.user {
+				berthName = "berth-imp-codex"
+			}
+			if appLine(listed, berthName) == "" || appLine(listed, "api") == "" || appLine(listed, "memory") != "" {
+				t.Errorf("%s after the import:\n%s\n%s", strings.Join(tc.list, " "), listed, raw)
+			}
+		})
+	}
+}
