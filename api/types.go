@@ -2,13 +2,12 @@ package api
 
 import "time"
 
-// Version is Berth's version, reported by /health and `berth version`.
-var Version = "0.1.0-dev"
-
 // Health is the body of GET /health.
 type Health struct {
-	Status        string    `json:"status"`
-	Version       string    `json:"version"`
+	Status  string `json:"status"`
+	Version string `json:"version"`
+	// Protocol is the broker's ProtocolVersion (absent from older brokers: 0).
+	Protocol      int       `json:"protocol,omitempty"`
 	PID           int       `json:"pid"`
 	StartedAt     time.Time `json:"started_at"`
 	UptimeSeconds float64   `json:"uptime_seconds"`
@@ -105,6 +104,8 @@ type AttachRequest struct {
 	PID int `json:"pid,omitempty"`
 	// Version of the attaching program (absent from older shims).
 	Version string `json:"version,omitempty"`
+	// Protocol is the attaching program's ProtocolVersion (absent from older shims).
+	Protocol int `json:"protocol,omitempty"`
 	// Transport is how this holder uses the project: TransportDual (an IDE
 	// on stdio that offers the HTTP port to sub-agents), TransportStdio (no
 	// endpoint for others) or TransportHTTP (the port only). The broker
@@ -124,6 +125,9 @@ type AttachResponse struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// BrokerVersion is the broker's own version (absent from older brokers).
 	BrokerVersion string `json:"broker_version,omitempty"`
+	// BrokerProtocol is the broker's ProtocolVersion (absent from older
+	// brokers: 0); a shim decides by it whether the broker is older.
+	BrokerProtocol int `json:"broker_protocol,omitempty"`
 	// Warnings say what the attach could not do though it succeeded (the
 	// state file could not be written); the shim logs them.
 	Warnings []string `json:"warnings,omitempty"`

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -8,66 +9,77 @@ import (
 // VersionHeader is the response header that carries the broker's version.
 const VersionHeader = "Berth-Version"
 
-// CompareVersions orders two semver-like versions ("1.2.3", "v0.1.0-dev"):
-// -1 if a is older than b, 0 if equal, +1 if newer. A pre-release
-// ("-dev", "-rc.1") sorts before its release; build metadata ("+...") is
-// ignored. ok is false when either version cannot be parsed, and then the
-// two are not ordered.
-func CompareVersions(a, b string) (cmp int, ok bool) {
-	va, okA := parseVersion(a)
-	vb, okB := parseVersion(b)
-	if !okA || !okB {
-		return 0, false
+// Version is Berth's version, reported by /health and `berth version`: a
+// release build sets it (-ldflags -X); otherwise it is the module's
+// version from the build information: v1.2.3 for `go install ...@v1.2.3`,
+// a pseudo-version for a commit, "(devel)" for a build from a checkout.
+var Version = ""
+
+// Commit is the commit Berth was built from: a release build sets it;
+// otherwise it comes from the build information (vcs.revision, or the
+// pseudo-version's commit), or is "unknown".
+var Commit = ""
+
+// ProtocolVersion is the version of the contract between berth-shim (or
+// the berth CLI) and the broker: the control API's requests and answers,
+// the state file, the attach lease. It is raised whenever a newer shim
+// needs a newer broker. Programs decide compatibility by it alone, never
+// by Version (which may be "(devel)" or a pseudo-version). A string, so
+// that a test build can set it with -ldflags -X.
+var ProtocolVersion = "2"
+
+func init() {
+	bi, ok := debug.ReadBuildInfo()
+	if Version == "" {
+		Version = "(devel)"
+		if ok && bi.Main.Version != "" {
+			Version = bi.Main.Version
+		}
 	}
-	for i := range 3 {
-		if va.nums[i] != vb.nums[i] {
-			if va.nums[i] < vb.nums[i] {
-				return -1, true
+	if Commit == "" {
+		Commit = commitOf(bi, ok, Version)
+	}
+}
+
+// commitOf is the commit of a build: its vcs.revision (with "-dirty" for
+// uncommitted changes), else the commit a pseudo-version names.
+func commitOf(bi *debug.BuildInfo, ok bool, version string) string {
+	if ok {
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
 			}
-			return 1, true
+		}
+		if rev != "" {
+			rev = rev[:min(len(rev), 12)]
+			if dirty {
+				rev += "-dirty"
+			}
+			return rev
 		}
 	}
-	switch {
-	case va.pre == vb.pre:
-		return 0, true
-	case va.pre == "":
-		return 1, true
-	case vb.pre == "":
-		return -1, true
-	case va.pre < vb.pre:
-		return -1, true
-	default:
-		return 1, true
+	// A pseudo-version: vX.Y.Z-[pre.]yyyymmddhhmmss-abcdefabcdef
+	if i := strings.LastIndexByte(version, '-'); i > 0 && len(version)-i-1 == 12 {
+		if _, err := strconv.ParseUint(version[i+1:], 16, 64); err == nil {
+			return version[i+1:]
+		}
 	}
+	return "unknown"
 }
 
-type version struct {
-	nums [3]int
-	pre  string
-}
+// Protocol is ProtocolVersion as a number (0 when it is not one).
+func Protocol() int { return ParseProtocol(ProtocolVersion) }
 
-func parseVersion(s string) (version, bool) {
-	var v version
-	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
-	if i := strings.IndexByte(s, '+'); i >= 0 {
-		s = s[:i]
+// ParseProtocol reads a protocol version; anything but a positive number
+// is 0, the protocol of brokers from before it was reported.
+func ParseProtocol(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0
 	}
-	if i := strings.IndexByte(s, '-'); i >= 0 {
-		s, v.pre = s[:i], s[i+1:]
-		if v.pre == "" {
-			return v, false
-		}
-	}
-	parts := strings.Split(s, ".")
-	if len(parts) == 0 || len(parts) > 3 {
-		return v, false
-	}
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || (len(p) > 1 && p[0] == '0') {
-			return v, false
-		}
-		v.nums[i] = n
-	}
-	return v, true
+	return n
 }

@@ -1,49 +1,40 @@
 package api
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+)
 
-func TestCompareVersions(t *testing.T) {
+// TestCommitOfEachKindOfBuild: the commit comes from the VCS stamp of a
+// checkout build, else from a pseudo-version; a release version or
+// "(devel)" without a stamp has none.
+func TestCommitOfEachKindOfBuild(t *testing.T) {
+	stamped := &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}
 	for _, tc := range []struct {
-		a, b string
-		cmp  int
-		ok   bool
+		bi      *debug.BuildInfo
+		version string
+		want    string
 	}{
-		{"0.1.0", "0.1.0", 0, true},
-		{"0.1.0", "0.2.0", -1, true},
-		{"1.0.0", "0.9.9", 1, true},
-		{"v1.2.3", "1.2.3", 0, true},
-		{"0.1.0-dev", "0.1.0", -1, true},
-		{"0.1.0", "0.1.0-dev", 1, true},
-		{"0.1.0-alpha", "0.1.0-beta", -1, true},
-		{"0.2.0-dev", "0.1.9", 1, true},
-		{"1.2", "1.2.0", 0, true},
-		{"1.2.3+build.5", "1.2.3", 0, true},
-		{"1.10.0", "1.9.0", 1, true},
-		{"", "1.0.0", 0, false},
-		{"1.x.0", "1.0.0", 0, false},
-		{"1.0.0.0", "1.0.0", 0, false},
-		{"1.0.0-", "1.0.0", 0, false},
-		{"01.0.0", "1.0.0", 0, false},
+		{stamped, "(devel)", "0123456789ab-dirty"},
+		{&debug.BuildInfo{}, "v0.0.0-20261126061500-abcdef012345", "abcdef012345"},
+		{&debug.BuildInfo{}, "v1.3.1-0.20261126061500-abcdef012345", "abcdef012345"},
+		{&debug.BuildInfo{}, "v1.3.0", "unknown"},
+		{&debug.BuildInfo{}, "(devel)", "unknown"},
+		{nil, "v1.3.0-rc.1", "unknown"},
 	} {
-		cmp, ok := CompareVersions(tc.a, tc.b)
-		if cmp != tc.cmp || ok != tc.ok {
-			t.Errorf("CompareVersions(%q, %q) = %d, %v; want %d, %v", tc.a, tc.b, cmp, ok, tc.cmp, tc.ok)
+		if got := commitOf(tc.bi, tc.bi != nil, tc.version); got != tc.want {
+			t.Errorf("commitOf(%v, %q) = %q, want %q", tc.bi, tc.version, got, tc.want)
 		}
 	}
 }
 
-func FuzzCompareVersions(f *testing.F) {
-	for _, s := range []string{"0.1.0-dev", "1.2.3", "v2", "1.0.0+x", "x"} {
-		f.Add(s, "0.1.0")
+func TestParseProtocol(t *testing.T) {
+	for s, want := range map[string]int{"2": 2, "10": 10, "": 0, "x": 0, "-1": 0, "1.0": 0} {
+		if got := ParseProtocol(s); got != want {
+			t.Errorf("ParseProtocol(%q) = %d, want %d", s, got, want)
+		}
 	}
-	f.Fuzz(func(t *testing.T, a, b string) {
-		ab, okA := CompareVersions(a, b)
-		ba, okB := CompareVersions(b, a)
-		if okA != okB || ab != -ba {
-			t.Fatalf("not antisymmetric: %q vs %q = %d,%v; reverse %d,%v", a, b, ab, okA, ba, okB)
-		}
-		if aa, ok := CompareVersions(a, a); ok && aa != 0 {
-			t.Fatalf("%q differs from itself", a)
-		}
-	})
+	if Protocol() < 2 {
+		t.Errorf("Protocol() = %d", Protocol())
+	}
 }

@@ -293,7 +293,7 @@ type Broker struct {
 // Health implements controlapi.Backend.
 func (b *Broker) Health() api.Health {
 	h := api.Health{
-		Status: "ok", Version: api.Version, PID: os.Getpid(), StartedAt: b.started.UTC(),
+		Status: "ok", Version: api.Version, Protocol: api.Protocol(), PID: os.Getpid(), StartedAt: b.started.UTC(),
 		UptimeSeconds: time.Since(b.started).Seconds(), Projects: b.mounts.count(), Home: b.cfg.Home,
 		RSSBytes: b.rss(),
 	}

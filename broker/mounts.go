@@ -179,12 +179,12 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	t.mu.Lock()
 	resp := api.AttachResponse{
 		Project: t.describeLocked(id, e), Lease: lease,
-		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, Warnings: warnings,
+		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, BrokerProtocol: api.Protocol(), Warnings: warnings,
 	}
 	t.mu.Unlock()
 	t.log.Info("attached", "project", id, "root", root, "kind", kind, "transport", transport, "pid", req.PID, "port", m.portNow(), "version", req.Version)
-	if c, ok := api.CompareVersions(req.Version, api.Version); ok && c != 0 {
-		t.log.Warn("client and broker versions differ", "client", req.Version, "broker", api.Version, "pid", req.PID)
+	if req.Protocol != api.Protocol() && (req.Protocol != 0 || req.Version != "") {
+		t.log.Warn("client and broker protocols differ", "client_protocol", req.Protocol, "broker_protocol", api.Protocol(), "client", req.Version, "broker", api.Version, "pid", req.PID)
 	}
 	return resp, nil
 }

@@ -53,7 +53,7 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		if c, err = Connect(ctx, opts.Home, opts.Autostart); err != nil {
 			return nil, err
 		}
-		resp, err = attachCompat(ctx, c, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version, Transport: opts.Transport})
+		resp, err = attachCompat(ctx, c, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version, Protocol: api.Protocol(), Transport: opts.Transport})
 		if err != nil {
 			if errors.Is(err, api.CodeShuttingDown) && attempt < maxStoppingRetries {
 				// The broker is stopping: wait until it is gone, then start or find the next one.
@@ -64,13 +64,13 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 			}
 			return nil, fmt.Errorf("attach %s: %w", opts.Root, err)
 		}
-		if replaced || !olderBroker(resp.BrokerVersion) {
+		if replaced || resp.BrokerProtocol >= api.Protocol() {
 			break
 		}
-		why := fmt.Sprintf("a shim of Berth %s replaces the broker of Berth %s", api.Version, resp.BrokerVersion)
+		why := fmt.Sprintf("a shim of Berth %s (protocol %d) replaces the broker of Berth %s (protocol %d)", api.Version, api.Protocol(), resp.BrokerVersion, resp.BrokerProtocol)
 		if _, serr := c.Shutdown(ctx, api.ShutdownRequest{Reason: why, IfUnheld: true, ExceptLease: resp.Lease}); serr != nil {
 			log.Warn("the broker is older than this shim and keeps running (it may not write the project's state file); restart it when convenient (`berth stop`)",
-				"broker_version", resp.BrokerVersion, "shim_version", api.Version, "why", serr)
+				"broker_version", resp.BrokerVersion, "broker_protocol", resp.BrokerProtocol, "shim_version", api.Version, "shim_protocol", api.Protocol(), "why", serr)
 			break
 		}
 		log.Info("asked the older broker to make way", "broker_version", resp.BrokerVersion, "shim_version", api.Version)
@@ -94,10 +94,10 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 func attachCompat(ctx context.Context, c *api.Client, req api.AttachRequest) (api.AttachResponse, error) {
 	resp, err := c.Attach(ctx, req)
 	var e *api.Error
-	if err == nil || (req.Version == "" && req.Transport == "") || !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Code != "" {
+	if err == nil || (req.Version == "" && req.Transport == "" && req.Protocol == 0) || !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Code != "" {
 		return resp, err
 	}
-	req.Version, req.Transport = "", ""
+	req.Version, req.Transport, req.Protocol = "", "", 0
 	if resp, err = c.Attach(ctx, req); err != nil {
 		return resp, err
 	}
@@ -109,13 +109,6 @@ func attachCompat(ctx context.Context, c *api.Client, req api.AttachRequest) (ap
 
 // maxStoppingRetries bounds how often Attach waits for a stopping broker.
 const maxStoppingRetries = 5
-
-// olderBroker reports whether a broker of version v is older than this
-// program (an unknown version is not).
-func olderBroker(v string) bool {
-	c, ok := api.CompareVersions(v, api.Version)
-	return ok && c < 0
-}
 
 // waitGone waits (at most 10 s) until the broker behind c no longer
 // answers and, when pid is known, until that process has exited (it holds

@@ -22,7 +22,7 @@ import (
 
 var (
 	buildMu sync.Mutex
-	builds  = map[string]string{} // version ("" = as the source says) -> directory
+	builds  = map[string]string{} // version and protocol ("" = as the source says) -> directory
 )
 
 // Binaries builds berth and berth-shim once per test process and returns
@@ -33,21 +33,28 @@ func Binaries(tb testing.TB) string { return BinariesVersion(tb, "") }
 // with -ldflags -X on api.Version, as a release build does); "" keeps the
 // source's version. Each version is built once per test process.
 func BinariesVersion(tb testing.TB, version string) string {
+	return BinariesProtocol(tb, version, "")
+}
+
+// BinariesProtocol builds berth and berth-shim that report version and
+// speak protocol (api.ProtocolVersion, "" for the source's).
+func BinariesProtocol(tb testing.TB, version, protocol string) string {
 	tb.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	if dir, ok := builds[version]; ok {
+	key := version + "\x00" + protocol
+	if dir, ok := builds[key]; ok {
 		return dir
 	}
-	dir, err := build(version)
+	dir, err := build(version, protocol)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	builds[version] = dir
+	builds[key] = dir
 	return dir
 }
 
-func build(version string) (string, error) {
+func build(version, protocol string) (string, error) {
 	dir, err := os.MkdirTemp("", "berth-bin-")
 	if err != nil {
 		return "", err
@@ -56,12 +63,21 @@ func build(version string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	// No VCS stamp: the binaries report the version the test process has
+	// (its own build is never stamped), "(devel)" unless one is set.
+	args := []string{"build", "-buildvcs=false", "-o", dir + string(filepath.Separator)}
 	if os.Getenv("BERTH_TEST_RACE") != "" { // build the processes under test with the race detector
 		args = append(args, "-race")
 	}
+	var ldflags []string
 	if version != "" {
-		args = append(args, "-ldflags", "-X github.com/berth-dev/berth/api.Version="+version)
+		ldflags = append(ldflags, "-X 'github.com/berth-dev/berth/api.Version="+version+"'")
+	}
+	if protocol != "" {
+		ldflags = append(ldflags, "-X github.com/berth-dev/berth/api.ProtocolVersion="+protocol)
+	}
+	if len(ldflags) > 0 {
+		args = append(args, "-ldflags", strings.Join(ldflags, " "))
 	}
 	cmd := exec.Command("go", append(args, "./cmd/berth", "./cmd/berth-shim")...)
 	cmd.Dir = modRoot

@@ -162,17 +162,18 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 	if h.LogError != "" {
 		d.fail("as it says; the broker serves on meanwhile", "%s", h.LogError)
 	}
-	switch cmp, ok := api.CompareVersions(h.Version, api.Version); {
-	case !ok:
-		d.note("versions: berth %s, broker %s (not comparable)", api.Version, h.Version)
-	case cmp < 0 && h.Autostarted:
-		d.warn("the next berth-shim of this version restarts it once nobody uses it; or `berth stop`", "broker %s is older than this berth %s", h.Version, api.Version)
-	case cmp < 0:
-		d.fail("`berth stop`; the next shim or `berth serve` starts this version", "broker %s is older than this berth %s", h.Version, api.Version)
-	case cmp > 0:
-		d.fail("install the same version of berth and berth-shim", "this berth %s is older than the broker %s", api.Version, h.Version)
+	// Compatibility is the protocol's: versions may be "(devel)" or pseudo-versions.
+	switch mine := api.Protocol(); {
+	case h.Protocol < mine && h.Autostarted:
+		d.warn("the next berth-shim of this version restarts it once nobody uses it; or `berth stop`", "broker %s (protocol %d) is older than this berth %s (protocol %d)", h.Version, h.Protocol, api.Version, mine)
+	case h.Protocol < mine:
+		d.fail("`berth stop`; the next shim or `berth serve` starts this version", "broker %s (protocol %d) is older than this berth %s (protocol %d)", h.Version, h.Protocol, api.Version, mine)
+	case h.Protocol > mine:
+		d.fail("install the same version of berth and berth-shim", "this berth %s (protocol %d) is older than the broker %s (protocol %d)", api.Version, mine, h.Version, h.Protocol)
+	case h.Version == api.Version:
+		d.ok("versions: berth and broker %s (protocol %d)", api.Version, mine)
 	default:
-		d.ok("versions: berth and broker %s", api.Version)
+		d.ok("versions: berth %s and broker %s speak the same protocol (%d)", api.Version, h.Version, mine)
 	}
 	ps, err := c.Projects(ctx)
 	if err != nil {
@@ -238,7 +239,7 @@ func (d *doctor) checkStopped(cfg *broker.Config) {
 	if cfg != nil {
 		d.checkPorts(cfg.PortStart, cfg.PortEnd, nil)
 	}
-	d.note("version: berth %s (no broker running)", api.Version)
+	d.note("version: berth %s (commit %s, protocol %d; no broker running)", api.Version, api.Commit, api.Protocol())
 }
 
 // checkStateFile compares a project's state file with what serves it:

@@ -140,5 +140,3 @@ func brokerLogger(cfg broker.Config, toStderr bool) (*slog.Logger, *logfile.Writ
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), file, nil
 }
-
-func versionString() string { return api.Version }

@@ -51,12 +51,13 @@ func runStop(ctx context.Context, args []string) error {
 	return fmt.Errorf("broker pid %d still runs %s after it was asked to stop: `kill %d` (then `berth doctor`)", h.PID, stopWait, h.PID)
 }
 
-// runVersion prints this program's version and the running broker's.
+// runVersion prints this program's module version, commit and protocol,
+// and the running broker's.
 func runVersion(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return usageError{"takes no arguments"}
 	}
-	fmt.Println("berth", versionString())
+	fmt.Printf("berth %s (commit %s, protocol %d)\n", api.Version, api.Commit, api.Protocol())
 	home, err := api.DefaultHome()
 	if err != nil {
 		return err
@@ -70,9 +71,12 @@ func runVersion(ctx context.Context, args []string) error {
 		return nil
 	}
 	note := ""
-	if cmp, ok := api.CompareVersions(h.Version, api.Version); ok && cmp < 0 {
+	switch {
+	case h.Protocol < api.Protocol():
 		note = "; older than this berth: restart it with `berth stop`"
+	case h.Protocol > api.Protocol():
+		note = "; newer than this berth: install the same version of berth and berth-shim"
 	}
-	fmt.Printf("broker %s (pid %d, %s%s)\n", h.Version, h.PID, home, note)
+	fmt.Printf("broker %s (protocol %d, pid %d, %s%s)\n", h.Version, h.Protocol, h.PID, home, note)
 	return nil
 }

@@ -56,16 +56,16 @@ func TestDoctorOnHealthyAndBrokenHomes(t *testing.T) {
 		"ok    home "+home+" (mode 0700)",
 		fmt.Sprintf("ok    broker pid %d answers", b.PID()),
 		"ok    database",
-		"ok    versions: berth and broker "+api.Version,
+		fmt.Sprintf("ok    versions: berth and broker %s (protocol %d)", api.Version, api.Protocol()),
 		"ok    project doc: state file matches",
 		fmt.Sprintf("ok    port range %d-%d:", b.Start, b.End),
 	)
 
 	// A berth newer than the running broker says so.
-	cmd := exec.Command(filepath.Join(brokertest.BinariesVersion(t, newVersion), "berth"), "doctor")
+	cmd := exec.Command(filepath.Join(newBinaries(t), "berth"), "doctor")
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+home)
 	newer, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(newer), "FAIL  broker "+api.Version+" is older than this berth "+newVersion+" -- fix: `berth stop`") {
+	if err == nil || !strings.Contains(string(newer), fmt.Sprintf("FAIL  broker %s (protocol %d) is older than this berth %s (protocol %s) -- fix: `berth stop`", api.Version, api.Protocol(), newVersion, newProtocol)) {
 		t.Fatalf("doctor of a newer berth: %v\n%s", err, newer)
 	}
 
@@ -85,7 +85,7 @@ func TestDoctorOnHealthyAndBrokenHomes(t *testing.T) {
 		"warn  stale socket "+api.SocketPath(home)+": no broker answers on it -- the next broker replaces it",
 		"warn  project doc: stale state file "+api.StatePath(root), "-- the next broker removes it",
 		"ok    database", "(1 projects known)",
-		"note  version: berth "+api.Version,
+		"note  version: berth "+api.Version+" (commit ",
 	)
 	if err := os.Chmod(home, 0o700); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,8 +20,15 @@ import (
 	"github.com/berth-dev/berth/broker/brokertest"
 )
 
-// newVersion is the version of the "upgraded" binaries the tests build.
-const newVersion = "99.0.0"
+// newVersion and newProtocol are the version and protocol of the
+// "upgraded" binaries the tests build.
+const (
+	newVersion  = "99.0.0"
+	newProtocol = "99"
+)
+
+// newBinaries are the upgraded berth and berth-shim.
+func newBinaries(t *testing.T) string { return brokertest.BinariesProtocol(t, newVersion, newProtocol) }
 
 // syncBuffer collects a child's output, safe to read while it runs.
 type syncBuffer struct {
@@ -48,7 +56,7 @@ func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
 	home := autostartHome(t)
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "upgrade", nil)
-	newShim := filepath.Join(brokertest.BinariesVersion(t, newVersion), "berth-shim")
+	newShim := filepath.Join(newBinaries(t), "berth-shim")
 
 	// An IDE window of the old version auto-starts the old broker, then closes.
 	var oldPID, newPID int
@@ -79,12 +87,13 @@ func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
 		t.Errorf("the shim did not say it replaced the broker:\n%s", stderr.String())
 	}
 	// `berth version` of the new build shows both versions.
-	cmd := exec.Command(filepath.Join(brokertest.BinariesVersion(t, newVersion), "berth"), "version")
+	cmd := exec.Command(filepath.Join(newBinaries(t), "berth"), "version")
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+home)
 	out, err := cmd.CombinedOutput()
-	want := fmt.Sprintf("berth %s\nbroker %s (pid %d, %s)\n", newVersion, newVersion, newPID, home)
-	if err != nil || string(out) != want {
-		t.Fatalf("berth version: %v\n%q\nwant\n%q", err, out, want)
+	want := regexp.MustCompile(fmt.Sprintf(`^berth %s \(commit [0-9a-f]{12}(-dirty)?|unknown, protocol %s\)\nbroker %s \(protocol %s, pid %d, %s\)\n$`,
+		regexp.QuoteMeta(newVersion), newProtocol, regexp.QuoteMeta(newVersion), newProtocol, newPID, regexp.QuoteMeta(home)))
+	if err != nil || !want.Match(out) {
+		t.Fatalf("berth version: %v\n%q\nwant\n%s", err, out, want)
 	}
 }
 
@@ -93,7 +102,7 @@ func TestNewerShimLeavesABusyOlderBrokerRunning(t *testing.T) {
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "busyold", nil)
 	other := brokertest.Project(t, "busyother", nil)
-	newBin := brokertest.BinariesVersion(t, newVersion)
+	newBin := newBinaries(t)
 
 	var oldPID int
 	killAtEnd(t, &oldPID)
@@ -128,7 +137,7 @@ func TestBerthStopEndsTheBrokerCleanly(t *testing.T) {
 	root := brokertest.Project(t, "stopme", nil)
 	resp := b.Attach(t, root)
 	out, code := berthCmd(t, b.Home, "version")
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("broker %s (pid %d", api.Version, b.PID())) {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("broker %s (protocol %d, pid %d", api.Version, api.Protocol(), b.PID())) {
 		t.Fatalf("berth version: %d %s", code, out)
 	}
 	out, code = berthCmd(t, b.Home, "stop")
