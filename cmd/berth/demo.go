@@ -73,6 +73,9 @@ func (d *demo) run(ctx context.Context) (err error) {
 	if err := exampleWorkflows(d.root); err != nil {
 		return err
 	}
+	if err := declareNotes(d.root, exe); err != nil {
+		return err
+	}
 	d.root, _ = filepath.EvalSymlinks(d.root)
 
 	d.say("Example project written to %s", d.root)
@@ -137,6 +140,9 @@ func (d *demo) run(ctx context.Context) (err error) {
 	d.detail("get_server_info over %v: same project root %v", dig(info2, "server", "transport"), dig(info2, "project", "root"))
 
 	if err := d.extraSteps(ctx, ide, agent); err != nil {
+		return err
+	}
+	if err := d.demoHosting(ctx, client, ide, agent); err != nil {
 		return err
 	}
 
@@ -236,11 +242,14 @@ Next, with your own project:
   1. Install both binaries, side by side (from this checkout):
        CGO_ENABLED=0 go install ./cmd/berth ./cmd/berth-shim
   2. Give the project a .praxis-os/ folder; markdown in .praxis-os/standards/ is searched.
-  3. Make your IDE launch Berth for it (cursor, vscode, claude or windsurf):
-       berth ide-config vscode --project DIR --write
-     MCP servers that IDE already runs can move into Berth, shared by every window:
+  3. Make your IDE or agent launch Berth for it (cursor, vscode, claude, windsurf,
+     claude-code, gemini, codex, zed, cline, goose or opencode):
+       berth ide-config claude-code --project DIR --write
+     MCP servers that app already runs can move into Berth, shared by every window:
        berth ide-config import vscode --project DIR
-  4. Check: berth doctor, then berth tools --project DIR
+  4. Host a server of your own, as the demo hosted its notes server: a servers: map in
+     DIR/.praxis-os/config.yaml, then berth servers approve DIR (docs/servers.md)
+  5. Check: berth doctor, then berth tools --project DIR
 `
 
 func writeExample(root string) error {

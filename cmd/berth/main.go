@@ -48,6 +48,7 @@ func commands() []command {
 		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
 		{"dashboard", "", "print a one-time link that opens the dashboard in a browser", runDashboard},
 		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
+		{"example-server", "[--dir DIR]", "run the example notes MCP server on stdio (add, list and search notes; a resource per note), to host in a project", runExampleServer},
 		{"doctor", "", "check every config, the home, socket, lock, database, ports, state files and versions; exit 1 when something needs you", runDoctor},
 		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},
 		{"version", "", "print this berth's version and the running broker's", runVersion},

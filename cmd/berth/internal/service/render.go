@@ -24,15 +24,25 @@ type Spec struct {
 	// Specifiers keeps systemd's %-specifiers (e.g. %h) in Berth and Home
 	// instead of escaping them; only the examples in deploy/ use it.
 	Specifiers bool
+	// Packaged is the unit the .deb and .rpm install for every user
+	// (/usr/lib/systemd/user), rather than the one `berth service install` writes.
+	Packaged bool
 }
 
 // SystemdUnit is the text of the systemd user unit for s.
 func SystemdUnit(s Spec) []byte {
 	q := func(v string) string { return systemdQuote(v, s.Specifiers) }
 	var b bytes.Buffer
-	b.WriteString(`# Berth broker as a systemd user service (written by ` + "`berth service install`" + `).
+	if s.Packaged {
+		b.WriteString(`# Berth broker as a systemd user service (installed by the berth package for every user).
+#   systemctl --user enable --now berth
+`)
+	} else {
+		b.WriteString(`# Berth broker as a systemd user service (written by ` + "`berth service install`" + `).
 #   systemctl --user daemon-reload && systemctl --user enable --now berth
-# Status: berth service status; logs: journalctl --user -u berth, or berth.log in BERTH_HOME.
+`)
+	}
+	b.WriteString(`# Status: berth service status; logs: journalctl --user -u berth, or berth.log in BERTH_HOME.
 [Unit]
 Description=Berth: local broker for MCP tools
 Documentation=https://github.com/berth-dev/berth/blob/main/docs/configuration.md
