@@ -30,8 +30,8 @@ func runClients(ctx context.Context, args []string) error {
 	dir := fs.String("project", "", "only this project (default: every mounted project)")
 	closeID := fs.String("close", "", "end the MCP session with this id (its next request gets 404)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}

@@ -168,10 +168,24 @@ func planFor(ctx context.Context, app ideconfig.App, o planFlags) (ideconfig.Pla
 			return ideconfig.Plan{}, err
 		}
 	}
-	return ideconfig.NewPlan(app, ideconfig.Options{
+	plan, err := ideconfig.NewPlan(app, ideconfig.Options{
 		Project: root, Shim: shim, Home: home, Name: o.name, Places: places, Portable: o.portable,
 		Scope: scope, Transport: o.transport, URL: url,
 	})
+	if err == nil && plan.Scope == ideconfig.ScopeProject {
+		plan.BackupDir, err = backupDir(root)
+	}
+	return plan, err
+}
+
+// backupDir is where the backups of a project's files go: under Berth's
+// home, so that they do not pile up in the repository.
+func backupDir(root string) (string, error) {
+	home, err := api.DefaultHome()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, "backups", api.ProjectID(root)), nil
 }
 
 // projectURL is the project's endpoint for transport (http: /mcp, sse:

@@ -98,13 +98,19 @@ func runIDEImport(ctx context.Context, args []string) error {
 	// the servers are in both places, never in none.
 	var backups []string
 	if len(imports) > 0 {
-		_, backup, err := ideconfig.Edit(target.path, target.change)
+		dir := ""
+		if root != "" {
+			if dir, err = backupDir(root); err != nil {
+				return err
+			}
+		}
+		_, backup, err := ideconfig.Edit(target.path, dir, target.change)
 		if err != nil {
 			return err
 		}
 		backups = append(backups, backup)
 	}
-	_, backup, err := ideconfig.Edit(plan.Path, func(old []byte) ([]byte, error) {
+	_, backup, err := ideconfig.Edit(plan.Path, plan.BackupDir, func(old []byte) ([]byte, error) {
 		return ideconfig.LeaveOnlyBerth(old, plan, imports)
 	})
 	if err != nil {

@@ -9,6 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker"
 )
 
 // Exit codes.
@@ -28,30 +31,33 @@ func (e usageError) Error() string { return e.msg }
 type command struct {
 	name, args, summary string
 	run                 func(ctx context.Context, args []string) error
+	// noFlags marks a command that takes no flags: run answers its
+	// --help (the others print their flags as they parse them).
+	noFlags bool
 }
 
 func commands() []command {
 	return []command{
-		{"serve", "[flags]", "run the broker in the foreground", runServe},
-		{"projects", "[--json]", "list the projects the broker serves", runProjects},
-		{"attach", "DIR", "serve a project over HTTP with no IDE (kept across restarts)", runAttach},
-		{"detach", "DIR", "stop serving a project attached with `berth attach`", runDetach},
-		{"tools", "--project DIR [--json]", "list the project's MCP tools: name, group, what each does", runTools},
-		{"call", "--project DIR TOOL [JSON-args]", "call one MCP tool and print its result", runCall},
-		{"search", "--project DIR QUERY", "search the project's standards", runSearch},
-		{"workflows", "--project DIR", "list the project's workflow definitions (with errors)", runWorkflows},
-		{"sessions", "--project DIR", "list the project's workflow sessions and their progress", runSessions},
-		{"servers", "[--project DIR] | approve/revoke/restart", "hosted MCP servers: list, approve DIR, revoke DIR, restart DIR NAME", runServers},
-		{"clients", "[--project DIR] [--close ID]", "list the MCP sessions of the projects (or end one)", runClients},
-		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim},
-		{"ide-config", "[import] APP [--scope S] [--transport T]", "print (or --write) the app's entry that runs berth-shim (APP: cursor, claude, vscode, windsurf, claude-code, gemini, codex, zed, cline, goose, opencode); import moves its other servers into Berth", runIDEConfig},
-		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService},
-		{"dashboard", "", "print a one-time link that opens the dashboard in a browser", runDashboard},
-		{"demo", "", "run Berth end to end on a built-in example project", runDemo},
-		{"example-server", "[--dir DIR]", "run the example notes MCP server on stdio (add, list and search notes; a resource per note), to host in a project", runExampleServer},
-		{"doctor", "", "check every config, the home, socket, lock, database, ports, state files and versions; exit 1 when something needs you", runDoctor},
-		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop},
-		{"version", "", "print this berth's version and the running broker's", runVersion},
+		{"serve", "[flags]", "run the broker in the foreground", runServe, false},
+		{"projects", "[--json]", "list the projects the broker serves", runProjects, false},
+		{"attach", "DIR", "serve a project over HTTP with no IDE (kept across restarts)", runAttach, true},
+		{"detach", "DIR", "stop serving a project attached with `berth attach`", runDetach, true},
+		{"tools", "--project DIR [--json]", "list the project's MCP tools: name, group, what each does", runTools, false},
+		{"call", "--project DIR TOOL [JSON-args]", "call one MCP tool and print its result", runCall, false},
+		{"search", "--project DIR QUERY", "search the project's standards", runSearch, false},
+		{"workflows", "--project DIR", "list the project's workflow definitions (with errors)", runWorkflows, false},
+		{"sessions", "--project DIR", "list the project's workflow sessions and their progress", runSessions, false},
+		{"servers", "[--project DIR] | approve/revoke/restart", "hosted MCP servers: list, approve DIR, revoke DIR, restart DIR NAME", runServers, false},
+		{"clients", "[--project DIR] [--close ID]", "list the MCP sessions of the projects (or end one)", runClients, false},
+		{"shim", "[--project DIR] [--transport T]", "act as berth-shim (MCP on stdio)", runShim, false},
+		{"ide-config", "[import] APP [--scope S] [--transport T]", "print (or --write) the app's entry that runs berth-shim (APP: cursor, claude, vscode, windsurf, claude-code, gemini, codex, zed, cline, goose, opencode); import moves its other servers into Berth", runIDEConfig, false},
+		{"service", "install|uninstall|status", "run the broker as a user service (systemd/launchd)", runService, false},
+		{"dashboard", "", "print a one-time link that opens the dashboard in a browser", runDashboard, true},
+		{"demo", "", "run Berth end to end on a built-in example project", runDemo, true},
+		{"example-server", "[--dir DIR]", "run the example notes MCP server on stdio (add, list and search notes; a resource per note), to host in a project", runExampleServer, false},
+		{"doctor", "", "check every config, the home, socket, lock, database, ports, state files and versions; exit 1 when something needs you", runDoctor, true},
+		{"stop", "", "stop the running broker (clean shutdown) and wait for it to exit", runStop, true},
+		{"version", "", "print this berth's version and the running broker's", runVersion, true},
 	}
 }
 
@@ -71,9 +77,14 @@ func run(args []string) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, args[1:])
+		var err error
+		if c.noFlags && helpRequested(args[1:]) {
+			err = showHelp(c.name, nil)
+		} else {
+			err = c.run(ctx, args[1:])
+		}
 		switch {
-		case err == nil, errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		case err == nil, errors.Is(err, errHelpShown), errors.Is(err, context.Canceled) && ctx.Err() != nil:
 			return exitOK
 		case errors.As(err, new(usageError)):
 			fmt.Fprintf(os.Stderr, "berth %s: %v\nusage: berth %s %s\n", c.name, err, c.name, c.args)
@@ -92,5 +103,15 @@ func usage() {
 	for _, c := range commands() {
 		fmt.Fprintf(os.Stderr, "  %-10s %-34s %s\n", c.name, c.args, c.summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nThe broker's home is $BERTH_HOME (default ~/.local/state/berth); its settings are in\n~/.config/berth/config.yaml (docs/configuration.md says where each file lives).")
+	home, cfg := "$BERTH_HOME (default ~/.local/state/berth)", "~/.config/berth/config.yaml"
+	if h, err := api.DefaultHome(); err == nil {
+		home = h
+		if cf, err := broker.FindConfig("", h); err == nil {
+			cfg = cf.Want
+			if cf.Path == "" {
+				cfg += " (none yet)"
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "\nThe broker's home is %s; its settings are in\n%s (docs/configuration.md says where each file lives).\n", home, cfg)
 }

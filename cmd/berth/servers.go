@@ -17,21 +17,19 @@ import (
 // approve DIR [NAME...]`, `berth servers revoke DIR [NAME...]` and `berth
 // servers restart DIR NAME`.
 func runServers(ctx context.Context, args []string) error {
-	if len(args) > 0 && args[0] == "approve" {
-		return runApproveServers(ctx, args[1:])
-	}
-	if len(args) > 0 && args[0] == "revoke" {
-		return runRevokeServers(ctx, args[1:])
-	}
-	if len(args) > 0 && args[0] == "restart" {
-		return runRestartServer(ctx, args[1:])
+	sub := map[string]func(context.Context, []string) error{"approve": runApproveServers, "revoke": runRevokeServers, "restart": runRestartServer}
+	if len(args) > 0 && sub[args[0]] != nil {
+		if helpRequested(args[1:]) {
+			return showHelp("servers "+args[0], nil)
+		}
+		return sub[args[0]](ctx, args[1:])
 	}
 	fs := pflag.NewFlagSet("servers", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("project", "", "one project, mounted or not (default: every mounted project)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q (to approve: berth servers approve DIR)", fs.Arg(0))}

@@ -21,15 +21,18 @@ import (
 // runService installs, removes or reports the user service that runs the
 // broker (a systemd user unit on Linux, a launchd agent on macOS).
 func runService(ctx context.Context, args []string) error {
+	fset := pflag.NewFlagSet("service", pflag.ContinueOnError)
+	fset.SetOutput(io.Discard)
+	kind := fset.String("kind", service.DefaultKind, "systemd or launchd (default: this OS's)")
+	if helpRequested(args) {
+		return showHelp("service", fset)
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return usageError{"name an action: install, uninstall or status"}
 	}
 	action := args[0]
-	fset := pflag.NewFlagSet("service", pflag.ContinueOnError)
-	fset.SetOutput(io.Discard)
-	kind := fset.String("kind", service.DefaultKind, "systemd or launchd (default: this OS's)")
-	if err := fset.Parse(args[1:]); err != nil {
-		return usageError{err.Error()}
+	if err := parseFlags(fset, args[1:]); err != nil {
+		return err
 	}
 	if fset.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fset.Arg(0))}

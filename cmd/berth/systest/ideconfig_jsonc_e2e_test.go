@@ -1,7 +1,10 @@
 package systest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,14 +57,24 @@ func writeFile(t *testing.T, path, body string) {
 	}
 }
 
-// backups lists the backups ide-config left beside path.
-func backups(t *testing.T, path string) []string {
+// backups lists the backups ide-config left of path: beside it (a
+// user's own file), or in the backups folder of berthHome (a project's
+// file, whose backups must not pile up in the repository).
+func backups(t *testing.T, berthHome, path string) []string {
 	t.Helper()
-	m, err := filepath.Glob(path + ".berth-backup-*")
+	beside, err := filepath.Glob(path + ".berth-backup-*")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	sum := sha256.Sum256([]byte(path)) // the folder names each file by its name and a hash of its path
+	kept, err := filepath.Glob(filepath.Join(berthHome, "backups", "*", filepath.Base(path)+"-"+hex.EncodeToString(sum[:4])+".berth-backup-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(beside) > 0 && len(kept) > 0 {
+		t.Errorf("backups of %s both beside it %v and in %s %v", path, beside, berthHome, kept)
+	}
+	return append(beside, kept...)
 }
 
 const vscodeWithComments = `// Servers for this repository.
@@ -111,7 +124,7 @@ func TestIDEConfigWriteKeepsCommentsOfVSCodeAndCursorFiles(t *testing.T) {
 		t.Run(tc.app, func(t *testing.T) {
 			writeFile(t, tc.file, tc.before)
 			out, code := runAs(t, env, append(append([]string{"ide-config", tc.app}, tc.args...), "--write")...)
-			bk := backups(t, tc.file)
+			bk := backups(t, b.Home, tc.file)
 			if code != 0 || len(bk) != 1 || !strings.Contains(out, "set server \"berth\" in "+tc.file+", keeping the rest (the file as it was is in "+bk[0]+")") {
 				t.Fatalf("--write: exit %d, backups %v\n%s", code, bk, out)
 			}
@@ -140,7 +153,7 @@ func TestIDEConfigWriteKeepsCommentsOfVSCodeAndCursorFiles(t *testing.T) {
 				t.Errorf("servers %v: the user's server is lost or doubled", servers)
 			}
 			// Again: nothing changes, no new backup.
-			if out, code := runAs(t, env, append(append([]string{"ide-config", tc.app}, tc.args...), "--write")...); code != 0 || !strings.Contains(out, "nothing to change") || len(backups(t, tc.file)) != 1 {
+			if out, code := runAs(t, env, append(append([]string{"ide-config", tc.app}, tc.args...), "--write")...); code != 0 || !strings.Contains(out, "nothing to change") || len(backups(t, b.Home, tc.file)) != 1 {
 				t.Errorf("second --write: exit %d\n%s", code, out)
 			}
 		})
@@ -288,9 +301,9 @@ func TestIDEConfigImport(t *testing.T) {
 		t.Errorf("the comment of Cursor's file is gone:\n%s", raw)
 	}
 	for file, before := range map[string]string{cfgFile: string(cfgBefore), cursorFile: cursorProjectServers} {
-		bk := backups(t, file)
-		if len(bk) != 1 {
-			t.Fatalf("backups of %s: %v", file, bk)
+		bk := backups(t, defaultHomeUnder(home), file)
+		if len(bk) != 1 || strings.HasPrefix(bk[0], root) {
+			t.Fatalf("backups of %s: %v (want one, out of the repository)", file, bk)
 		}
 		if raw, _ := os.ReadFile(bk[0]); string(raw) != before {
 			t.Errorf("backup %s is not the file as it was", bk[0])
@@ -381,4 +394,26 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return raw
+}
+
+// TestIDEConfigBackupsDoNotPileUpInTheRepository: writes to a project's
+// file keep their backups under Berth's home, the newest few only; the
+// repository's folder holds only the file.
+func TestIDEConfigBackupsDoNotPileUpInTheRepository(t *testing.T) {
+	home := userHome(t)
+	root := brokertest.Project(t, "tidy", nil)
+	berthHome := brokertest.Home(t)
+	env := userEnv(home, "BERTH_HOME="+berthHome)
+	file := filepath.Join(root, ".vscode", "mcp.json")
+	for i := range 8 { // each write changes the file: a new name each time
+		if out, code := runAs(t, env, "ide-config", "vscode", "--project", root, "--name", fmt.Sprintf("b%d", i), "--write"); code != 0 {
+			t.Fatalf("write %d: exit %d\n%s", i, code, out)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(file)); len(ents) != 1 {
+		t.Errorf("the repository's .vscode holds %d files, want only mcp.json: %v", len(ents), ents)
+	}
+	if bk := backups(t, berthHome, file); len(bk) != 5 {
+		t.Errorf("%d backups kept, want the newest 5: %v", len(bk), bk)
+	}
 }

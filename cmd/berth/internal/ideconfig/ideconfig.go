@@ -5,6 +5,8 @@ package ideconfig
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +50,10 @@ type Plan struct {
 	// Transport is stdio (the app runs Entry.Command) or the URL
 	// transport of Entry.URL.
 	Transport string
+	// BackupDir is where the file as it was is kept: "" beside it (the
+	// user's own files), a folder of Berth's for a repository's file, so
+	// that backups do not pile up in the project.
+	BackupDir string
 	value     object // the entry in the app's own form
 }
 
@@ -219,14 +225,14 @@ const (
 // of the file as it was (Backup). A file that does not parse is refused
 // and left as it is.
 func (p Plan) Write() (Result, string, error) {
-	return edit(p.Path, p.apply)
+	return edit(p.Path, p.BackupDir, p.apply)
 }
 
 // edit rewrites path (a symlink's target) with change, atomically and
-// keeping the mode; the file as it was is first copied to a backup, whose
-// path it returns. A missing file is created (no backup); a change that
-// changes nothing writes nothing.
-func edit(path string, change func(old []byte) ([]byte, error)) (Result, string, error) {
+// keeping the mode; the file as it was is first copied to a backup (in
+// backupDir, or beside it), whose path it returns. A missing file is
+// created (no backup); a change that changes nothing writes nothing.
+func edit(path, backupDir string, change func(old []byte) ([]byte, error)) (Result, string, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // a symlinked dotfile stays a symlink
 	}
@@ -252,7 +258,7 @@ func edit(path string, change func(old []byte) ([]byte, error)) (Result, string,
 	}
 	backup := ""
 	if res == Updated {
-		if backup, err = Backup(path, old, mode); err != nil {
+		if backup, err = Backup(backupDir, path, old, mode); err != nil {
 			return 0, "", err
 		}
 	}
@@ -265,12 +271,27 @@ func edit(path string, change func(old []byte) ([]byte, error)) (Result, string,
 	return res, backup, nil
 }
 
-// Backup writes data, the content of path before a change, beside it as
-// path.berth-backup-<UTC time> with mode, and returns its path.
-func Backup(path string, data []byte, mode fs.FileMode) (string, error) {
+// KeepBackups is how many backups of one file Backup keeps in a folder of
+// Berth's (those beside the user's own files are the user's to remove).
+const KeepBackups = 5
+
+// Backup writes data, the content of path before a change, as
+// NAME.berth-backup-<UTC time> with mode: beside path when dir is "",
+// else in dir (NAME is then path's name and a hash of its full path), where
+// only the newest KeepBackups of path's backups are kept. It returns the
+// backup's path.
+func Backup(dir, path string, data []byte, mode fs.FileMode) (string, error) {
+	base := path
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return "", fmt.Errorf("back up %s: %w (nothing was changed)", path, err)
+		}
+		sum := sha256.Sum256([]byte(path))
+		base = filepath.Join(dir, filepath.Base(path)+"-"+hex.EncodeToString(sum[:4]))
+	}
 	stamp := time.Now().UTC().Format("20060102T150405Z")
 	for i := 0; ; i++ {
-		b := path + ".berth-backup-" + stamp
+		b := base + ".berth-backup-" + stamp
 		if i > 0 {
 			b += "-" + strconv.Itoa(i)
 		}
@@ -289,7 +310,29 @@ func Backup(path string, data []byte, mode fs.FileMode) (string, error) {
 			os.Remove(b)
 			return "", fmt.Errorf("back up %s: %w (nothing was changed)", path, werr)
 		}
+		if dir != "" {
+			pruneBackups(base)
+		}
 		return b, nil
+	}
+}
+
+// pruneBackups removes all but the newest KeepBackups backups of base.
+func pruneBackups(base string) {
+	old, _ := filepath.Glob(base + ".berth-backup-*")
+	if len(old) <= KeepBackups {
+		return
+	}
+	slices.SortFunc(old, func(a, b string) int {
+		ia, _ := os.Stat(a)
+		ib, _ := os.Stat(b)
+		if ia == nil || ib == nil {
+			return strings.Compare(a, b)
+		}
+		return ia.ModTime().Compare(ib.ModTime())
+	})
+	for _, f := range old[:len(old)-KeepBackups] {
+		os.Remove(f)
 	}
 }
 

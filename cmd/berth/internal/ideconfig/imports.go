@@ -374,9 +374,10 @@ func SetJSONServers(data []byte, imports []Import) ([]byte, error) {
 }
 
 // Edit rewrites path with change as Write does: atomically, keeping the
-// mode, with a backup of the old content (its path is returned).
-func Edit(path string, change func(old []byte) ([]byte, error)) (Result, string, error) {
-	return edit(path, change)
+// mode, with a backup of the old content in backupDir ("" beside it); the
+// backup's path is returned.
+func Edit(path, backupDir string, change func(old []byte) ([]byte, error)) (Result, string, error) {
+	return edit(path, backupDir, change)
 }
 
 // BerthEntries returns the entries at keys of app's file data that run
