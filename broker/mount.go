@@ -198,7 +198,8 @@ func (m *mount) url() string {
 // close stops serving, ends every session and releases the port.
 func (m *mount) close(ctx context.Context) {
 	m.stopIdle()
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	outer := ctx
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	// Streamable HTTP sessions stay saved: a broker that serves the
 	// project again restores them.
@@ -212,12 +213,18 @@ func (m *mount) close(ctx context.Context) {
 	m.closed = true // no port is bound after this
 	m.httpMu.Unlock()
 	if srv != nil {
+		// Every session is closed: what still runs is a stream that will
+		// not end by itself, cut after a short wait.
 		if err := srv.Shutdown(ctx); err != nil {
 			srv.Close()
 		}
 		<-done
 	}
-	m.servers.close(ctx)
+	// The hosted servers get their own bound: a stream that held the
+	// listener's shutdown must not leave them an expired one.
+	sctx, scancel := context.WithTimeout(outer, 3*time.Second)
+	defer scancel()
+	m.servers.close(sctx)
 	if err := m.engine.Close(); err != nil {
 		m.log.Warn("close engine", "err", err)
 	}

@@ -303,6 +303,9 @@ func (f *forwarder) reconnect(ctx context.Context, old *websocket.Conn) (*websoc
 			}
 			conn.Close(websocket.StatusGoingAway, "")
 		}
+		if attempt == 1 {
+			f.log.Warn("the broker is gone; reconnecting for 30s", "err", err)
+		}
 		lastErr = err
 		select {
 		case <-ctx.Done():

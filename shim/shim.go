@@ -95,12 +95,19 @@ func (s *session) run(ctx context.Context) error {
 		}
 	}
 	log := s.log.With("project", root)
+	startedLast := false // this shim started the broker it is attached to
 	attach := func(ctx context.Context) error {
-		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Transport: transport, Autostart: s.opts.Autostart, Logger: log})
+		as := s.opts.Autostart
+		if s.att != nil && !startedLast {
+			// The broker went away (`berth stop`, a service restart): only the
+			// shim that started it starts the next; this one waits for one.
+			as.Disabled = true
+		}
+		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Transport: transport, Autostart: as, Logger: log})
 		if err != nil {
 			return err
 		}
-		s.att = a
+		s.att, startedLast = a, a.StartedBroker
 		log.Info("attached", "id", a.Resp.ID, "port", a.Resp.Port, "broker_pid", a.Resp.BrokerPID)
 		return nil
 	}

@@ -11,7 +11,7 @@ type Options struct {
 	Version      string        // Berth's version, sent to upstreams as the client version
 	CallTimeout  time.Duration // a call's limit when its server sets no call_timeout (60s)
 	StartTimeout time.Duration // start, initialize and first listing of a server (30s)
-	StopGrace    time.Duration // wait after closing stdin before SIGTERM, and again before SIGKILL (2s)
+	StopGrace    time.Duration // wait after closing stdin before SIGTERM, and again before SIGKILL (1s)
 	BackoffMin   time.Duration // delay before the first restart; doubles per crash (250ms)
 	BackoffMax   time.Duration // longest delay between restarts (30s)
 	MaxCrashes   int           // crashes within CrashWindow that mark a server failed (5)
@@ -28,7 +28,7 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.CallTimeout, time.Minute)
 	def(&o.StartTimeout, 30*time.Second)
-	def(&o.StopGrace, 2*time.Second)
+	def(&o.StopGrace, time.Second)
 	def(&o.BackoffMin, 250*time.Millisecond)
 	def(&o.BackoffMax, 30*time.Second)
 	def(&o.CrashWindow, time.Minute)

@@ -116,6 +116,11 @@ func (u *upstream) restart() bool {
 func (u *upstream) stop(ctx context.Context) error {
 	u.cancel()
 	select {
+	case <-u.done: // never started, failed, or already stopped: nothing to wait for
+		return nil
+	default:
+	}
+	select {
 	case <-u.done:
 		return nil
 	case <-ctx.Done():

@@ -1,12 +1,17 @@
 package systest
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestSubcommandHelpPrintsFlags: --help (or -h) of a command prints its
@@ -85,5 +90,90 @@ func TestImportProjectLooksWhereTheAppLooks(t *testing.T) {
 	}
 	if got := string(mustRead(t, cfg)); !strings.Contains(got, "# imported from Cursor (~/.cursor/mcp.json)\n  memory:") {
 		t.Errorf("the broker's config:\n%s", got)
+	}
+}
+
+// TestStopEndsHostedServersWithoutDeadlineErrors: an unmount (the grace
+// over) and `berth stop` end a project holding a running server that
+// ignores the end of its input (server-everything), a failed one (its
+// command does not exist) and the streams of an HTTP session, without
+// "stop hosted servers ... context deadline exceeded" in the log: every
+// server has its own bound, and one that never ran has nothing to wait
+// for. The stop's duration is logged.
+func TestStopEndsHostedServersWithoutDeadlineErrors(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	node, script := brokertest.NPMServer(t, "server-everything")
+	b := brokertest.StartBroker(t, brokertest.Options{MountGrace: "1s"})
+	root := brokertest.Project(t, "stops", nil)
+	writeServers(t, root, fmt.Sprintf("  everything:\n    command: %q\n    args: [%q, stdio]\n  ghost:\n    command: /nonexistent/mcp-server\n    start: eager\n", node, script))
+	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	for round, end := range []string{"unmount", "stop"} {
+		tr, _ := shimTransport(t, b.Home, root)
+		ide := connectMCP(t, ctx, tr)
+		callText(t, ctx, ide, "everything__echo", map[string]any{"message": "hi"})
+		sf, err := api.ReadStateFile(root)
+		if err != nil || sf.URL == nil {
+			t.Fatalf("state file: %+v %v", sf, err)
+		}
+		agent := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: *sf.URL}) // with its GET stream
+		callText(t, ctx, agent, "everything__echo", map[string]any{"message": "there"})
+		brokertest.Eventually(t, "the ghost server failed", func() bool { return serverStatus(t, ctx, b, root, "ghost").State == api.ServerFailed })
+		start := time.Now()
+		if end == "unmount" {
+			ide.Close()
+			brokertest.Eventually(t, "the project unmounted after its grace", func() bool {
+				ps, err := b.Client.Projects(ctx)
+				return err == nil && len(ps) == 0
+			})
+			agent.Close()
+		} else {
+			if out, code := berthCmd(t, b.Home, "stop"); code != 0 {
+				t.Fatalf("berth stop: %d %s", code, out)
+			}
+			t.Logf("berth stop took %v with a running server, a failed one and an HTTP session's streams", time.Since(start).Round(time.Millisecond))
+		}
+		raw, _ := os.ReadFile(filepath.Join(b.Home, api.LogName))
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.Contains(line, "stop hosted servers") || strings.Contains(line, "deadline exceeded") {
+				t.Errorf("round %d (%s): the log says %s", round, end, line)
+			}
+		}
+	}
+}
+
+// TestStopWithAnIDEOpenStartsNoNewBroker: `berth stop` of a broker this
+// shim did not start (a service, `berth serve`): the window's shim does
+// not start another, it waits; a broker started again is found, and the
+// window's tools work on it.
+func TestStopWithAnIDEOpenStartsNoNewBroker(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	failOnBrokersLeft(t, b.Home)
+	root := brokertest.Project(t, "open", nil)
+	tr, cmd := shimTransport(t, b.Home, root)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	ide := connectMCP(t, ctx, tr)
+	callOK(t, ctx, ide, "get_server_info", nil)
+	if out, code := berthCmd(t, b.Home, "stop"); code != 0 {
+		t.Fatalf("berth stop: %d %s", code, out)
+	}
+	brokertest.Eventually(t, "the shim finds the broker gone", func() bool {
+		return strings.Contains(stderr.String(), "the broker is gone; reconnecting")
+	})
+	if left := brokertest.BrokerProcesses(t, b.Home); len(left) != 0 {
+		t.Fatalf("the shim started broker %v, which it had not started before", left)
+	}
+	if _, err := api.NewUnixClient(api.SocketPath(b.Home)).Health(ctx); err == nil {
+		t.Fatal("a broker answers after berth stop")
+	}
+	b2 := brokertest.StartBroker(t, brokertest.Options{Home: b.Home})
+	brokertest.Eventually(t, "the shim reconnected to the broker started again", func() bool {
+		return strings.Contains(stderr.String(), "reconnected to broker")
+	})
+	if info := getServerInfo(t, ctx, ide); info.Server.PID != b2.PID() {
+		t.Fatalf("the window reached broker %d, want %d", info.Server.PID, b2.PID())
 	}
 }
