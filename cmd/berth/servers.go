@@ -42,7 +42,9 @@ func runServers(ctx context.Context, args []string) error {
 		}
 		root = r
 	}
-	c, err := connect(ctx, false)
+	// One project is listed mounted or not: the broker reads its config
+	// and approvals, started for it if none runs (as `berth call` does).
+	c, err := connect(ctx, root != "")
 	if err != nil {
 		return err
 	}

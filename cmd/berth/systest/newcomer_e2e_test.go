@@ -177,3 +177,23 @@ func TestStopWithAnIDEOpenStartsNoNewBroker(t *testing.T) {
 		t.Fatalf("the window reached broker %d, want %d", info.Server.PID, b2.PID())
 	}
 }
+
+// TestServersOfAProjectWithoutABroker: `berth servers --project DIR`
+// lists a project's servers when no broker runs (one is started for it,
+// as for `berth call`); without --project it still needs none.
+func TestServersOfAProjectWithoutABroker(t *testing.T) {
+	home := autostartHome(t)
+	root := brokertest.Project(t, "nobroker", nil)
+	writeServers(t, root, "  memory:\n    command: npx\n    args: [-y, '@modelcontextprotocol/server-memory']\n")
+	if out, code := berthCmd(t, home, "servers"); code != 1 || !strings.Contains(out, "no broker answers") {
+		t.Errorf("berth servers with no broker: exit %d\n%s", code, out)
+	}
+	out, code := berthCmd(t, home, "servers", "--project", root)
+	if code != 0 {
+		t.Fatalf("berth servers --project with no broker: exit %d\n%s", code, out)
+	}
+	mustContain(t, out, "nobroker", "memory", "needs approval", "berth servers approve "+root)
+	if out, code := berthCmd(t, home, "stop"); code != 0 {
+		t.Fatalf("berth stop: %d %s", code, out)
+	}
+}
