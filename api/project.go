@@ -48,6 +48,28 @@ func ResolveRoot(dir string) (string, error) {
 	return real, nil
 }
 
+// ProjectRootOf is the project dir is in: dir itself when it holds
+// .praxis-os/, else its nearest ancestor that does (so that --project
+// ${workspaceFolder} works on a subfolder of a project). dir must exist.
+func ProjectRootOf(dir string) (string, error) {
+	root, err := ResolveRoot(dir)
+	if err == nil || !errors.Is(err, ErrNotProject) {
+		return root, err
+	}
+	abs, aerr := filepath.Abs(dir)
+	if aerr != nil {
+		return "", err
+	}
+	real, rerr := filepath.EvalSymlinks(abs)
+	if rerr != nil {
+		return "", err // does not exist: ResolveRoot's error says so
+	}
+	if root, ferr := FindRoot(real); ferr == nil {
+		return root, nil
+	}
+	return "", fmt.Errorf("%s has no %s/ folder, nor has any folder above it (create it, or pass the project's root): %w", real, ProjectDir, ErrNotProject)
+}
+
 // FindRoot returns the nearest ancestor of dir (or dir) that holds .praxis-os/.
 func FindRoot(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)

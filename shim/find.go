@@ -20,7 +20,8 @@ const BasePathEnv = "AGENT_OS_BASE_PATH"
 // roots are the last place to look.
 var errNoProject = errors.New("no project found")
 
-// FindProject resolves the project root: --project, else $PROJECT_ROOT,
+// FindProject resolves the project root: --project (the folder or its
+// nearest ancestor holding .praxis-os/), else $PROJECT_ROOT (the same),
 // else $AGENT_OS_BASE_PATH, else the nearest ancestor of the working
 // directory holding .praxis-os/. A flag or PROJECT_ROOT that names no
 // project is an error; an AGENT_OS_BASE_PATH that does not is logged and
@@ -28,10 +29,10 @@ var errNoProject = errors.New("no project found")
 // errNoProject: the IDE's roots may still name the project.
 func FindProject(flag string, log *slog.Logger) (string, error) {
 	if flag != "" {
-		return api.ResolveRoot(flag)
+		return api.ProjectRootOf(flag)
 	}
 	if env := os.Getenv("PROJECT_ROOT"); env != "" {
-		root, err := api.ResolveRoot(env)
+		root, err := api.ProjectRootOf(env)
 		if err != nil {
 			return "", fmt.Errorf("PROJECT_ROOT: %w", err)
 		}

@@ -50,7 +50,7 @@ func runCall(ctx context.Context, args []string) error {
 // detaches. A wait over a second shows a progress line on a terminal;
 // f's MCP progress notifications feed it.
 func withSession(ctx context.Context, dir string, f func(*mcp.ClientSession, *progress) error) error {
-	root, err := api.ResolveRoot(dir)
+	root, err := api.ProjectRootOf(dir)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func connect(ctx context.Context, start bool) (*api.Client, error) {
 
 // projectID resolves dir to a project id, with an error naming the fix.
 func projectID(dir string) (string, string, error) {
-	root, err := api.ResolveRoot(dir)
+	root, err := api.ProjectRootOf(dir)
 	if err != nil {
 		return "", "", err
 	}

@@ -125,7 +125,7 @@ func planFor(ctx context.Context, app ideconfig.App, o planFlags) (ideconfig.Pla
 	workspaceEntry := app.Workspace != "" && app.HasScope(ideconfig.ScopeUser) && (scope == "" || scope == ideconfig.ScopeUser) && !o.portable
 	switch {
 	case o.project != "":
-		if root, err = api.ResolveRoot(o.project); err != nil {
+		if root, err = api.ProjectRootOf(o.project); err != nil {
 			return ideconfig.Plan{}, err
 		}
 	case !workspaceEntry:

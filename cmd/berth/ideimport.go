@@ -127,7 +127,7 @@ func runIDEImport(ctx context.Context, args []string) error {
 // projectOf resolves --project DIR, else the project around the working directory.
 func projectOf(dir string) (string, error) {
 	if dir != "" {
-		return api.ResolveRoot(dir)
+		return api.ProjectRootOf(dir)
 	}
 	wd, err := os.Getwd()
 	if err != nil {

@@ -86,7 +86,7 @@ func runAttach(ctx context.Context, args []string) error {
 	if len(args) != 1 {
 		return usageError{"needs exactly one project directory"}
 	}
-	root, err := api.ResolveRoot(args[0])
+	root, err := api.ProjectRootOf(args[0])
 	if err != nil {
 		return err
 	}

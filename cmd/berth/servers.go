@@ -36,7 +36,7 @@ func runServers(ctx context.Context, args []string) error {
 	}
 	root := ""
 	if *dir != "" {
-		r, err := api.ResolveRoot(*dir)
+		r, err := api.ProjectRootOf(*dir)
 		if err != nil {
 			return err
 		}
@@ -115,7 +115,7 @@ func oneLine(s string, n int) string {
 // resolveAndConnect resolves the project directory dir of a `berth servers`
 // action and connects to the broker (starting one when start).
 func resolveAndConnect(ctx context.Context, dir string, start bool) (string, *api.Client, error) {
-	root, err := api.ResolveRoot(dir)
+	root, err := api.ProjectRootOf(dir)
 	if err != nil {
 		return "", nil, err
 	}

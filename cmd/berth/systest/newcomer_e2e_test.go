@@ -197,3 +197,28 @@ func TestServersOfAProjectWithoutABroker(t *testing.T) {
 		t.Fatalf("berth stop: %d %s", code, out)
 	}
 }
+
+// TestProjectFlagFindsTheProjectAbove: --project naming a subfolder of a
+// project (as --project ${workspaceFolder} does when the window is opened
+// there) reaches the project, for the shim and the CLI; a folder with no
+// project above it is refused with the fix.
+func TestProjectFlagFindsTheProjectAbove(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "above", map[string]string{"src/pkg/x.go": "package pkg\n"})
+	sub := filepath.Join(root, "src", "pkg")
+	tr, _ := shimTransport(t, b.Home, sub)
+	ide := connectMCP(t, ctx, tr)
+	if info := getServerInfo(t, ctx, ide); info.Project.Root != root {
+		t.Fatalf("berth-shim --project %s reached %s, want %s", sub, info.Project.Root, root)
+	}
+	out, code := berthCmd(t, b.Home, "call", "--project", sub, "get_server_info")
+	if code != 0 || !strings.Contains(out, root) {
+		t.Errorf("berth call --project %s: exit %d\n%s", sub, code, out)
+	}
+	lone := t.TempDir()
+	out, code = berthCmd(t, b.Home, "call", "--project", lone, "get_server_info")
+	if code == 0 || !strings.Contains(out, "nor has any folder above it") {
+		t.Errorf("berth call --project %s (no project): exit %d\n%s", lone, code, out)
+	}
+}
