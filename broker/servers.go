@@ -57,8 +57,8 @@ type mountServers struct {
 
 	mu sync.Mutex // serializes updates of the set
 
-	warnMu sync.Mutex // guards warned; apart from mu, which is held while Update calls changed
-	warned int        // the tool count last warned about (mcp.max_tools_warning)
+	warnMu sync.Mutex // guards over; apart from mu, which is held while Update calls changed
+	over   bool       // the project was warned about: more tools than mcp.max_tools_warning
 
 	stop context.CancelFunc
 }
@@ -141,11 +141,10 @@ func (ms *mountServers) changed() {
 	ms.warnMu.Lock()
 	n := own + hostedTools
 	// The engine warned about its own tools at open; this is about the
-	// hosted ones joining them.
-	warn := limit > 0 && hostedTools > 0 && n > limit && n != ms.warned
-	if warn || n <= limit {
-		ms.warned = n
-	}
+	// hosted ones joining them, once as the count crosses the limit (lazy
+	// servers join one by one), again only after it fell back under it.
+	warn := limit > 0 && hostedTools > 0 && n > limit && !ms.over
+	ms.over = limit > 0 && n > limit && (ms.over || warn)
 	ms.warnMu.Unlock()
 	if warn {
 		ms.log.Warn("more tools than mcp.max_tools_warning: some clients degrade past that many; trim a server with servers.<name>.tools (allow/deny) or mcp.enabled_tool_groups",

@@ -12,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker"
 	"github.com/berth-dev/berth/broker/loopback"
+	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -188,6 +189,7 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 			d.ports[p.Port] = p.Root
 		}
 		d.checkStateFile(p.Name, p.Root, h.PID, p.Port, true)
+		d.checkToolCount(ctx, c, p)
 		for _, m := range p.Missing {
 			d.fail("the broker keeps trying; see docs/troubleshooting.md", "project %s: %s", p.Name, m)
 		}
@@ -307,4 +309,31 @@ func portText(p *int) string {
 		return "none (stdio)"
 	}
 	return strconv.Itoa(*p)
+}
+
+// checkToolCount warns when a served project offers more tools (its own
+// and its hosted servers') than its mcp.max_tools_warning: the broker
+// logs it once, and some clients degrade past that many.
+func (d *doctor) checkToolCount(ctx context.Context, c *api.Client, p api.Project) {
+	cfg, err := config.Load(p.Root)
+	if err != nil || cfg.MCP.MaxToolsWarning <= 0 {
+		return // a config that does not load is reported with the configs
+	}
+	detail, err := c.Project(ctx, p.ID)
+	if err != nil {
+		return
+	}
+	own, _ := detail.Detail["tools"].([]any)
+	n := len(own)
+	if list, err := c.Servers(ctx, p.Root); err == nil {
+		for _, ps := range list.Projects {
+			for _, s := range ps.Servers {
+				n += s.Tools
+			}
+		}
+	}
+	if n > cfg.MCP.MaxToolsWarning {
+		d.warn("some clients degrade past that many: trim a hosted server with servers.<name>.tools (allow/deny) or mcp.enabled_tool_groups, or raise mcp.max_tools_warning",
+			"project %s offers %d tools, more than its mcp.max_tools_warning (%d)", p.Name, n, cfg.MCP.MaxToolsWarning)
+	}
 }

@@ -222,3 +222,40 @@ func TestProjectFlagFindsTheProjectAbove(t *testing.T) {
 		t.Errorf("berth call --project %s (no project): exit %d\n%s", lone, code, out)
 	}
 }
+
+// TestToolsWarningLoggedOnceAndReportedByDoctor: hosted servers that
+// start one after another and take the project past mcp.max_tools_warning
+// are logged once (not once per server), and doctor reports it.
+func TestToolsWarningLoggedOnceAndReportedByDoctor(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	berth := brokertest.Berth(t)
+	root := brokertest.Project(t, "many", map[string]string{
+		".praxis-os/config.yaml": fmt.Sprintf("mcp:\n  max_tools_warning: 12\nservers:\n  a:\n    command: %q\n    args: [example-server, --dir, a]\n  b:\n    command: %q\n    args: [example-server, --dir, b]\n  c:\n    command: %q\n    args: [example-server, --dir, c]\n", berth, berth, berth),
+	})
+	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := shimTransport(t, b.Home, root)
+	ide := connectMCP(t, ctx, tr)
+	for _, s := range []string{"a", "b", "c"} { // each lazy server starts at its first call
+		callOK(t, ctx, ide, s+"__list_notes", nil)
+	}
+	brokertest.Eventually(t, "three hosted servers running", func() bool {
+		n := 0
+		for _, s := range []string{"a", "b", "c"} {
+			if serverStatus(t, ctx, b, root, s).State == api.ServerRunning {
+				n++
+			}
+		}
+		return n == 3
+	})
+	out, _ := berthCmd(t, b.Home, "doctor")
+	if !strings.Contains(out, "project many offers") || !strings.Contains(out, "more than its mcp.max_tools_warning (12)") {
+		t.Errorf("doctor does not report the tool count:\n%s", out)
+	}
+	raw, _ := os.ReadFile(filepath.Join(b.Home, api.LogName))
+	if n := strings.Count(string(raw), "more tools than mcp.max_tools_warning"); n != 1 {
+		t.Errorf("the warning is logged %d times, want once:\n%s", n, raw)
+	}
+}
