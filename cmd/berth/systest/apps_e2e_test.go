@@ -130,6 +130,7 @@ model = "o4-mini"
 // disables an untrusted folder's servers until the folder is trusted:
 // the hints say so, and Berth edits neither app's trust.
 func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
+	t.Parallel() // minutes of the apps' own start-up, beside the other slow tests
 	needNodeModules(t, appsDir, "@anthropic-ai/claude-code", "the agent apps on npm")
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "agents", nil)
@@ -295,6 +296,7 @@ func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 // its file with Berth's entry and the servers Berth left (a token in a
 // header), nothing else; the project files get no path of this machine.
 func TestAgentAppsImportTheirServers(t *testing.T) {
+	t.Parallel() // minutes of the apps' own start-up, beside the other slow tests
 	needNodeModules(t, appsDir, "@anthropic-ai/claude-code", "the agent apps on npm")
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	home := userHome(t)
