@@ -14,6 +14,11 @@ const (
 	DBName     = "berth.db"
 	LogName    = "berth.log"
 	ConfigName = "config.yaml"
+	// StoppedName is written by a broker stopped on purpose (`berth stop`,
+	// a signal from a service manager) and removed by the next one: a shim
+	// that loses its broker starts another only when this file is absent
+	// (the broker crashed).
+	StoppedName = "berth.stopped"
 )
 
 // HomeEnv names the environment variable that overrides the broker's home.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -77,6 +78,11 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		return err
 	}
 	defer lock.Close()
+	// A broker runs again: shims that lost the one stopped on purpose find
+	// it, and the next crash is a crash again.
+	if err := os.Remove(filepath.Join(cfg.Home, api.StoppedName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		log.Warn("remove the stop mark", "err", err)
+	}
 
 	sockPath := api.SocketPath(cfg.Home)
 	sockLn, err := listenSocket(sockPath)
@@ -209,6 +215,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	<-ctx.Done()
 	cause := context.Cause(ctx)
 	log.Info("broker stopping", "why", stopReason(cause))
+	if onPurpose := cause == nil || errors.Is(cause, context.Canceled) || errors.As(cause, new(stopRequested)); onPurpose {
+		markStopped(cfg.Home, stopReason(cause), log) // before the shims see their sessions end
+	}
 	if opts.Stopping != nil {
 		opts.Stopping()
 	}
@@ -247,6 +256,16 @@ func pendingBudget(fileLimit uint64) int {
 		return 256
 	}
 	return int(min(max(fileLimit/4, 16), 1024))
+}
+
+// markStopped writes the home's stop mark: the broker was stopped on
+// purpose, so the shims it served wait for the next one instead of
+// starting their own (an idle broker has no shims and leaves none).
+func markStopped(home, why string, log *slog.Logger) {
+	mark := filepath.Join(home, api.StoppedName)
+	if err := os.WriteFile(mark, []byte(why+"\n"), 0o600); err != nil {
+		log.Warn("write the stop mark: shims may start another broker", "file", mark, "err", err)
+	}
 }
 
 // shutdownTimeout bounds a clean stop: sessions ended, ports and socket

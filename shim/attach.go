@@ -16,9 +16,6 @@ import (
 type Attachment struct {
 	Client *api.Client
 	Resp   api.AttachResponse
-	// StartedBroker is set when this attach started the broker: only then
-	// does a shim that loses it start the next one.
-	StartedBroker bool
 }
 
 // AttachOptions configures Attach.
@@ -51,9 +48,9 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		resp api.AttachResponse
 		err  error
 	)
-	replaced, started := false, false
+	replaced := false
 	for attempt := 1; ; attempt++ {
-		if c, started, err = connect(ctx, opts.Home, opts.Autostart); err != nil {
+		if c, err = Connect(ctx, opts.Home, opts.Autostart); err != nil {
 			return nil, err
 		}
 		resp, err = attachCompat(ctx, c, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version, Protocol: api.Protocol(), Transport: opts.Transport})
@@ -85,7 +82,7 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 	for _, w := range resp.Warnings {
 		log.Warn(w)
 	}
-	return &Attachment{Client: c, Resp: resp, StartedBroker: started}, nil
+	return &Attachment{Client: c, Resp: resp}, nil
 }
 
 // attachCompat attaches. A broker older than error codes answers every

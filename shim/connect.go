@@ -26,34 +26,28 @@ type Autostart struct {
 // wins the home's lock; the others keep dialing (bounded backoff, at most
 // LoserWait) and start again only if the lock holder dies without answering.
 func Connect(ctx context.Context, home string, as Autostart) (*api.Client, error) {
-	c, _, err := connect(ctx, home, as)
-	return c, err
-}
-
-// connect is Connect, also saying whether it started the broker.
-func connect(ctx context.Context, home string, as Autostart) (*api.Client, bool, error) {
 	c := api.NewUnixClient(api.SocketPath(home))
 	if ping(ctx, c) == nil {
-		return c, false, nil
+		return c, nil
 	}
 	if as.Disabled {
-		return nil, false, fmt.Errorf("no broker answers on %s: start one with `berth serve`", api.SocketPath(home))
+		return nil, fmt.Errorf("no broker answers on %s: start one with `berth serve`", api.SocketPath(home))
 	}
 	for try := 1; ; try++ {
 		err := start(ctx, home, as)
 		var busy *lockBusyError
 		if !errors.As(err, &busy) {
 			if err != nil {
-				return nil, false, err
+				return nil, err
 			}
-			return c, true, nil
+			return c, nil
 		}
 		err = waitForBroker(ctx, c, busy.pid, LoserWait)
 		if err == nil {
-			return c, false, nil
+			return c, nil
 		}
 		if !errors.Is(err, errHolderGone) || try >= 3 {
-			return nil, false, fmt.Errorf("%s: %w", busy.msg, err)
+			return nil, fmt.Errorf("%s: %w", busy.msg, err)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -95,19 +97,19 @@ func (s *session) run(ctx context.Context) error {
 		}
 	}
 	log := s.log.With("project", root)
-	startedLast := false // this shim started the broker it is attached to
 	attach := func(ctx context.Context) error {
 		as := s.opts.Autostart
-		if s.att != nil && !startedLast {
-			// The broker went away (`berth stop`, a service restart): only the
-			// shim that started it starts the next; this one waits for one.
+		if s.att != nil && stoppedOnPurpose(home) {
+			// The broker was stopped (`berth stop`, a service restart): this
+			// shim waits for the next one instead of starting its own. A
+			// broker that crashed left no mark: the shim starts another.
 			as.Disabled = true
 		}
 		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Transport: transport, Autostart: as, Logger: log})
 		if err != nil {
 			return err
 		}
-		s.att, startedLast = a, a.StartedBroker
+		s.att = a
 		log.Info("attached", "id", a.Resp.ID, "port", a.Resp.Port, "broker_pid", a.Resp.BrokerPID)
 		return nil
 	}
@@ -161,4 +163,11 @@ func prepend(queued [][]byte, lines <-chan []byte) <-chan []byte {
 		}
 	}()
 	return out
+}
+
+// stoppedOnPurpose says whether the last broker of home was stopped on
+// purpose (it left api.StoppedName) rather than lost.
+func stoppedOnPurpose(home string) bool {
+	_, err := os.Stat(filepath.Join(home, api.StoppedName))
+	return err == nil
 }

@@ -70,6 +70,11 @@ func TestVersionIsTheModulesAndItsCommit(t *testing.T) {
 // its version string says.
 func TestShimAndBrokerAgreeByProtocolNotVersion(t *testing.T) {
 	home := autostartHome(t)
+	// The binaries of each version first: building them is not what the
+	// deadline below bounds.
+	for _, version := range []string{"v9.9.9", "v0.0.0-20261126061500-abcdef012345", "(devel)"} {
+		brokertest.BinariesVersion(t, version)
+	}
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "proto", nil)
 	var brokerPID, newPID int
