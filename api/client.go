@@ -89,6 +89,9 @@ func (c *Client) DashboardLink(ctx context.Context) (DashboardLink, error) {
 // MCPURL is the project's MCP endpoint on this control API.
 func (c *Client) MCPURL(id string) string { return c.Base + "/projects/" + url.PathEscape(id) + "/mcp" }
 
+// maxAnswer is the largest answer the client reads.
+const maxAnswer = 16 << 20
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -110,9 +113,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
+	}
+	if len(raw) > maxAnswer {
+		return fmt.Errorf("%s %s: the broker's answer is larger than %d MiB, more than this client reads (ask for less: one project, one server)", method, path, maxAnswer>>20)
 	}
 	if resp.StatusCode/100 != 2 {
 		return ParseError(resp.StatusCode, raw)

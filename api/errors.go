@@ -51,6 +51,8 @@ const (
 	CodeNotFailed      Code = "not_failed"      // a restart of a hosted server that is not failed
 	CodeBadConfig      Code = "bad_config"      // a config file or setting is wrong: the message names the file, line, key and fix
 	CodeBodyTimeout    Code = "body_timeout"    // the request body did not arrive within 10 s of its headers
+	CodeOtherWriters   Code = "other_writers"   // an approval refused: another account owns or may write what it covers
+	CodeCannotRun      Code = "cannot_run"      // an approval refused: the server cannot run as declared (a command that does not exist)
 )
 
 // Error is an error answer: the HTTP status, its Code and a message that

@@ -26,6 +26,7 @@ const (
 	ServerNeedsApproval ServerState = "needs approval" // declared by the project and not approved (or changed since)
 	ServerInvalid       ServerState = "invalid"        // its name cannot prefix tools; see LastError
 	ServerNotMounted    ServerState = "not mounted"    // approved (or the user's), but the project is not served now
+	ServerShadowed      ServerState = "shadowed"       // the project declares a name the broker's config declares too: the broker's is served
 )
 
 // ServerOrigin says who declared a server.
@@ -55,6 +56,56 @@ type ServerStatus struct {
 	LastError string       `json:"last_error,omitempty"`
 	Fix       string       `json:"fix,omitempty"` // the command that gets it running, when one does
 	Digest    string       `json:"digest"`
+	// Definition is every field the approval covers and what they reach.
+	Definition *ServerDefinition `json:"definition,omitempty"`
+	// Changed says what differs from the approval of a server that waits
+	// for approval again: "servers.x (its definition)", "file server.js".
+	Changed []string `json:"changed,omitempty"`
+	// Withheld counts the tools the server offers that its tools filter
+	// now allows and the approved one did not: they are served once the
+	// server is approved again.
+	Withheld int `json:"withheld_tools,omitempty"`
+}
+
+// ServerDefinition is a declared server as the broker runs it: every
+// field its approval covers, and what they reach (the program, the
+// working directory, the project's files it runs, the roots it is told),
+// with the values that change what runs said plainly.
+type ServerDefinition struct {
+	Command string            `json:"command,omitempty"` // as declared
+	Program string            `json:"program,omitempty"` // the file that runs: the command found on the broker's PATH, or relative to the working directory
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"` // as declared
+	Dir     string            `json:"dir,omitempty"` // the working directory it runs in
+	URL     string            `json:"url,omitempty"`
+	Share   string            `json:"share"`
+	Roots   []string          `json:"roots"`      // what Berth answers its roots/list with
+	RootsOf string            `json:"roots_from"` // "roots" (its setting), "args" (folders its args name), "project" (the project root)
+	Files   []ServerFile      `json:"files,omitempty"`
+	Tools   ServerTools       `json:"tools,omitzero"`
+	// Warnings name the values that change what runs beyond the command
+	// line: an env variable through which a program loads code, a working
+	// directory outside the project, roots outside it.
+	Warnings []string `json:"warnings,omitempty"`
+	// Problems say why it cannot run as declared (a command that does not
+	// exist); an approval is refused while there is one.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// ServerFile is a file of the project a server runs (its command, or an
+// argument or code-loading env value naming a regular file inside the
+// project): the approval covers its content.
+type ServerFile struct {
+	Path   string `json:"path"`             // relative to the project root when inside it
+	Target string `json:"target,omitempty"` // the file a link leads to, when Path is a link
+	SHA256 string `json:"sha256"`
+}
+
+// ServerTools is a server's tools filter (servers.NAME.tools).
+type ServerTools struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
 }
 
 // ProjectServers is one project's declared servers.
@@ -78,13 +129,21 @@ type ApproveRequest struct {
 	// Servers names the servers to approve; empty approves every server
 	// the project declares.
 	Servers []string `json:"servers,omitempty"`
+	// OtherWriters approves even though another account owns, or may
+	// write, the project's config or a file the approval covers (refused
+	// with other_writers without it).
+	OtherWriters bool `json:"other_writers,omitempty"`
 }
 
 // ApprovedServer is one definition an approval recorded.
 type ApprovedServer struct {
-	Name    string `json:"name"`
-	Command string `json:"command"` // what it runs, as approved
-	Digest  string `json:"digest"`
+	Name       string           `json:"name"`
+	Command    string           `json:"command"` // what it runs, as approved (a summary line)
+	Digest     string           `json:"digest"`
+	Definition ServerDefinition `json:"definition"` // exactly what was approved
+	// ShadowedBy is set when the approval was recorded but the server is
+	// not served: the broker's config declares the same name.
+	ShadowedBy string `json:"shadowed_by,omitempty"`
 }
 
 // ApproveResponse is the answer to POST /servers/approve.

@@ -2,7 +2,9 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/http"
 	"path/filepath"
@@ -68,8 +70,13 @@ func (m *mount) projectServers() api.ProjectServers {
 }
 
 // ApproveServers records the user's approval of the servers the project
-// at req.Root declares, as they are defined now, and serves them at once
-// when the project is mounted. It is served on the control socket only.
+// at req.Root declares, as they are defined now and with what they reach
+// now (the program, the project's files they run, their roots), and
+// serves them at once when the project is mounted. Nothing is recorded
+// when one of them cannot run as declared (cannot_run), or, without
+// req.OtherWriters, when another account owns or may write the project's
+// config or a file the approval covers (other_writers). It is served on
+// the control socket only.
 func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (api.ApproveResponse, error) {
 	root, err := api.ResolveRoot(req.Root)
 	if err != nil {
@@ -88,20 +95,86 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 		return api.ApproveResponse{}, err
 	}
 	id := api.ProjectID(root)
+	var approve []api.ServerStatus
+	var cannot []string
+	for _, st := range hosted.Describe(hosted.ProjectSpec{ID: id, Root: root}, hosted.Decls(b.mounts.servers.user, decls)) {
+		if st.Origin != api.OriginProject || st.Definition == nil {
+			continue
+		}
+		for _, p := range st.Definition.Problems {
+			cannot = append(cannot, st.Name+": "+p)
+		}
+		approve = append(approve, st)
+	}
+	if len(cannot) > 0 {
+		return api.ApproveResponse{}, api.Errorf(http.StatusConflict, api.CodeCannotRun,
+			"nothing was approved: %s", strings.Join(cannot, "; "))
+	}
+	if others := otherWriters(root, cfg.File, approve); len(others) > 0 && !req.OtherWriters {
+		return api.ApproveResponse{}, api.Errorf(http.StatusConflict, api.CodeOtherWriters,
+			"nothing was approved: %s; another account could change what runs as you after you approve it. Fix the owner or mode, or approve anyway with --other-writers if you trust every account that can write them", strings.Join(others, "; "))
+	}
 	approvals := b.mounts.servers.approvals
 	var resp api.ApproveResponse
-	for _, st := range hosted.Describe(hosted.ProjectSpec{ID: id, Root: root}, hosted.Decls(nil, decls)) {
-		if err := approvals.Approve(id, st.Name, decls[st.Name]); err != nil {
+	for _, st := range approve {
+		if err := approvals.Approve(id, st.Name, decls[st.Name], st.Definition); err != nil {
 			return api.ApproveResponse{}, err
 		}
-		resp.Approved = append(resp.Approved, api.ApprovedServer{Name: st.Name, Command: st.Command, Digest: st.Digest})
-		b.log.Info("hosted server approved", "project", id, "server", st.Name, "command", st.Command, "digest", st.Digest)
+		a := api.ApprovedServer{Name: st.Name, Command: st.Command, Digest: st.Digest, Definition: *st.Definition}
+		if st.State == api.ServerShadowed {
+			a.ShadowedBy = "the broker's config"
+		}
+		resp.Approved = append(resp.Approved, a)
+		b.log.Info("hosted server approved", "project", id, "server", st.Name, "command", st.Command, "digest", st.Digest,
+			"files", len(st.Definition.Files), "other_writers", req.OtherWriters)
 	}
 	if m, _, err := b.mounts.get(id); err == nil && m.servers != nil {
 		m.servers.refresh()
 	}
 	resp.Project, err = b.projectServers(root)
 	return resp, err
+}
+
+// otherWriters names what an approval of servers in the project at root
+// covers that another account owns or may write: the project root, its
+// .praxis-os folder and config file, and each file the servers run with
+// every folder from it up to the project root.
+func otherWriters(root, file string, servers []api.ServerStatus) []string {
+	paths := []string{root, filepath.Join(root, api.ProjectDir)}
+	if file != "" {
+		paths = append(paths, file)
+	}
+	for _, st := range servers {
+		for _, f := range st.Definition.Files {
+			for _, p := range []string{f.Path, f.Target} {
+				if p == "" {
+					continue
+				}
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(root, p)
+				}
+				paths = append(paths, p)
+				for dir := filepath.Dir(p); dir != root && len(dir) > len(root) && strings.HasPrefix(dir, root); dir = filepath.Dir(dir) {
+					paths = append(paths, dir)
+				}
+				if !strings.HasPrefix(p, root+string(filepath.Separator)) {
+					paths = append(paths, filepath.Dir(p)) // a file outside: its own folder
+				}
+			}
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if err := config.OwnedByMe(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			out = append(out, err.Error())
+		}
+	}
+	return out
 }
 
 // declaredServers is the definitions of the named servers in cfg, of all

@@ -3,8 +3,10 @@ package hosted
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/store"
 )
@@ -24,6 +26,12 @@ type Approval struct {
 	State      ApprovalState
 	Digest     string    // the approved digest ("" when never approved)
 	ApprovedAt time.Time // when it was approved
+	// Changed says what differs from the approval (ApprovalChanged):
+	// "its definition", "file server.js", "its roots".
+	Changed []string
+	// Tools is the tools filter the approval was given with: a filter
+	// edited since serves only what both allow.
+	Tools config.ToolFilter
 }
 
 // approvalArea is the store area of approvals: data/<project id>/servers/.
@@ -34,18 +42,30 @@ type record struct {
 	Digest     string    `json:"digest"`
 	Command    string    `json:"command"` // what was approved, for people reading it back
 	ApprovedAt time.Time `json:"approved_at"`
+	// Files, Roots and Tools are what the approval covers beyond the
+	// definition's digest. Roots is nil in approvals recorded before
+	// roots existed, which told servers the project root.
+	Files []api.ServerFile  `json:"files,omitempty"`
+	Roots []string          `json:"roots,omitempty"`
+	Tools config.ToolFilter `json:"tools,omitzero"`
 }
 
 // Approvals records which project-declared server definitions the user
-// approved, per project, in berth.db.
+// approved, per project, in berth.db: each definition's digest, the
+// content of the project's files it runs and the roots it is told.
 type Approvals struct{ db *store.DB }
 
 // NewApprovals keeps approvals in db.
 func NewApprovals(db *store.DB) *Approvals { return &Approvals{db: db} }
 
-// Approve records the definition's digest for the server in the project.
-func (a *Approvals) Approve(projectID, name string, s config.Server) error {
-	raw, err := json.Marshal(record{Digest: s.Digest(), Command: commandLine(s.Command, s.Args, s.URL), ApprovedAt: time.Now().UTC()})
+// Approve records the definition s of the server in the project, with d,
+// what it reaches now (Describe's Definition).
+func (a *Approvals) Approve(projectID, name string, s config.Server, d *api.ServerDefinition) error {
+	rec := record{Digest: s.Digest(), Command: commandLine(s.Command, s.Args, s.URL), ApprovedAt: time.Now().UTC(), Tools: s.Tools}
+	if d != nil {
+		rec.Files, rec.Roots = d.Files, d.Roots
+	}
+	raw, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
@@ -56,8 +76,9 @@ func (a *Approvals) Approve(projectID, name string, s config.Server) error {
 	return nil
 }
 
-// Check compares the definition with what was approved.
-func (a *Approvals) Check(projectID, name string, s config.Server) (Approval, error) {
+// Check compares the definition s, reaching d now, with what was
+// approved for the server in the project at root.
+func (a *Approvals) Check(projectID, root, name string, s config.Server, d *api.ServerDefinition) (Approval, error) {
 	var raw []byte
 	err := a.db.Area(projectID, approvalArea).View(func(b *store.Bucket) error {
 		raw = b.Get([]byte(name))
@@ -73,11 +94,46 @@ func (a *Approvals) Check(projectID, name string, s config.Server) (Approval, er
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return Approval{}, fmt.Errorf("approval of server %q is unreadable (%v): approve it again", name, err)
 	}
-	st := ApprovalChanged
-	if rec.Digest == s.Digest() {
-		st = ApprovalApproved
+	ap := Approval{State: ApprovalApproved, Digest: rec.Digest, ApprovedAt: rec.ApprovedAt, Tools: rec.Tools}
+	if rec.Digest != s.Digest() {
+		ap.Changed = append(ap.Changed, "its definition (servers."+name+")")
+	} else if d != nil {
+		ap.Changed = append(ap.Changed, changedFiles(rec.Files, d.Files)...)
+		approvedRoots := rec.Roots
+		if approvedRoots == nil {
+			approvedRoots = []string{root}
+		}
+		if !slices.Equal(approvedRoots, d.Roots) {
+			ap.Changed = append(ap.Changed, "its roots (now "+fmt.Sprint(d.Roots)+", approved "+fmt.Sprint(approvedRoots)+")")
+		}
 	}
-	return Approval{State: st, Digest: rec.Digest, ApprovedAt: rec.ApprovedAt}, nil
+	if len(ap.Changed) > 0 {
+		ap.State = ApprovalChanged
+	}
+	return ap, nil
+}
+
+// changedFiles names the files that differ between the approval and now.
+func changedFiles(approved, now []api.ServerFile) []string {
+	was := map[string]api.ServerFile{}
+	for _, f := range approved {
+		was[f.Path] = f
+	}
+	var out []string
+	for _, f := range now {
+		old, ok := was[f.Path]
+		switch {
+		case !ok:
+			out = append(out, "file "+f.Path+" (not covered by the approval)")
+		case old != f:
+			out = append(out, "file "+f.Path)
+		}
+		delete(was, f.Path)
+	}
+	for _, p := range sortedKeys(was) {
+		out = append(out, "file "+p+" (gone)")
+	}
+	return out
 }
 
 // Revoke forgets the approvals of the named servers, or of every server of

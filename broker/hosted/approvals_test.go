@@ -2,6 +2,8 @@ package hosted
 
 import (
 	"path/filepath"
+
+	"github.com/berth-dev/berth/api"
 	"slices"
 	"strings"
 	"testing"
@@ -25,14 +27,14 @@ func TestApprovals(t *testing.T) {
 	s := validServer("npx", []string{"-y", "@modelcontextprotocol/server-memory"}, nil)
 	check := func(project string, want ApprovalState) Approval {
 		t.Helper()
-		got, err := a.Check(project, "memory", s)
+		got, err := a.Check(project, "/p", "memory", s, nil)
 		if err != nil || got.State != want {
 			t.Fatalf("Check(%s) = %+v, %v; want %s", project, got, err, want)
 		}
 		return got
 	}
 	check("p1", ApprovalNever)
-	if err := a.Approve("p1", "memory", s); err != nil {
+	if err := a.Approve("p1", "memory", s, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := check("p1", ApprovalApproved); got.Digest != s.Digest() || got.ApprovedAt.IsZero() {
@@ -44,14 +46,14 @@ func TestApprovals(t *testing.T) {
 	if changed.Digest() == s.Digest() {
 		t.Fatal("the digest ignores args")
 	}
-	if got, _ := a.Check("p1", "memory", changed); got.State != ApprovalChanged || got.Digest != s.Digest() {
+	if got, _ := a.Check("p1", "/p", "memory", changed, nil); got.State != ApprovalChanged || got.Digest != s.Digest() {
 		t.Errorf("changed definition: %+v", got)
 	}
 	if err := a.Revoke("p1", "memory", "never-approved"); err != nil {
 		t.Fatal(err)
 	}
 	check("p1", ApprovalNever)
-	a.Approve("p1", "memory", s)
+	a.Approve("p1", "memory", s, nil)
 	if err := a.Revoke("p1"); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestUnapprovedServerDoesNotRun(t *testing.T) {
 		t.Fatal("an unapproved server was started")
 	}
 
-	if err := approvals.Approve("p1", "fake", d.Server); err != nil {
+	if err := approvals.Approve("p1", "fake", d.Server, described(t, root, d)); err != nil {
 		t.Fatal(err)
 	}
 	if err := hp.Update(ctx, []Decl{d}); err != nil {
@@ -142,4 +144,16 @@ func TestUpdateKeepsProcess(t *testing.T) {
 	if slices.Contains(toolNames(t, ctx, s), "fake__pid") {
 		t.Error("a disabled server's tools are listed")
 	}
+}
+
+// described is what Describe finds d reaches in the project at root.
+func described(t testing.TB, root string, d Decl) *api.ServerDefinition {
+	t.Helper()
+	for _, st := range Describe(ProjectSpec{ID: "p", Root: root}, []Decl{d}) {
+		if st.Name == d.Name && st.Definition != nil {
+			return st.Definition
+		}
+	}
+	t.Fatalf("Describe found no definition of %s", d.Name)
+	return nil
 }

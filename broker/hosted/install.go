@@ -105,7 +105,7 @@ func (p *Project) surface() *surface {
 		if e.target == nil {
 			continue
 		}
-		e.served = 0
+		e.served, e.withheld = 0, 0
 		ls, ver := e.target.up.snapshot()
 		if ls == nil {
 			continue
@@ -114,7 +114,10 @@ func (p *Project) surface() *surface {
 		t := e.target
 		for _, tool := range ls.tools {
 			full := name + Sep + tool.Name
-			if !e.decl.Server.Tools.Allows(tool.Name) || !validToolName(full) {
+			if e.decl.Server.Tools.Allows(tool.Name) && !e.approved.Allows(tool.Name) {
+				e.withheld++ // widened since the approval: served once approved again
+			}
+			if !e.allows(tool.Name) || !validToolName(full) {
 				continue
 			}
 			c := *tool

@@ -83,8 +83,14 @@ func (p *Project) ensureTool(ctx context.Context, full string) error {
 		return nil
 	}
 	st := e.target.up.status()
-	if st.State == StateRunning {
+	approve := "berth servers approve " + shellQuote(p.spec.Root)
+	switch {
+	case st.State == StateRunning && e.decl.Server.Tools.Allows(tool) && !e.approved.Allows(tool):
+		return internalError("hosted server %q serves %q once approved again: its tools filter was widened since the approval; run: %s", server, tool, approve)
+	case st.State == StateRunning:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("hosted server %q has no tool %q (or its allow/deny list leaves it out)", server, tool)}
+	case st.State == StateNeedsApproval:
+		return internalError("hosted server %q does not run here (%s: %s; run: %s)", server, st.State, st.LastError, approve)
 	}
 	return internalError("hosted server %q is %s, so %q cannot be called (last error: %s)", server, st.State, full, orNone(st.LastError))
 }
@@ -161,7 +167,7 @@ func (u *upstream) unstarted() bool {
 func (u *upstream) settle(ctx context.Context) {
 	for {
 		u.mu.Lock()
-		done := u.state == StateRunning || u.state == StateFailed || u.state == StateRestarting || u.ctx.Err() != nil
+		done := u.state == StateRunning || u.state == StateFailed || u.state == StateRestarting || u.state == StateNeedsApproval || u.ctx.Err() != nil
 		ch := u.changed
 		u.mu.Unlock()
 		if done {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,10 +37,10 @@ type shared struct {
 
 // lease is one project's hold on an upstream.
 type lease struct {
-	pool *Pool
-	s    *shared
-	root string // URI
-	once sync.Once
+	pool  *Pool
+	s     *shared
+	roots []string // URIs of the roots it told the server
+	once  sync.Once
 }
 
 // NewPool returns an empty pool; [Pool.Close] stops what it runs.
@@ -50,12 +51,14 @@ func NewPool(opts Options) *Pool {
 // errClosed refuses work once the pool is closing.
 var errClosed = errors.New("hosted servers are shutting down")
 
-// poolKey names the process a declaration runs in.
-func poolKey(projectID, name string, s config.Server) string {
+// poolKey names the process a declaration runs in: its digest and the
+// content of the project's files it runs (files), so that a file approved
+// again after a change runs in a new process.
+func poolKey(projectID, name string, s config.Server, files string) string {
 	if s.Share == config.ShareUser {
-		return "user\x00" + s.Digest()
+		return "user\x00" + s.Digest() + "\x00" + files
 	}
-	return "project\x00" + projectID + "\x00" + name + "\x00" + s.Digest()
+	return "project\x00" + projectID + "\x00" + name + "\x00" + s.Digest() + "\x00" + files
 }
 
 // serverDir is the working directory of a server: cwd, relative to the
@@ -76,9 +79,17 @@ func serverDir(root string, s config.Server) string {
 	return root
 }
 
-// acquire holds the upstream for a declaration, creating it if needed.
-func (p *Pool) acquire(spec ProjectSpec, name string, s config.Server) (*lease, error) {
-	key := poolKey(spec.ID, name, s)
+// acquire holds the upstream for a declaration, reaching def (planned),
+// creating it if needed. A project-declared server's process checks the
+// files its approval covers before each start; the roots it is told are
+// def's.
+func (p *Pool) acquire(spec ProjectSpec, name string, d Decl, def *api.ServerDefinition) (*lease, error) {
+	s := d.Server
+	var files []api.ServerFile
+	if d.Origin != OriginUser {
+		files = def.Files
+	}
+	key := poolKey(spec.ID, name, s, filesDigest(files))
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -91,14 +102,21 @@ func (p *Pool) acquire(spec ProjectSpec, name string, s config.Server) (*lease, 
 			log = spec.Log // its stderr belongs to this project's log ring
 		}
 		sh = &shared{key: key, roots: map[string]int{}}
-		sh.up = newUpstream(name, s, serverDir(spec.Root, s), &p.opts, log)
+		sh.up = newUpstream(name, s, def.Dir, approvedFiles(spec.Root, files), &p.opts, log)
 		p.ups[key] = sh
 	}
 	sh.refs++
 	p.mu.Unlock()
-	root := (&url.URL{Scheme: "file", Path: filepath.ToSlash(spec.Root)}).String()
-	sh.addRoot(root, spec.Name)
-	l := &lease{pool: p, s: sh, root: root}
+	l := &lease{pool: p, s: sh}
+	for _, dir := range def.Roots {
+		uri := (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+		name := filepath.Base(dir)
+		if dir == spec.Root {
+			name = spec.Name
+		}
+		sh.addRoot(uri, name)
+		l.roots = append(l.roots, uri)
+	}
 	if s.Share == config.ShareUser && spec.Echo != nil {
 		sh.up.echo.add(l, spec.Echo)
 	}
@@ -136,7 +154,9 @@ func (l *lease) release(ctx context.Context) error {
 	l.once.Do(func() {
 		l.s.up.echo.remove(l)
 		l.s.up.relay.remove(l)
-		l.s.removeRoot(l.root)
+		for _, uri := range l.roots {
+			l.s.removeRoot(uri)
+		}
 		p := l.pool
 		p.mu.Lock()
 		defer p.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,10 +25,12 @@ type Decl struct {
 	Origin Origin
 }
 
-// ApprovalChecker says whether a project-declared server may run;
-// [Approvals] is the one backed by berth.db.
+// ApprovalChecker says whether a project-declared server may run: its
+// definition s, reaching d now (the program, the project's files it runs,
+// its roots), in the project at root; [Approvals] is the one backed by
+// berth.db.
 type ApprovalChecker interface {
-	Check(projectID, name string, s config.Server) (Approval, error)
+	Check(projectID, root, name string, s config.Server, d *api.ServerDefinition) (Approval, error)
 }
 
 // ProjectSpec names the project a [Project] serves.
@@ -71,6 +74,8 @@ type Project struct {
 	onChange             []func()
 	closed               bool
 
+	decls []Decl // the declarations of the last Update; guarded by updMu
+
 	// listed is set once a session has listed what the project offers:
 	// from then on a lazy server that Update adds starts at once, so that
 	// sessions which already listed hear of its tools (list_changed).
@@ -79,18 +84,36 @@ type Project struct {
 	changed chan struct{} // cap 1: an upstream changed state or lists
 	stopc   chan struct{}
 	done    chan struct{}
+
+	guardStop chan struct{} // closed by Close: the file guard ends
+	guardDone chan struct{} // closed when it has
+	guardOnce sync.Once
 }
 
 // entry is one declared server in this project.
 type entry struct {
-	decl   Decl
-	state  State // for a server that does not run: disabled, needs approval, conflict
-	note   string
-	fix    string
-	lease  *lease // nil when it does not run
-	unsub  func()
-	target *target
-	served int // tools served after the allow/deny list, at the last sync
+	decl  Decl
+	def   *api.ServerDefinition // the declaration and what it reaches, when planned
+	state State                 // for a server that does not run: disabled, needs approval, shadowed
+	note  string
+	fix   string
+	// changed says what differs from the approval, for one that waits.
+	changed []string
+	// approved is the tools filter the approval was given with (zero for
+	// the broker config's servers): only what it and the current one both
+	// allow is served.
+	approved config.ToolFilter
+	lease    *lease // nil when it does not run
+	unsub    func()
+	target   *target
+	served   int // tools served after the allow/deny list, at the last sync
+	withheld int // tools the current filter allows and the approved one does not, at the last sync
+}
+
+// allows reports whether the server's tool is served: its current tools
+// filter and the one it was approved with both allow it.
+func (e *entry) allows(tool string) bool {
+	return e.decl.Server.Tools.Allows(tool) && e.approved.Allows(tool)
 }
 
 func (e *entry) runs() bool { return e.lease != nil }
@@ -105,8 +128,10 @@ func (p *Pool) Open(ctx context.Context, spec ProjectSpec, decls []Decl) (*Proje
 		pool: p, spec: spec,
 		entries: map[string]*entry{}, servers: map[*mcp.Server]*installed{},
 		changed: make(chan struct{}, 1), stopc: make(chan struct{}), done: make(chan struct{}),
+		guardStop: make(chan struct{}), guardDone: make(chan struct{}),
 	}
 	go hp.watch()
+	go hp.guard()
 	if err := hp.Update(ctx, decls); err != nil {
 		hp.Close(ctx)
 		return nil, err
@@ -121,6 +146,18 @@ func (p *Pool) Open(ctx context.Context, spec ProjectSpec, decls []Decl) (*Proje
 func (p *Project) Update(ctx context.Context, decls []Decl) error {
 	p.updMu.Lock()
 	defer p.updMu.Unlock()
+	return p.update(ctx, decls)
+}
+
+// update is Update, called with updMu held.
+func (p *Project) update(ctx context.Context, decls []Decl) error {
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return errClosed
+	}
+	p.decls = decls
 	next := p.plan(decls)
 	var err error
 	for _, name := range sortedKeys(next) {
@@ -128,7 +165,7 @@ func (p *Project) Update(ctx context.Context, decls []Decl) error {
 		if e.state != "" {
 			continue
 		}
-		l, aerr := p.pool.acquire(p.spec, name, e.decl.Server)
+		l, aerr := p.pool.acquire(p.spec, name, e.decl, e.def)
 		if aerr != nil {
 			err = errors.Join(err, aerr)
 			e.state, e.note = StateStopped, aerr.Error()
@@ -161,11 +198,16 @@ func (p *Project) Update(ctx context.Context, decls []Decl) error {
 	return err
 }
 
-// plan turns decls into entries, deciding which may run.
+// plan turns decls into entries, deciding which may run. A project's
+// declaration of a name the broker's config declares too is kept as a
+// shadowed entry (under shadowKey), so that every view shows the clash.
 func (p *Project) plan(decls []Decl) map[string]*entry {
 	next := map[string]*entry{}
 	for _, d := range decls {
 		e := &entry{decl: d}
+		if config.ValidServerName(d.Name) == nil {
+			e.def = definition(d.Server, inspect(p.spec.Root, d.Server, d.Origin != OriginUser))
+		}
 		switch {
 		case config.ValidServerName(d.Name) != nil:
 			e.state, e.note = StateInvalid, fmt.Sprintf("servers.%s: %v", d.Name, config.ValidServerName(d.Name))
@@ -185,11 +227,18 @@ func (p *Project) plan(decls []Decl) map[string]*entry {
 			next[d.Name], ignored = e, prev
 		}
 		s := ignored.decl.Server
+		ignored.state, ignored.fix = StateShadowed, ""
+		ignored.note = fmt.Sprintf("the broker's config declares a server %q too, and it is served instead of this one: rename one of them", d.Name)
+		next[shadowKey(d.Name)] = ignored
 		p.spec.Log.Warn("hosted server declared twice; serving the broker config's one", "server", d.Name,
 			"ignored", commandLine(s.Command, s.Args, s.URL))
 	}
 	return next
 }
+
+// shadowKey is the entries key of a shadowed declaration of name: beside
+// name's own in name order, and no server name.
+func shadowKey(name string) string { return name + "\x00shadowed" }
 
 // approve checks a project-declared server's approval; one that may not
 // run gets StateNeedsApproval and the command that approves it.
@@ -199,15 +248,17 @@ func (e *entry) approve(spec ProjectSpec) {
 		e.state, e.note, e.fix = StateNeedsApproval, "declared by the project and not approved", fix
 		return
 	}
-	a, err := spec.Approvals.Check(spec.ID, e.decl.Name, e.decl.Server)
+	a, err := spec.Approvals.Check(spec.ID, spec.Root, e.decl.Name, e.decl.Server, e.def)
 	switch {
 	case err != nil:
 		e.state, e.note, e.fix = StateNeedsApproval, "approval could not be read: "+err.Error(), fix
 	case a.State == ApprovalChanged:
-		e.state, e.note, e.fix = StateNeedsApproval,
-			fmt.Sprintf("its definition changed since it was approved on %s; it runs again once approved", a.ApprovedAt.Format(time.DateOnly)), fix
+		e.state, e.fix, e.changed = StateNeedsApproval, fix, a.Changed
+		e.note = fmt.Sprintf("%s changed since it was approved on %s; it runs again once approved", strings.Join(a.Changed, ", "), a.ApprovedAt.Format(time.DateOnly))
 	case a.State != ApprovalApproved:
 		e.state, e.note, e.fix = StateNeedsApproval, "declared by the project and never approved", fix
+	default:
+		e.approved = a.Tools
 	}
 	if e.state == StateNeedsApproval {
 		spec.Log.Warn("hosted server waits for approval", "server", e.decl.Name, "why", e.note, "fix", fix)
@@ -251,6 +302,8 @@ func (p *Project) OnChange(f func()) {
 // Close uninstalls the hosted surface from every MCP server and releases
 // the project's servers, waiting for processes that stop (or ctx).
 func (p *Project) Close(ctx context.Context) error {
+	p.guardOnce.Do(func() { close(p.guardStop) })
+	<-p.guardDone
 	p.updMu.Lock()
 	defer p.updMu.Unlock()
 	p.mu.Lock()
@@ -276,9 +329,11 @@ func (p *Project) Status() []Status {
 	p.mu.Lock()
 	entries := make([]*entry, 0, len(p.entries))
 	served := make([]int, 0, len(p.entries))
+	withheld := make([]int, 0, len(p.entries))
 	for _, name := range sortedKeys(p.entries) {
 		entries = append(entries, p.entries[name])
 		served = append(served, p.entries[name].served)
+		withheld = append(withheld, p.entries[name].withheld)
 	}
 	p.mu.Unlock()
 	out := make([]Status, len(entries))
@@ -286,9 +341,12 @@ func (p *Project) Status() []Status {
 		st := Status{State: e.state, LastError: e.note, Fix: e.fix}
 		if e.target != nil {
 			st = e.target.up.status()
-			st.Tools, st.Calls, st.Errors = served[i], e.target.calls.Load(), e.target.errors.Load()
-			if st.State == StateFailed {
+			st.Tools, st.Calls, st.Errors, st.Withheld = served[i], e.target.calls.Load(), e.target.errors.Load(), withheld[i]
+			switch st.State {
+			case StateFailed:
 				st.Fix = fmt.Sprintf("berth servers restart %s %s", shellQuote(p.spec.Root), e.decl.Name)
+			case StateNeedsApproval:
+				st.Fix = fmt.Sprintf("berth servers approve %s", shellQuote(p.spec.Root))
 			}
 		}
 		out[i] = e.describe(st)
@@ -300,7 +358,8 @@ func (p *Project) Status() []Status {
 func (e *entry) describe(st Status) Status {
 	s := e.decl.Server
 	st.Name, st.Origin, st.Share, st.Digest = e.decl.Name, e.decl.Origin, s.Share, s.Digest()
-	st.Command = commandLine(s.Command, s.Args, s.URL)
+	st.Command = summary(commandLine(s.Command, s.Args, s.URL))
+	st.Definition, st.Changed = e.def, e.changed
 	return st
 }
 
@@ -357,7 +416,7 @@ func (p *Project) Restart(name string) (restarted bool, err error) {
 	p.mu.Lock()
 	e := p.entries[name]
 	p.mu.Unlock()
-	if e == nil || e.target == nil {
+	if e == nil || e.target == nil || config.ValidServerName(name) != nil {
 		return false, fmt.Errorf("no hosted server %q runs in this project", name)
 	}
 	return e.target.up.restart(), nil

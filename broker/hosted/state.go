@@ -20,6 +20,7 @@ const (
 	StateDisabled      = api.ServerDisabled      // enabled: false
 	StateNeedsApproval = api.ServerNeedsApproval // declared by the project and not approved (or changed since)
 	StateInvalid       = api.ServerInvalid       // its name cannot prefix tools; see LastError
+	StateShadowed      = api.ServerShadowed      // the broker's config declares the same name, and that one is served
 )
 
 // Origin says who declared a server.

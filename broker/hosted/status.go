@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shirou/gopsutil/v4/process"
 )
@@ -12,7 +13,7 @@ import (
 func (u *upstream) status() Status {
 	u.mu.Lock()
 	st := Status{
-		Name: u.label, State: u.state, Share: u.def.Share, Command: commandLine(u.def.Command, u.def.Args, u.def.URL),
+		Name: u.label, State: u.state, Share: u.def.Share, Command: summary(commandLine(u.def.Command, u.def.Args, u.def.URL)),
 		Restarts: u.restarts, StartedAt: u.startedAt, LastError: u.lastErr, Digest: u.def.Digest(),
 	}
 	if u.state == StateRunning && u.gen != nil && u.gen.p != nil {
@@ -65,6 +66,22 @@ func treeRSS(pid int) uint64 {
 		}
 	}
 	return total
+}
+
+// maxSummary bounds the one-line command of a status: the definition
+// carries every value.
+const maxSummary = 200
+
+// summary cuts a command line to maxSummary bytes (on a rune boundary).
+func summary(line string) string {
+	if len(line) <= maxSummary {
+		return line
+	}
+	cut := maxSummary
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	return line[:cut] + "…"
 }
 
 // commandLine shows a definition for people: the url, or the command and

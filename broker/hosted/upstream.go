@@ -19,18 +19,22 @@ import (
 // mu and wait for changes on the changed channel. mu is a leaf lock:
 // nothing is called while it is held.
 type upstream struct {
-	label  string // the server's name in logs and errors
-	def    config.Server
-	cwd    string
-	opts   *Options
-	log    *slog.Logger
-	stderr *ring
-	client *mcp.Client
-	calls  callers
-	echo   echoes   // share: user: the holding projects' own log rings
-	watch  watchers // sessions subscribed to its resources (subscribe.go)
-	relay  relays   // the holding projects' sessions, for the server's log messages
-	rss    rssCache
+	label string // the server's name in logs and errors
+	def   config.Server
+	cwd   string
+	// approved are the project's files the server runs, as its approval
+	// covers them: checked before each start (none for the broker
+	// config's servers).
+	approved []approvedFile
+	opts     *Options
+	log      *slog.Logger
+	stderr   *ring
+	client   *mcp.Client
+	calls    callers
+	echo     echoes   // share: user: the holding projects' own log rings
+	watch    watchers // sessions subscribed to its resources (subscribe.go)
+	relay    relays   // the holding projects' sessions, for the server's log messages
+	rss      rssCache
 
 	ctx      context.Context // cancelled by stop
 	cancel   context.CancelFunc
@@ -70,10 +74,10 @@ type lists struct {
 	templates []*mcp.ResourceTemplate
 }
 
-func newUpstream(label string, def config.Server, cwd string, opts *Options, log *slog.Logger) *upstream {
+func newUpstream(label string, def config.Server, cwd string, approved []approvedFile, opts *Options, log *slog.Logger) *upstream {
 	ctx, cancel := context.WithCancel(context.Background())
 	u := &upstream{
-		label: label, def: def, cwd: cwd, opts: opts, log: log,
+		label: label, def: def, cwd: cwd, approved: approved, opts: opts, log: log,
 		stderr: newRing(opts.StderrLines),
 		ctx:    ctx, cancel: cancel,
 		startc: make(chan struct{}, 1), restartc: make(chan struct{}, 1), pokec: make(chan struct{}, 1),
@@ -135,6 +139,16 @@ func (u *upstream) run() {
 		return
 	}
 	for {
+		if err := verifyFiles(u.approved); err != nil {
+			// Not a crash: what would run is not what was approved.
+			u.update(func() { u.state, u.gen, u.lists, u.lastErr = StateNeedsApproval, nil, nil, err.Error(); u.version++ })
+			u.log.Warn("hosted server not started: a file it runs changed since its approval", "server", u.label, "err", err)
+			if !u.await(u.restartc) {
+				u.stopped()
+				return
+			}
+			continue
+		}
 		g, ls, err := u.connect()
 		if err != nil && u.ctx.Err() != nil {
 			u.stopped() // stopped while starting: not a crash
@@ -342,6 +356,8 @@ func (u *upstream) session(ctx context.Context) (*generation, error) {
 			return g, nil
 		case st == StateFailed:
 			return nil, fmt.Errorf("it failed (crashed %d times within %s) and is not restarted; last error: %s", u.opts.MaxCrashes, u.opts.CrashWindow, lastErr)
+		case st == StateNeedsApproval:
+			return nil, fmt.Errorf("it waits for approval: %s", lastErr)
 		case u.ctx.Err() != nil:
 			return nil, errors.New("it is stopped")
 		}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/spf13/pflag"
@@ -53,54 +51,10 @@ func runServers(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return writeJSON(os.Stdout, list)
 	}
 	printServers(os.Stdout, list.Projects, root != "")
 	return nil
-}
-
-func printServers(w io.Writer, ps []api.ProjectServers, one bool) {
-	if len(ps) == 0 {
-		fmt.Fprintln(w, "no mounted project declares MCP servers (a servers: map in .praxis-os/config.yaml or in the broker's config.yaml; see docs/servers.md)")
-		return
-	}
-	for i, p := range ps {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		mounted := "mounted"
-		if !p.Mounted {
-			mounted = "not mounted"
-		}
-		fmt.Fprintf(w, "%s  %s  (%s)\n", p.Name, p.Root, mounted)
-		if len(p.Servers) == 0 {
-			if one {
-				fmt.Fprintln(w, "  declares no MCP servers (see docs/servers.md)")
-			}
-			continue
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NAME\tSTATE\tPID\tTOOLS\tRESTARTS\tRSS\tCALLS\tERRORS\tORIGIN\tLAST ERROR")
-		for _, s := range p.Servers {
-			pid, rss := "-", "-"
-			if s.PID > 0 {
-				pid = fmt.Sprint(s.PID)
-			}
-			if s.RSSBytes > 0 {
-				rss = fmt.Sprintf("%.1f MiB", float64(s.RSSBytes)/(1<<20))
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, pid, s.Tools, s.Restarts, rss,
-				s.Calls, s.Errors, s.Origin, oneLine(s.LastError, 100))
-		}
-		tw.Flush()
-		for _, s := range p.Servers {
-			if s.Fix != "" {
-				fmt.Fprintf(w, "  %s (%s): run `%s`\n", s.Name, s.Command, s.Fix)
-			}
-		}
-	}
 }
 
 // oneLine keeps the first line of s, at most n bytes of it.
@@ -123,23 +77,44 @@ func resolveAndConnect(ctx context.Context, dir string, start bool) (string, *ap
 	return root, c, err
 }
 
-// runApproveServers records the approval of the servers a project declares.
+// runApproveServers records the approval of the servers a project declares
+// and prints exactly what was approved: every value of each definition,
+// what it runs and reaches, and what now runs.
 func runApproveServers(ctx context.Context, args []string) error {
-	if len(args) < 1 {
-		return usageError{"needs the project directory: berth servers approve DIR [NAME...]"}
+	fs := pflag.NewFlagSet("servers approve", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	others := fs.Bool("other-writers", false, "approve even though another account owns or may write the project's config or a file the approval covers")
+	asJSON := fs.Bool("json", false, "print the API's answer as JSON")
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
 	}
-	root, c, err := resolveAndConnect(ctx, args[0], true)
+	if fs.NArg() < 1 {
+		return usageError{"needs the project directory: berth servers approve [--other-writers] DIR [NAME...]"}
+	}
+	root, c, err := resolveAndConnect(ctx, fs.Arg(0), true)
 	if err != nil {
 		return err
 	}
-	resp, err := c.ApproveServers(ctx, api.ApproveRequest{Root: root, Servers: args[1:]})
+	resp, err := c.ApproveServers(ctx, api.ApproveRequest{Root: root, Servers: fs.Args()[1:], OtherWriters: *others})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("approved for %s (each runs as you, until its definition changes):\n", root)
+	if *asJSON {
+		return writeJSON(os.Stdout, resp)
+	}
+	fmt.Printf("approved for %s (each runs as you, until its definition or a file it runs changes):\n", printable(root))
 	for _, a := range resp.Approved {
-		fmt.Printf("  %s: %s\n", a.Name, a.Command)
+		if a.ShadowedBy != "" {
+			fmt.Printf("  %s: approved, but NOT served: %s declares a server %q too, and that one runs (rename one of them)\n", printable(a.Name), a.ShadowedBy, a.Name)
+		} else {
+			fmt.Printf("  %s:\n", printable(a.Name))
+		}
+		printDefinition(os.Stdout, "    ", root, &a.Definition)
 	}
+	if *others {
+		fmt.Println("approved with --other-writers: another account that can write those files can change what runs as you; Berth still stops a server whose files change, until you approve again")
+	}
+	fmt.Println("now:")
 	printServers(os.Stdout, []api.ProjectServers{resp.Project}, true)
 	return nil
 }

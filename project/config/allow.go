@@ -20,7 +20,7 @@ func (c *Config) loadAllowOutside(root string) error {
 	}
 	c.RAG.AllowOutside = dirs
 	for _, p := range []string{c.File, filepath.Dir(c.File), root} {
-		if err := ownedByMe(p); err != nil {
+		if err := OwnedByMe(p); err != nil {
 			c.Warnings = append(c.Warnings, fmt.Sprintf(
 				"rag.allow_outside in %s is ignored: %v (make the file and its folders yours and not writable by others, or list the folders in the broker's rag.allow_outside)", c.File, err))
 			c.RAG.AllowOutside = nil

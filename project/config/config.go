@@ -119,6 +119,9 @@ func Load(root string) (Config, error) {
 	if err := Check(file, doc, projectSchema); err != nil {
 		return cfg, err
 	}
+	if err := checkNullServers(file, doc); err != nil {
+		return cfg, err
+	}
 	dropNulls(doc)
 	var f struct {
 		MCP     *MCP                 `yaml:"mcp"`

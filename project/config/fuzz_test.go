@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // FuzzLoad feeds arbitrary bytes as the project's config.yaml and
@@ -25,6 +26,9 @@ func FuzzLoad(f *testing.F) {
 		`{"servers": {"m": {"url": "http://h/mcp", "command": "x", "start": "eager"}}}`,
 		"rag:\n  allow_outside: [../shared, ~/notes, /srv/docs]\n",
 		"rag:\n  allow_outside: ['']\n",
+		"servers: {m: null}\n",
+		"servers:\n  m: {command: \"a\\e[2K\", args: [\"\\r\\e[8m\"], roots: [src, /x], env: {NODE_OPTIONS: --require ./x.js}}\n",
+		"servers:\n  m: {command: x, roots: []}\n",
 		"",
 	} {
 		f.Add([]byte(seed), false)
@@ -72,6 +76,9 @@ func FuzzLoad(f *testing.F) {
 			if ValidServerName(name) != nil || (s.Command == "") == (s.URL == "") ||
 				(s.Share != ShareProject && s.Share != ShareUser) || (s.Start != StartLazy && s.Start != StartEager) {
 				t.Fatalf("accepted server %q: %+v", name, s)
+			}
+			if strings.ContainsFunc(s.Command+s.Cwd+s.URL+strings.Join(s.Roots, ""), unicode.IsControl) || len(s.Args) > MaxArgs {
+				t.Fatalf("accepted server %q with a control character or too many args: %+v", name, s)
 			}
 		}
 	})

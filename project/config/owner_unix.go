@@ -8,11 +8,11 @@ import (
 	"syscall"
 )
 
-// ownedByMe checks that path belongs to this process's user and that no
-// other account may write it. Group write is fine for the user's own
-// primary group (the private group most Linux distributions give each
+// OwnedByMe checks that path (a link's target) belongs to this process's
+// user and that no other account may write it. Group write is fine for
+// the user's own primary group (the private group most Linux distributions give each
 // user, with umask 002).
-func ownedByMe(path string) error {
+func OwnedByMe(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err

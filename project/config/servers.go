@@ -37,16 +37,20 @@ const MaxServerName = 32
 // (url) for a project, and serves as <name>__<tool>. Load fills the
 // defaults: Enabled true, Share "project", Start "lazy".
 type Server struct {
-	Command     string            `mapstructure:"command" yaml:"command" json:"command,omitempty"`
-	Args        []string          `mapstructure:"args" yaml:"args" json:"args,omitempty"`
-	Env         map[string]string `mapstructure:"env" yaml:"env" json:"env,omitempty"`
-	Cwd         string            `mapstructure:"cwd" yaml:"cwd" json:"cwd,omitempty"` // relative to the project root; "" = the root
-	URL         string            `mapstructure:"url" yaml:"url" json:"url,omitempty"` // a streamable HTTP endpoint instead of a command
-	Enabled     *bool             `mapstructure:"enabled" yaml:"enabled" json:"enabled,omitempty"`
-	Share       string            `mapstructure:"share" yaml:"share" json:"share,omitempty"`
-	Start       string            `mapstructure:"start" yaml:"start" json:"start,omitempty"`
-	Tools       ToolFilter        `mapstructure:"tools" yaml:"tools" json:"tools,omitzero"`
-	CallTimeout time.Duration     `mapstructure:"call_timeout" yaml:"-" json:"call_timeout,omitempty"` // 0 = the broker's default
+	Command string            `mapstructure:"command" yaml:"command" json:"command,omitempty"`
+	Args    []string          `mapstructure:"args" yaml:"args" json:"args,omitempty"`
+	Env     map[string]string `mapstructure:"env" yaml:"env" json:"env,omitempty"`
+	Cwd     string            `mapstructure:"cwd" yaml:"cwd" json:"cwd,omitempty"` // relative to the project root; "" = the root
+	URL     string            `mapstructure:"url" yaml:"url" json:"url,omitempty"` // a streamable HTTP endpoint instead of a command
+	// Roots are the directories Berth answers the server's roots/list
+	// with (relative to the project root, or absolute). nil: the folders
+	// its args name, else the project root; empty: none.
+	Roots       []string      `mapstructure:"roots" yaml:"roots" json:"roots,omitempty"`
+	Enabled     *bool         `mapstructure:"enabled" yaml:"enabled" json:"enabled,omitempty"`
+	Share       string        `mapstructure:"share" yaml:"share" json:"share,omitempty"`
+	Start       string        `mapstructure:"start" yaml:"start" json:"start,omitempty"`
+	Tools       ToolFilter    `mapstructure:"tools" yaml:"tools" json:"tools,omitzero"`
+	CallTimeout time.Duration `mapstructure:"call_timeout" yaml:"-" json:"call_timeout,omitempty"` // 0 = the broker's default
 }
 
 // ToolFilter trims the tools a server offers: a tool is served when it
@@ -68,10 +72,11 @@ func (f ToolFilter) Allows(name string) bool {
 // IsEnabled reports whether the server should run (Enabled unset means yes).
 func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
 
-// Digest is a stable SHA-256 of what the definition runs: command, args,
-// env, cwd, url and share, as canonical JSON. Approval records it; editing
-// any of those fields changes it, while enabled, start, tools and
-// call_timeout do not.
+// Digest is a stable SHA-256 of what the definition runs and reaches:
+// command, args, env, cwd, url, share and roots, as canonical JSON.
+// Approval records it; editing any of those fields changes it, while
+// enabled, start, tools and call_timeout do not. A definition without
+// roots has the digest it had before roots existed.
 func (s Server) Digest() string {
 	runs := struct {
 		V       int               `json:"v"`
@@ -81,7 +86,11 @@ func (s Server) Digest() string {
 		Cwd     string            `json:"cwd"`
 		URL     string            `json:"url"`
 		Share   string            `json:"share"`
-	}{1, s.Command, s.Args, s.Env, s.Cwd, s.URL, s.Share}
+		Roots   *[]string         `json:"roots,omitempty"` // set (even empty) or not
+	}{V: 1, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, URL: s.URL, Share: s.Share}
+	if s.Roots != nil {
+		runs.Roots = &s.Roots
+	}
 	if runs.Args == nil {
 		runs.Args = []string{}
 	}
@@ -114,6 +123,9 @@ func ValidServerName(name string) error {
 // ValidateServers checks every definition and fills its defaults. Errors
 // name the server, the field and the fix.
 func ValidateServers(servers map[string]Server) error {
+	if len(servers) > MaxServers {
+		return &keyError{key: "servers", msg: fmt.Sprintf("servers: %d servers declared, at most %d are served from one config (remove some)", len(servers), MaxServers)}
+	}
 	names := make([]string, 0, len(servers))
 	for name := range servers {
 		names = append(names, name)
@@ -133,6 +145,9 @@ func (s *Server) validate(name string) error {
 	key := "servers." + name
 	if err := ValidServerName(name); err != nil {
 		return fmt.Errorf("%s: %w", key, err)
+	}
+	if err := s.bounded(key); err != nil {
+		return err
 	}
 	switch {
 	case s.Command != "" && s.URL != "":
@@ -199,6 +214,7 @@ var ServersSchema = &Schema{Kind: KindMap, Example: "{memory: {command: npx, arg
 		"env":          {Kind: KindMap, Example: "{API_KEY: x}", Entry: &Schema{Kind: KindString}},
 		"cwd":          {Kind: KindString, Example: "tools"},
 		"url":          {Kind: KindString, Example: "http://127.0.0.1:3001/mcp"},
+		"roots":        {Kind: KindStrings, Example: "[src, docs]"},
 		"enabled":      {Kind: KindBool},
 		"share":        {Kind: KindString, Example: ShareProject},
 		"start":        {Kind: KindString, Example: StartLazy},
@@ -231,6 +247,9 @@ func ServersIn(file string, doc *yaml.Node) (map[string]Server, error) {
 		return nil, nil
 	}
 	if err := (checker{file: file, root: ServersSchema}).check("servers", n, ServersSchema); err != nil {
+		return nil, err
+	}
+	if err := checkNullServers(file, doc); err != nil {
 		return nil, err
 	}
 	dropNulls(n)
@@ -277,4 +296,24 @@ func LoadServers(file string, doc *yaml.Node) (map[string]Server, error) {
 		return nil, placeError(file, doc, err)
 	}
 	return servers, nil
+}
+
+// checkNullServers refuses a server declared with nothing (`memory:` or
+// `memory: null`), which would otherwise vanish without a word.
+func checkNullServers(file string, doc *yaml.Node) error {
+	n := findKey(doc, "servers")
+	if n == nil {
+		return nil
+	}
+	if n = resolveAlias(n); n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if isNull(resolveAlias(n.Content[i+1])) {
+			k := n.Content[i]
+			return &Error{File: file, Line: k.Line, Column: k.Column, Msg: fmt.Sprintf(
+				"servers.%s is empty: declare its command (or url) below it, or remove the line (to keep it but not run it: enabled: false)", k.Value)}
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,17 @@ func TestLoadServersErrors(t *testing.T) {
 		{"user relative cwd", "servers:\n  m: {command: x, share: user, cwd: sub}\n", "servers.m.cwd"},
 		{"env name", "servers:\n  m: {command: x, env: {'A=B': c}}\n", "servers.m.env"},
 		{"not a map", "servers:\n  m: [1]\n", "servers"},
+		{"null server", "servers:\n  m: null\n", "servers.m is empty"},
+		{"empty server", "servers:\n  ok: {command: x}\n  m:\n", "servers.m is empty"},
+		{"flow null server", "servers: {m: null}\n", "servers.m is empty"},
+		{"NUL in command", "servers:\n  m: {command: \"node\\0x\"}\n", "servers.m.command"},
+		{"ESC in command", "servers:\n  m: {command: \"npx\\e[8m\"}\n", "control character U+001B"},
+		{"CR in cwd", "servers:\n  m: {command: x, cwd: \"a\\rb\"}\n", "servers.m.cwd"},
+		{"NUL in arg", "servers:\n  m: {command: x, args: [\"a\\0\"]}\n", "servers.m.args[0]"},
+		{"NUL in env", "servers:\n  m: {command: x, env: {A: \"\\0\"}}\n", "servers.m.env.A"},
+		{"empty root", "servers:\n  m: {command: x, roots: [\"\"]}\n", "servers.m.roots[0] is empty"},
+		{"too many args", "servers:\n  m: {command: x, args: [" + strings.Repeat("a,", MaxArgs) + "a]}\n", "servers.m.args: 257 entries"},
+		{"too big", "servers:\n  m: {command: x, args: [" + strings.Repeat(strings.Repeat("a", 1000)+",", 40) + "]}\n", "the definition holds"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,11 +111,13 @@ func TestServerDigest(t *testing.T) {
 		t.Errorf("digest %q is not hex SHA-256", base.Digest())
 	}
 	for name, changed := range map[string]Server{
-		"command": {Command: "nodejs", Args: base.Args, Env: base.Env},
-		"args":    {Command: "node", Args: []string{"b.js"}, Env: base.Env},
-		"env":     {Command: "node", Args: base.Args, Env: map[string]string{"A": "1", "B": "3"}},
-		"cwd":     {Command: "node", Args: base.Args, Env: base.Env, Cwd: "sub"},
-		"share":   {Command: "node", Args: base.Args, Env: base.Env, Share: ShareUser},
+		"command":  {Command: "nodejs", Args: base.Args, Env: base.Env},
+		"args":     {Command: "node", Args: []string{"b.js"}, Env: base.Env},
+		"env":      {Command: "node", Args: base.Args, Env: map[string]string{"A": "1", "B": "3"}},
+		"cwd":      {Command: "node", Args: base.Args, Env: base.Env, Cwd: "sub"},
+		"share":    {Command: "node", Args: base.Args, Env: base.Env, Share: ShareUser},
+		"roots":    {Command: "node", Args: base.Args, Env: base.Env, Roots: []string{"src"}},
+		"no roots": {Command: "node", Args: base.Args, Env: base.Env, Roots: []string{}},
 	} {
 		if changed.Digest() == base.Digest() {
 			t.Errorf("changing %s kept the digest", name)
@@ -120,5 +134,35 @@ func TestToolFilter(t *testing.T) {
 	}
 	if !(ToolFilter{}).Allows("anything") {
 		t.Error("an empty filter refuses a tool")
+	}
+}
+
+// TestServersBounds: a config may declare at most MaxServers servers, and
+// a definition may hold tabs and newlines in its args (a script) but
+// never a NUL; roots keep the difference between unset and empty.
+func TestServersBounds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("servers:\n")
+	for i := range MaxServers + 1 {
+		fmt.Fprintf(&b, "  s%d: {command: x}\n", i)
+	}
+	root := t.TempDir()
+	write(t, root, "config.yaml", b.String())
+	if _, err := Load(root); err == nil || !strings.Contains(err.Error(), "65 servers declared, at most 64") {
+		t.Errorf("65 servers: %v", err)
+	}
+	write(t, root, "config.yaml", "servers:\n  sh: {command: sh, args: [-c, \"echo a\\n\\techo b\"], roots: []}\n  fs: {command: x, roots: [src]}\n")
+	c, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Servers["sh"].Args[1]; got != "echo a\n\techo b" {
+		t.Errorf("args[1] = %q", got)
+	}
+	if r := c.Servers["sh"].Roots; r == nil || len(r) != 0 {
+		t.Errorf("roots: [] read as %#v, want empty and set", r)
+	}
+	if r := c.Servers["fs"].Roots; len(r) != 1 || r[0] != "src" {
+		t.Errorf("roots: [src] read as %#v", r)
 	}
 }
