@@ -68,6 +68,38 @@ func (a *Area) Drop() error {
 	})
 }
 
+// DropAreas deletes the area name of every project and returns how many
+// projects had one.
+func (db *DB) DropAreas(name string) (int, error) {
+	n := 0
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketData)
+		if data == nil {
+			return nil
+		}
+		var projects [][]byte
+		if err := data.ForEach(func(k, v []byte) error {
+			if v == nil {
+				projects = append(projects, bytes.Clone(k))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, p := range projects {
+			err := data.Bucket(p).DeleteBucket([]byte(name))
+			switch {
+			case err == nil:
+				n++
+			case !errors.Is(err, errBucketNotFound):
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
 func (a *Area) lookup(tx *bolt.Tx) *bolt.Bucket {
 	data := tx.Bucket(bucketData)
 	if data == nil {

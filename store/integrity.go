@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"runtime/debug"
 	"time"
 
@@ -91,6 +93,27 @@ func MoveAside(path string) (string, error) {
 		return "", fmt.Errorf("move %s aside: %w", path, err)
 	}
 	return aside, nil
+}
+
+// PruneAside removes the oldest <path>.corrupt-* copies MoveAside left,
+// keeping the keep newest, and returns the names it removed: each is a
+// whole database, and damage that recurs would fill the disk with them.
+func PruneAside(path string, keep int) ([]string, error) {
+	copies, err := filepath.Glob(path + ".corrupt-*")
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(copies) // the suffix is a UTC time: name order is age order
+	var removed []string
+	var errs []error
+	for _, c := range copies[:max(0, len(copies)-keep)] {
+		if err := os.Remove(c); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, c)
+	}
+	return removed, errors.Join(errs...)
 }
 
 // OpenReadOnly opens an existing database for reading only (`berth doctor`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"os"
 )
 
@@ -26,6 +27,7 @@ type rawFile struct {
 	data  []byte
 	psize int
 	meta  *rawMeta // the valid meta page of the latest transaction; nil if neither is valid
+	metas int      // how many of the two meta pages are valid
 }
 
 // bbolt's constants.
@@ -60,21 +62,50 @@ func readRaw(path string) (*rawFile, error) {
 		return nil, err
 	}
 	f := &rawFile{data: data}
-	// The meta pages: page 0 at offset 0, page 1 at one page size.
-	if m := parseMeta(data, 0); m != nil {
-		f.meta = m
-	}
-	for _, ps := range pageSizes() {
-		if m := parseMeta(data, ps); m != nil && int(m.pageSize) == ps && (f.meta == nil || m.txid > f.meta.txid) {
-			f.meta = m
-		}
-	}
+	f.meta, f.metas = metas(data)
 	if f.meta != nil {
 		f.psize = int(f.meta.pageSize)
 	} else {
 		f.psize = f.guessPageSize()
 	}
 	return f, nil
+}
+
+// metas finds the meta pages in data, the file's first bytes (at least
+// two pages): the valid one of the latest transaction, and how many are
+// valid.
+func metas(data []byte) (*rawMeta, int) {
+	var newest *rawMeta
+	n := 0
+	if m := parseMeta(data, 0); m != nil {
+		newest, n = m, 1
+	}
+	for _, ps := range pageSizes() {
+		if m := parseMeta(data, ps); m != nil && int(m.pageSize) == ps {
+			n++
+			if newest == nil || m.txid > newest.txid {
+				newest = m
+			}
+			break
+		}
+	}
+	return newest, n
+}
+
+// readMetas reads only the meta pages of the file at path.
+func readMetas(path string) (*rawMeta, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	data := make([]byte, 2*65536+pageHeaderSize+64)
+	n, err := io.ReadFull(f, data)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	m, valid := metas(data[:n])
+	return m, valid, nil
 }
 
 // pageSizes are the page sizes bbolt may have used: the OS page size of

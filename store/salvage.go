@@ -20,6 +20,13 @@ type SalvageReport struct {
 	Workflow  int // workflow values (sessions, active sessions, imports)
 	Approvals int // approvals of hosted servers
 	Projects  int // projects whose workflow state or approvals were copied
+	// Dropped counts the approvals of hosted servers found but not copied
+	// because nothing proves them current: found on pages cut off from
+	// the root, or under a root whose twin meta page is damaged (the last
+	// transaction, a revocation maybe, may be lost). A salvage never
+	// turns a revoked approval back into one: those servers wait for
+	// approval again.
+	Dropped int
 	// Unlinked counts the copied values found on pages the database's
 	// root no longer leads to (cut off by the damage): such a page may
 	// hold an older version of what was lost.
@@ -32,6 +39,9 @@ func (r SalvageReport) Kept() string {
 	s := fmt.Sprintf("%d registry records; %d workflow values and %d server approvals of %d projects", r.Registry, r.Workflow, r.Approvals, r.Projects)
 	if r.Unlinked > 0 {
 		s += fmt.Sprintf(" (%d of them from pages cut off from the database's root: they may be older versions)", r.Unlinked)
+	}
+	if r.Dropped > 0 {
+		s += fmt.Sprintf("; %d server approvals were withdrawn, as nothing proves them current (their servers wait for `berth servers approve` again)", r.Dropped)
 	}
 	return s
 }
@@ -398,6 +408,10 @@ func (s *salvager) copyTo(db *DB, rep *SalvageReport) error {
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		for _, k := range s.order {
 			v := s.values[k]
+			if v.path[0] == string(bucketData) && v.path[2] == "servers" && (v.unlinked || s.f.metas < 2) {
+				rep.Dropped++ // an approval not proven current: distrust wins
+				continue
+			}
 			b, err := tx.CreateBucketIfNotExists([]byte(v.path[0]))
 			for _, name := range v.path[1:] {
 				if err != nil {

@@ -27,27 +27,50 @@ var ErrNewerSchema = errors.New("database schema is newer than this berth")
 
 // DB is the broker's bbolt database.
 type DB struct {
-	bolt *bolt.DB
-	path string
+	bolt    *bolt.DB
+	path    string
+	opening Opening
+}
+
+// Opening says what Open found in the file before using it, which nothing
+// else would tell: an empty file taken as a new database, or one of the
+// two meta pages damaged, where bbolt silently uses the other one, a
+// transaction older (the last transaction before the damage may be lost).
+type Opening struct {
+	Empty      bool   // the file existed with 0 bytes
+	RolledBack bool   // one meta page was damaged
+	Txid       uint64 // with RolledBack: the transaction the database was opened at
 }
 
 // Open opens (creating if needed) the database at path, waiting at most
-// timeout for the file lock, and applies pending migrations.
+// timeout for the file lock, and applies pending migrations. What it found
+// is in [DB.Opening].
 func Open(path string, timeout time.Duration) (*DB, error) {
 	if timeout <= 0 {
 		timeout = time.Second
+	}
+	var opening Opening
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		opening.Empty = true
+	} else if err == nil {
+		if m, valid, err := readMetas(path); err == nil && valid == 1 {
+			opening.RolledBack, opening.Txid = true, m.txid
+		}
 	}
 	b, err := openChecked(path, timeout) // its errors name the file
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{bolt: b, path: path}
+	db := &DB{bolt: b, path: path, opening: opening}
 	if err := db.migrate(migrations); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
 	return db, nil
 }
+
+// Opening is what Open found in the file before using it.
+func (db *DB) Opening() Opening { return db.opening }
 
 // Path is the database file's path.
 func (db *DB) Path() string { return db.path }

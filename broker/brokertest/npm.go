@@ -13,8 +13,8 @@ import (
 )
 
 // npmServersDir holds the locked npm package of the real MCP servers the
-// tests host (@modelcontextprotocol/server-memory, server-everything),
-// relative to the module root.
+// tests host (@modelcontextprotocol/server-memory, server-everything,
+// server-filesystem), relative to the module root.
 const npmServersDir = "broker/hosted/testdata/servers"
 
 var (
@@ -24,8 +24,8 @@ var (
 )
 
 // NPMServer returns node and the entry script of an installed
-// @modelcontextprotocol server (pkg: "server-memory" or
-// "server-everything"), installing the locked packages with `npm ci` on
+// @modelcontextprotocol server (pkg: "server-memory", "server-everything"
+// or "server-filesystem"), installing the locked packages with `npm ci` on
 // first use. Without Node.js it skips, except under CI (BERTH_CI set),
 // where it fails; a failed install fails.
 func NPMServer(tb testing.TB, pkg string) (node, script string) {
@@ -57,7 +57,7 @@ func npmInstall() (string, error) {
 	}
 	dir := filepath.Join(root, npmServersDir)
 	installed := true
-	for _, pkg := range []string{"server-memory", "server-everything"} {
+	for _, pkg := range []string{"server-memory", "server-everything", "server-filesystem"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")); err != nil {
 			installed = false
 		}

@@ -34,8 +34,8 @@ type Approval struct {
 	Tools config.ToolFilter
 }
 
-// approvalArea is the store area of approvals: data/<project id>/servers/.
-const approvalArea = "servers"
+// ApprovalArea is the store area of approvals: data/<project id>/servers/.
+const ApprovalArea = "servers"
 
 // record is the stored value: data/<project id>/servers/<name> -> JSON.
 type record struct {
@@ -69,7 +69,7 @@ func (a *Approvals) Approve(projectID, name string, s config.Server, d *api.Serv
 	if err != nil {
 		return err
 	}
-	err = a.db.Area(projectID, approvalArea).Update(func(b *store.Bucket) error { return b.Put([]byte(name), raw) })
+	err = a.db.Area(projectID, ApprovalArea).Update(func(b *store.Bucket) error { return b.Put([]byte(name), raw) })
 	if err != nil {
 		return fmt.Errorf("approve server %q of project %s: %w", name, projectID, err)
 	}
@@ -80,7 +80,7 @@ func (a *Approvals) Approve(projectID, name string, s config.Server, d *api.Serv
 // approved for the server in the project at root.
 func (a *Approvals) Check(projectID, root, name string, s config.Server, d *api.ServerDefinition) (Approval, error) {
 	var raw []byte
-	err := a.db.Area(projectID, approvalArea).View(func(b *store.Bucket) error {
+	err := a.db.Area(projectID, ApprovalArea).View(func(b *store.Bucket) error {
 		raw = b.Get([]byte(name))
 		return nil
 	})
@@ -141,9 +141,9 @@ func changedFiles(approved, now []api.ServerFile) []string {
 // error.
 func (a *Approvals) Revoke(projectID string, names ...string) error {
 	if len(names) == 0 {
-		return a.db.Area(projectID, approvalArea).Drop()
+		return a.db.Area(projectID, ApprovalArea).Drop()
 	}
-	return a.db.Area(projectID, approvalArea).Update(func(b *store.Bucket) error {
+	return a.db.Area(projectID, ApprovalArea).Update(func(b *store.Bucket) error {
 		for _, n := range names {
 			if err := b.Delete([]byte(n)); err != nil {
 				return err

@@ -48,7 +48,7 @@ func (u *upstream) connect() (*generation, *lists, error) {
 			u.log.Info("hosted server stderr", "server", u.label, "line", text)
 			u.echo.line(u.label, text)
 		}
-		p, err := startProc(u.def.Command, u.def.Args, u.cwd, u.def.Env, emit)
+		p, err := startProc(u.opts.procs, u.label, u.def.Command, u.def.Args, u.cwd, u.def.Env, emit)
 		if err != nil {
 			return nil, nil, fmt.Errorf("start %s: %w (check servers.%s.command and cwd)", u.def.Command, err, u.label)
 		}

@@ -18,6 +18,12 @@ type Options struct {
 	CrashWindow  time.Duration // (1m)
 	StderrLines  int           // stderr lines kept per server (200)
 	ListWait     time.Duration // how long a list waits for lazy servers to start (15s)
+	// Home is the broker's BERTH_HOME: the server processes are recorded
+	// there (RecordFile), and NewPool ends what the previous broker of
+	// that home left running. "" records nothing (tests).
+	Home string
+
+	procs *tracker // set by NewPool
 }
 
 func (o Options) withDefaults() Options {

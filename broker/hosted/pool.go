@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project/config"
@@ -23,6 +24,9 @@ type Pool struct {
 	ups  map[string]*shared
 	// closed refuses new leases once Close began.
 	closed bool
+
+	stopReap chan struct{} // closed by Close: reapLoop ends
+	reaped   chan struct{} // closed when it has
 }
 
 // shared is one upstream and the projects holding it.
@@ -43,9 +47,34 @@ type lease struct {
 	once  sync.Once
 }
 
-// NewPool returns an empty pool; [Pool.Close] stops what it runs.
+// NewPool returns an empty pool; [Pool.Close] stops what it runs. With
+// opts.Home set it first ends the server processes the previous broker of
+// that home left running (see [RecordFile], [TagEnv]).
 func NewPool(opts Options) *Pool {
-	return &Pool{opts: opts.withDefaults(), ups: map[string]*shared{}}
+	opts = opts.withDefaults()
+	opts.procs = newTracker(opts.Home, opts.Log)
+	p := &Pool{opts: opts, ups: map[string]*shared{}, reaped: make(chan struct{}), stopReap: make(chan struct{})}
+	go p.reapLoop()
+	return p
+}
+
+// reapEvery is how often the pool collects the processes its servers
+// orphaned that have exited (Linux, where the broker adopts them).
+const reapEvery = 5 * time.Second
+
+// reapLoop reaps adopted processes until Close.
+func (p *Pool) reapLoop() {
+	defer close(p.reaped)
+	t := time.NewTicker(reapEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			p.opts.procs.reap()
+		case <-p.stopReap:
+			return
+		}
+	}
 }
 
 // errClosed refuses work once the pool is closing.
@@ -178,6 +207,7 @@ func (l *lease) release(ctx context.Context) error {
 // Close stops every server and waits for their processes (or ctx).
 func (p *Pool) Close(ctx context.Context) error {
 	p.mu.Lock()
+	first := !p.closed
 	p.closed = true
 	all := make([]*upstream, 0, len(p.ups))
 	for k, sh := range p.ups {
@@ -192,6 +222,11 @@ func (p *Pool) Close(ctx context.Context) error {
 	var err error
 	for range all {
 		err = errors.Join(err, <-errs)
+	}
+	if first {
+		close(p.stopReap)
+		<-p.reaped
+		p.opts.procs.close() // what the servers orphaned, now that none runs
 	}
 	return err
 }

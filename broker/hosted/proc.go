@@ -15,6 +15,8 @@ import (
 // proc is one server process: its own process group, stdin and stdout as
 // pipes Berth holds, stderr split into lines. One goroutine waits for it.
 type proc struct {
+	procs  *tracker
+	tag    string // its TagEnv value
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser // the child's stdin; closing it asks the server to exit
 	stdout io.ReadCloser  // the child's stdout; EOF once every writer is gone
@@ -23,15 +25,18 @@ type proc struct {
 	err    error         // how it exited; set before exited is closed
 }
 
-// startProc starts command with args in dir, env added to the broker's own
-// environment, and stderr lines sent to emit.
-func startProc(command string, args []string, dir string, env map[string]string, emit func(string)) (*proc, error) {
+// startProc starts the server's command with args in dir, env added to
+// the broker's own environment, and stderr lines sent to emit; procs
+// records its process group and tags it.
+func startProc(procs *tracker, server, command string, args []string, dir string, env map[string]string, emit func(string)) (*proc, error) {
 	cmd := exec.Command(command, args...)
 	cmd.Dir = dir
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	tag := procs.newTag()
+	cmd.Env = append(cmd.Env, TagEnv+"="+tag)
 	stderr := &lineWriter{emit: emit}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second // a grandchild holding stderr open cannot stall Wait
@@ -49,7 +54,12 @@ func startProc(command string, args []string, dir string, env map[string]string,
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	err = cmd.Start()
+	procs.start(server, tag, func() int {
+		if err = cmd.Start(); err != nil {
+			return 0
+		}
+		return cmd.Process.Pid
+	})
 	inR.Close() // the child holds its own copies
 	outW.Close()
 	if err != nil {
@@ -57,7 +67,7 @@ func startProc(command string, args []string, dir string, env map[string]string,
 		outR.Close()
 		return nil, err
 	}
-	p := &proc{cmd: cmd, stdin: inW, stdout: outR, pid: cmd.Process.Pid, exited: make(chan struct{})}
+	p := &proc{procs: procs, tag: tag, cmd: cmd, stdin: inW, stdout: outR, pid: cmd.Process.Pid, exited: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		stderr.flush()
@@ -83,9 +93,11 @@ func (p *proc) stop(grace time.Duration) {
 	p.reapGroup()
 }
 
-// reapGroup kills what is left of the process group after its leader exited.
+// reapGroup kills what is left of the process group after its leader
+// exited, and what left the group carrying the process's tag (Linux).
 func (p *proc) reapGroup() {
 	p.signal(syscall.SIGKILL)
+	p.procs.ended(p.pid, p.tag)
 	p.stdout.Close()
 }
 

@@ -72,7 +72,7 @@ func (d *demo) demoHosting(ctx context.Context, client *api.Client, ide, agent *
 		return err
 	}
 	var sb strings.Builder
-	printServers(&sb, list.Projects, true)
+	printServers(&sb, list.Projects, true, false)
 	for _, line := range strings.Split(strings.TrimRight(sb.String(), "\n"), "\n") {
 		d.detail("%s", line)
 	}

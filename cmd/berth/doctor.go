@@ -102,7 +102,7 @@ func (d *doctor) run(ctx context.Context) {
 			d.checkStopped(cfg)
 		}
 	}
-	d.checkProjectConfigs()
+	d.checkProjectConfigs(cfg)
 	d.checkIDEFiles()
 }
 

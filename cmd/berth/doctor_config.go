@@ -47,8 +47,10 @@ func isBerthVariable(name string) bool {
 }
 
 // checkProjectConfigs loads the config of every project doctor knows of
-// (served, in the registry, or the one around the working directory).
-func (d *doctor) checkProjectConfigs() {
+// (served, in the registry, or the one around the working directory), and
+// names the servers a project declares under a name the broker's config
+// (brokerCfg, nil when it does not load) declares too.
+func (d *doctor) checkProjectConfigs(brokerCfg *broker.Config) {
 	if wd, err := os.Getwd(); err == nil {
 		if root, err := api.FindRoot(wd); err == nil {
 			if _, known := d.projects[root]; !known {
@@ -72,6 +74,14 @@ func (d *doctor) checkProjectConfigs() {
 			}
 		case cfg.File != "":
 			d.ok("project %s: config %s", name, cfg.File)
+		}
+		if err == nil && brokerCfg != nil {
+			for _, server := range slices.Sorted(maps.Keys(cfg.Servers)) {
+				if _, clash := brokerCfg.Servers[server]; clash {
+					d.warn("the broker config's one is served and the project's is not: rename one of them",
+						"project %s: server %q is declared both in %s and in the broker's config", name, server, cfg.File)
+				}
+			}
 		}
 	}
 }

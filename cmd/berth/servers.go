@@ -53,7 +53,7 @@ func runServers(ctx context.Context, args []string) error {
 	if *asJSON {
 		return writeJSON(os.Stdout, list)
 	}
-	printServers(os.Stdout, list.Projects, root != "")
+	printServers(os.Stdout, list.Projects, root != "", true)
 	return nil
 }
 
@@ -115,7 +115,7 @@ func runApproveServers(ctx context.Context, args []string) error {
 		fmt.Println("approved with --other-writers: another account that can write those files can change what runs as you; Berth still stops a server whose files change, until you approve again")
 	}
 	fmt.Println("now:")
-	printServers(os.Stdout, []api.ProjectServers{resp.Project}, true)
+	printServers(os.Stdout, []api.ProjectServers{resp.Project}, true, false)
 	return nil
 }
 
@@ -137,7 +137,7 @@ func runRevokeServers(ctx context.Context, args []string) error {
 		what = strings.Join(args[1:], ", ")
 	}
 	fmt.Printf("approval withdrawn for %s of %s: stopped, and not run again until approved\n", what, root)
-	printServers(os.Stdout, []api.ProjectServers{ps}, true)
+	printServers(os.Stdout, []api.ProjectServers{ps}, true, false)
 	return nil
 }
 
@@ -155,6 +155,6 @@ func runRestartServer(ctx context.Context, args []string) error {
 		return notMountedHint(err, root)
 	}
 	fmt.Printf("restarting %s of %s\n", args[1], root)
-	printServers(os.Stdout, []api.ProjectServers{ps}, true)
+	printServers(os.Stdout, []api.ProjectServers{ps}, true, false)
 	return nil
 }

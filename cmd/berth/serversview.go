@@ -17,10 +17,11 @@ import (
 )
 
 // printServers shows the servers of each project: a table of their states,
-// then, for each server a project declares, every value its approval
-// covers and the values that change what runs, so that what the user reads
-// is what runs. Every value is printable(): a terminal shows it as it is.
-func printServers(w io.Writer, ps []api.ProjectServers, one bool) {
+// then (with details), for each server a project declares, every value its
+// approval covers and the values that change what runs, so that what the
+// user reads is what runs. Every value is printable(): a terminal shows it
+// as it is.
+func printServers(w io.Writer, ps []api.ProjectServers, one, details bool) {
 	if len(ps) == 0 {
 		fmt.Fprintln(w, "no mounted project declares MCP servers (a servers: map in .praxis-os/config.yaml or in the broker's config.yaml; see docs/servers.md)")
 		return
@@ -55,7 +56,12 @@ func printServers(w io.Writer, ps []api.ProjectServers, one bool) {
 		}
 		tw.Flush()
 		for _, s := range p.Servers {
-			printServer(w, p.Root, s)
+			switch {
+			case details:
+				printServer(w, p.Root, s)
+			case s.Fix != "":
+				fmt.Fprintf(w, "  %s: run `%s`\n", printable(s.Name), printable(s.Fix))
+			}
 		}
 	}
 }

@@ -43,6 +43,14 @@ function refused(message) {
 }
 
 // h builds an element: h("td", {class: "x"}, "text", child, ...).
+// printable shows s as it is: a control character (CR, ESC), a
+// bidirectional override or another invisible format character is written
+// as a \u escape, so that a value (a hosted server's argument, a log
+// line) cannot hide or reorder what is shown.
+function printable(s) {
+  return String(s ?? "").replace(/[\p{Cc}\p{Cf}]/gu, (c) => "\\u" + c.codePointAt(0).toString(16).padStart(4, "0"));
+}
+
 function h(tag, attrs, ...kids) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -185,7 +193,7 @@ function callsTable(calls) {
   if (!calls || !calls.length) return h("p", { class: "none" }, "No tool calls yet.");
   const cols = h("colgroup", null, ["tool", "result", "took", "via", "when"].map((c) => h("col", { class: "c-" + c })));
   return h("table", { class: "calls" }, cols, h("tbody", null, calls.slice(0, 8).map((c) => h("tr", null,
-    h("td", { class: "tool" }, c.tool, c.ok ? null : h("span", { class: "errmsg", title: c.error }, c.error)),
+    h("td", { class: "tool" }, c.tool, c.ok ? null : h("span", { class: "errmsg", title: printable(c.error) }, printable(c.error))),
     h("td", null, h("span", { class: "badge " + (c.ok ? "ok" : "err") }, c.ok ? "ok" : "error")),
     h("td", { class: "num" }, ms(c.duration_ms)),
     h("td", { class: "num" }, c.transport),
@@ -268,11 +276,11 @@ function renderProjects(list) {
 
 function renderLogs(lines) {
   $("logs").replaceChildren(...lines.slice().reverse().map((l) => {
-    const attrs = Object.entries(l.attrs || {}).filter(([, v]) => v !== "").map(([k, v]) => k + "=" + v).join(" ");
+    const attrs = Object.entries(l.attrs || {}).filter(([, v]) => v !== "").map(([k, v]) => k + "=" + printable(v)).join(" ");
     return h("li", null,
       h("time", { dateTime: l.time }, clock(l.time)),
       h("span", { class: "lv " + l.level }, l.level),
-      h("span", { class: "msg" }, l.project ? h("span", { class: "proj" }, "[" + l.project + "] ") : null, l.message),
+      h("span", { class: "msg" }, l.project ? h("span", { class: "proj" }, "[" + l.project + "] ") : null, printable(l.message)),
       attrs ? h("span", { class: "attrs" }, attrs) : null);
   }));
 }

@@ -5,20 +5,13 @@
 // args, env, working directory, roots, the project's files it runs) with
 // what changes what runs. Values are shown through printable(): control
 // and bidirectional characters appear escaped, never acted on.
-// Uses h, bytes and plural from app.js.
+// Uses h, printable, bytes and plural from app.js.
 "use strict";
 
 const SERVER_BADGE = {
   running: "ok", starting: "busy", restarting: "busy", stopped: "neutral",
   failed: "err", "needs approval": "busy", invalid: "err", disabled: "neutral", shadowed: "err",
 };
-
-// printable shows s as it is: a control character (CR, ESC), a
-// bidirectional override or another invisible format character is written
-// as a \u escape, so that a value cannot hide or reorder what is shown.
-function printable(s) {
-  return String(s ?? "").replace(/[\p{Cc}\p{Cf}]/gu, (c) => "\\u" + c.codePointAt(0).toString(16).padStart(4, "0"));
-}
 
 function definitionRows(s) {
   const d = s.definition;
@@ -48,7 +41,7 @@ function definitionRows(s) {
 
 function serversSection(list) {
   if (!list || !list.length) return null;
-  const rows = list.flatMap((s) => [h("tr", { "data-server": s.name },
+  const rows = list.flatMap((s) => [h("tr", { "data-server": s.name, "data-origin": s.origin },
     h("td", { class: "tool", title: printable(s.command) }, printable(s.name),
       s.last_error ? h("span", { class: "errmsg", title: printable(s.last_error) }, printable(s.last_error)) : null,
       s.fix ? h("span", { class: "fix" }, "run ", h("code", null, printable(s.fix))) : null),

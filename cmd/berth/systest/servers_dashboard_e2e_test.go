@@ -15,14 +15,28 @@ import (
 )
 
 // TestDashboardShowsHostedServers: a project's card lists its hosted
-// servers: one waiting for approval with the command that approves it,
-// and after the approval the same server running with its pid and tools.
+// servers: one waiting for approval with the command that approves it and
+// every value its approval covers, and after the approval the same server
+// running with its pid and tools; a project server named like one of the
+// broker's config is shown shadowed, its values escaped (a control
+// character or a bidirectional override in an argument is shown, never
+// acted on).
 func TestDashboardShowsHostedServers(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	bctx := browser(t, ctx)
 	ctl, _ := brokertest.PortRange(t, 1)
-	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", ctl)}})
-	root, _ := memoryProject(t, "cards", filepath.Join(t.TempDir(), "graph.jsonl"))
+	home := brokertest.Home(t)
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("servers:\n  clash: {command: /bin/true, enabled: false}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := brokertest.StartBroker(t, brokertest.Options{Home: home, Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", ctl)}})
+	root, script := memoryProject(t, "cards", filepath.Join(t.TempDir(), "graph.jsonl"))
+	cfg := filepath.Join(root, api.ProjectDir, "config.yaml")
+	raw, _ := os.ReadFile(cfg)
+	clash := fmt.Sprintf("  clash:\n    command: sh\n    args: [-c, 'exit 0', %q]\n", hiddenText)
+	if err := os.WriteFile(cfg, append(raw, clash...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := b.Attach(t, root)
 
 	row := fmt.Sprintf(`#projects article[data-id=%q] tr[data-server="memory"]`, p.ID)
@@ -41,6 +55,43 @@ func TestDashboardShowsHostedServers(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the waiting server's row lacks %q:\n%s", want, text)
 		}
+	}
+	card := fmt.Sprintf(`#projects article[data-id=%q] `, p.ID)
+	def, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(card+`tr[data-definition="memory"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"what memory runs", "command", "runs ", script, "MEMORY_FILE_PATH=", "roots", root} {
+		if !strings.Contains(def, want) {
+			t.Errorf("the waiting server's definition lacks %q:\n%s", want, def)
+		}
+	}
+	shadowed, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(card+`tr[data-server="clash"][data-origin="project"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shadowed, "shadowed") || !strings.Contains(shadowed, `the broker's config declares a server "clash" too`) {
+		t.Errorf("the clashing server's row:\n%s", shadowed)
+	}
+	def, err = chromedp.Run(bctx, chromedp.Text(chromedp.CSS(card+`tr[data-definition="clash"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(def, `\u001b[8mfetch: npx -y mcp-server-fetch\u001b[0m \u202egnp.exe`) || !strings.Contains(def, `\u000d`) {
+		t.Errorf("the clashing server's definition does not show its argument escaped:\n%q", def)
+	}
+	noRawControl(t, "the dashboard's definition", def)
+	declared := `(() => { const l = document.querySelector("#logs"); return !!l && l.textContent.includes("declared twice"); })()`
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](declared, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the broker log panel never showed the clash: %v", err)
+	}
+	logs, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#logs")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRawControl(t, "the dashboard's broker log", logs)
+	if !strings.Contains(logs, `\u202egnp.exe`) {
+		t.Errorf("the broker log panel does not show the clash's argument escaped:\n%s", logs)
 	}
 
 	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
