@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
