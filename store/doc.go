@@ -21,8 +21,8 @@
 //	      sessions/             <session id> -> JSON session (fields in project/workflow's package doc)
 //	      active/               <workflow_type> NUL <target_file> -> id of the active session start_workflow resumes
 //	      imports/              <praxis-os state file name> -> JSON {session_id, imported_at} (so a file imports once)
-//	    servers/                owned by broker/hosted (never dropped: user decisions)
-//	      <server name>         -> JSON {digest, command, approved_at}: the approved definition of a project-declared server
+//	    servers/                owned by broker/hosted (user decisions: dropped only when damage leaves them unproven)
+//	      <server name>         -> JSON {digest, command, approved_at, files, roots, tools}: the approved definition of a project-declared server
 //	    sessions/               owned by broker (sessionstore.go; not salvaged: clients initialize again)
 //	      <Mcp-Session-Id>      -> JSON {initialize, protocol_version, log_level, created_at, seen_at} of a streamable HTTP session
 //
@@ -43,6 +43,10 @@
 // faults into [ErrCorrupt]). The caller (the broker) then moves the file
 // aside with [MoveAside], opens a fresh one and copies what can still be
 // read with [Salvage]: the registry, every project's workflow state and
-// its server approvals, never the derived indexes. [OpenReadOnly] is the same check for a reader
+// the server approvals it can prove current (from the root of a file whose
+// two meta pages are intact), never the derived indexes. [DB.Opening] says
+// what Open found that bbolt would not: an empty file, or one damaged meta
+// page (the file opened a transaction older). [PruneAside] bounds the
+// copies moved aside. [OpenReadOnly] is the same check for a reader
 // that must not write (`berth doctor`).
 package store

@@ -10,9 +10,11 @@
 //     (same digest), reference counted, and stopped when the last project
 //     lets go. Each server runs in its own process group (on Linux with a
 //     parent-death SIGKILL, so even a kill -9 of the broker leaves no
-//     server), speaks MCP over its stdin/stdout through the go-sdk client
-//     on a connection of Berth's (stdio.go: each line decoded once, and a
-//     tools/call's result passed on as the server wrote it) or over
+//     server), tagged and recorded by the pool's tracker (orphans.go: what
+//     leaves the group is ended with it, and the next broker ends what a
+//     killed one left), speaks MCP over its stdin/stdout through the go-sdk
+//     client on a connection of Berth's (stdio.go: each line decoded once,
+//     and a tools/call's result passed on as the server wrote it) or over
 //     streamable HTTP for a url, keeps its last stderr lines, and is
 //     restarted with exponential backoff when it exits; after MaxCrashes
 //     within CrashWindow it is failed and left alone. States: stopped,
@@ -31,10 +33,18 @@
 //     notifications/resources/updated go to the subscribed sessions; the
 //     upstream is unsubscribed once no session wants the URI, and a
 //     restarted server is subscribed again (subscribe.go).
-//   - [Approvals] records, per project in berth.db, the digest of each
-//     project-declared definition the user approved. A project-declared
-//     server that is not approved (or changed since) does not run and
-//     reports StateNeedsApproval with the command that approves it.
+//   - [Approvals] records, per project in berth.db, what the user approved
+//     of each project-declared definition: its digest, and what it reaches
+//     (reach.go: the project's files it runs with their SHA-256, the roots
+//     it is told, its tools filter). A project-declared server that is not
+//     approved, or whose definition or reach changed since, does not run
+//     and reports StateNeedsApproval with what changed and the command
+//     that approves it; a guard (guard.go) re-checks the reach every two
+//     seconds and each process start checks the approved files first. A
+//     tools filter widened since the approval serves only what the
+//     approved one allowed. A project declaration of a name the broker's
+//     config declares too is listed as StateShadowed. Every Status carries
+//     the definition with its reach (api.ServerDefinition).
 //
 // # Wiring (the mount's part, broker/servers.go)
 //
@@ -75,8 +85,9 @@
 //
 // # Requests a server makes of its client
 //
-// roots/list is answered with the roots of the projects holding the server
-// (one for share: project). sampling/createMessage and elicitation/create
+// roots/list is answered with the server's roots in the projects holding
+// it (one project for share: project): its roots setting, else the folders
+// its args name, else the project root (reach.go). sampling/createMessage and elicitation/create
 // go to the session whose call caused them: exactly, for a server on MCP
 // 2026-07-28 (they ride in the call's result); for older servers, when
 // exactly one call is in flight on the server, else the server gets an
