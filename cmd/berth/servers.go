@@ -107,7 +107,7 @@ func runApproveServers(ctx context.Context, args []string) error {
 		if a.ShadowedBy != "" {
 			fmt.Printf("  %s: approved, but NOT served: %s declares a server %q too, and that one runs (rename one of them)\n", printable(a.Name), a.ShadowedBy, a.Name)
 		} else {
-			fmt.Printf("  %s:\n", printable(a.Name))
+			fmt.Printf("  %s: %s\n", printable(a.Name), printable(a.Command))
 		}
 		printDefinition(os.Stdout, "    ", root, &a.Definition)
 	}

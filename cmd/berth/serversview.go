@@ -210,7 +210,7 @@ func writeJSON(w io.Writer, v any) error {
 	var out bytes.Buffer
 	for len(raw) > 0 {
 		r, n := utf8.DecodeRune(raw)
-		if r >= utf8.RuneSelf && hidden(r) {
+		if (r >= utf8.RuneSelf || r == 0x7f) && hidden(r) { // encoding/json escapes the other controls
 			if hi, lo := utf16.EncodeRune(r); hi != utf8.RuneError {
 				fmt.Fprintf(&out, `\u%04x\u%04x`, hi, lo)
 			} else {

@@ -83,7 +83,7 @@ func TestApprovalShowsEveryValueAndWhatChangesWhatRuns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("berth servers approve: %d\n%s", code, out)
 	}
-	mustContain(t, out, append(want[1:7], "approved for "+root, "  memory:\n    command  node", "now:")...)
+	mustContain(t, out, append(want[1:7], "approved for "+root, "  memory: node "+script+"\n    command  node", "now:")...)
 	noRawControl(t, "berth servers approve", out)
 
 	out, code = berthCmd(t, b.Home, "servers", "--project", root, "--json")
