@@ -136,9 +136,10 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 }
 
 // otherWriters names what an approval of servers in the project at root
-// covers that another account owns or may write: the project root, its
-// .praxis-os folder and config file, and each file the servers run with
-// every folder from it up to the project root.
+// covers that another account (root aside) owns or may write: the project
+// root, its .praxis-os folder and config file, and each file the servers
+// run with every folder from it up to the project root (or its own folder,
+// for a file outside the project a link leads to).
 func otherWriters(root, file string, servers []api.ServerStatus) []string {
 	paths := []string{root, filepath.Join(root, api.ProjectDir)}
 	if file != "" {
@@ -170,7 +171,7 @@ func otherWriters(root, file string, servers []api.ServerStatus) []string {
 			continue
 		}
 		seen[p] = true
-		if err := config.OwnedByMe(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := config.OnlyMeOrRootMayWrite(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			out = append(out, err.Error())
 		}
 	}

@@ -30,3 +30,21 @@ func OwnedByMe(path string) error {
 	}
 	return nil
 }
+
+// OnlyMeOrRootMayWrite checks that no account but this process's user and
+// root may change path: it belongs to the user (as OwnedByMe checks), or
+// to root with no group or other write (a system file such as
+// /usr/bin/python3, which a project's link may lead to).
+func OnlyMeOrRootMayWrite(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 && os.Getuid() != 0 {
+		if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+			return fmt.Errorf("%s is writable by other accounts (mode %v)", path, perm)
+		}
+		return nil
+	}
+	return OwnedByMe(path)
+}
