@@ -54,7 +54,11 @@ func NewPool(opts Options) *Pool {
 	opts = opts.withDefaults()
 	opts.procs = newTracker(opts.Home, opts.Log)
 	p := &Pool{opts: opts, ups: map[string]*shared{}, reaped: make(chan struct{}), stopReap: make(chan struct{})}
-	go p.reapLoop()
+	if opts.Home != "" {
+		go p.reapLoop() // only a broker's pool adopts orphans (subreaper)
+	} else {
+		close(p.reaped)
+	}
 	return p
 }
 
