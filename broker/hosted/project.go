@@ -233,6 +233,11 @@ func (p *Project) plan(decls []Decl) map[string]*entry {
 		p.spec.Log.Warn("hosted server declared twice; serving the broker config's one", "server", d.Name,
 			"ignored", commandLine(s.Command, s.Args, s.URL))
 	}
+	for _, name := range sortedKeys(next) {
+		if e := next[name]; e.state == StateNeedsApproval {
+			p.spec.Log.Warn("hosted server waits for approval", "server", e.decl.Name, "why", e.note, "fix", e.fix)
+		}
+	}
 	return next
 }
 
@@ -259,9 +264,6 @@ func (e *entry) approve(spec ProjectSpec) {
 		e.state, e.note, e.fix = StateNeedsApproval, "declared by the project and never approved", fix
 	default:
 		e.approved = a.Tools
-	}
-	if e.state == StateNeedsApproval {
-		spec.Log.Warn("hosted server waits for approval", "server", e.decl.Name, "why", e.note, "fix", fix)
 	}
 }
 
