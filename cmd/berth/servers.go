@@ -15,6 +15,10 @@ import (
 // approve DIR [NAME...]`, `berth servers revoke DIR [NAME...]` and `berth
 // servers restart DIR NAME`.
 func runServers(ctx context.Context, args []string) error {
+	return shownErr(serversCommand(ctx, args))
+}
+
+func serversCommand(ctx context.Context, args []string) error {
 	sub := map[string]func(context.Context, []string) error{"approve": runApproveServers, "revoke": runRevokeServers, "restart": runRestartServer}
 	if len(args) > 0 && sub[args[0]] != nil {
 		if helpRequested(args[1:]) {

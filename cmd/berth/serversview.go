@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -224,4 +225,30 @@ func writeJSON(w io.Writer, v any) error {
 	out.WriteByte('\n')
 	_, err = w.Write(out.Bytes())
 	return err
+}
+
+// shownErr is err, or, when its message holds runes a terminal acts on (a
+// path or value of a hostile repository quoted in it), an error of the
+// same kind with those runes escaped; newlines and tabs stay.
+func shownErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if !strings.ContainsFunc(msg, func(r rune) bool { return r != '\n' && r != '\t' && (r == utf8.RuneError || hidden(r)) }) {
+		return err
+	}
+	var b strings.Builder
+	for _, r := range msg {
+		if r != '\n' && r != '\t' && (r == utf8.RuneError || hidden(r)) {
+			q := strconv.QuoteRuneToASCII(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	if errors.As(err, new(usageError)) {
+		return usageError{b.String()}
+	}
+	return errors.New(b.String())
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode"
@@ -39,4 +40,20 @@ func FuzzPrintable(f *testing.F) {
 			t.Fatalf("writeJSON of %q decodes to %q", s, back["v"])
 		}
 	})
+}
+
+// TestShownErrEscapes: an error quoting a hostile path keeps its kind and
+// its lines, with the runes a terminal acts on escaped.
+func TestShownErrEscapes(t *testing.T) {
+	err := shownErr(errors.New("nothing was approved: /p/\x1b[8mserver.js belongs to uid 7\nsecond line"))
+	if got := err.Error(); got != "nothing was approved: /p/\\x1b[8mserver.js belongs to uid 7\nsecond line" {
+		t.Errorf("shownErr: %q", got)
+	}
+	if !errors.As(shownErr(usageError{"bad \u202e"}), new(usageError)) {
+		t.Error("a usage error lost its kind")
+	}
+	plain := errors.New("plain")
+	if shownErr(plain) != plain {
+		t.Error("an error without hidden runes was changed")
+	}
 }
