@@ -158,7 +158,13 @@ func TestEditedScriptWaitsForApproval(t *testing.T) {
 	if st.Changed[0] != "file .praxis-os/server.sh" || !strings.Contains(st.LastError, ".praxis-os/server.sh") {
 		t.Errorf("the status does not name the file: changed %q, last error %q", st.Changed, st.LastError)
 	}
-	if msg := callErr(t, ctx, s, "memory__read_graph"); !strings.Contains(msg, "berth servers approve "+root) {
+	// Once the surface is in step (a call in the instant the old process
+	// is released says it is stopped), a call names the fix.
+	var msg string
+	if !brokertest.Poll(brokertest.WaitLimit, func() bool {
+		msg = callErr(t, ctx, s, "memory__read_graph")
+		return strings.Contains(msg, "berth servers approve "+root)
+	}) {
 		t.Errorf("a call after the edit says %q", msg)
 	}
 	out, _ = berthCmd(t, b.Home, "servers", "--project", root)
