@@ -8,15 +8,16 @@ import (
 
 // What one server definition may hold. A project's config is someone
 // else's writing, and every definition is shown in full wherever servers
-// are shown (berth servers, the approval, the dashboard): bounded, it
-// cannot blind those views nor cost the broker more than a few kilobytes.
+// are shown (berth servers, the approval, the dashboard, GET /servers):
+// bounded, one project's servers stay under a megabyte of JSON, so they
+// cannot blind those views nor cost the broker more.
 const (
-	MaxServers      = 64       // servers in one config
+	MaxServers      = 32       // servers in one config
 	MaxArgs         = 256      // args of one server
 	MaxEnv          = 128      // env variables of one server
 	MaxRoots        = 32       // roots of one server
 	MaxToolPatterns = 128      // patterns in tools.allow, and in tools.deny
-	MaxDefinition   = 32 << 10 // bytes of every value of a definition together
+	MaxDefinition   = 16 << 10 // bytes of every value of a definition together, as JSON writes them
 )
 
 // bounded checks the sizes and characters of a definition: counts and
@@ -58,7 +59,7 @@ func (s *Server) bounded(key string) error {
 	}
 	size := 0
 	for _, v := range values {
-		size += len(v.v)
+		size += jsonSize(v.v)
 	}
 	if size > MaxDefinition {
 		return fmt.Errorf("%s: the definition holds %d bytes, at most %d are allowed (shorten its args or env)", key, size, MaxDefinition)
@@ -86,4 +87,19 @@ func short(v string) string {
 		return fmt.Sprintf("%q…", v[:60])
 	}
 	return fmt.Sprintf("%q", v)
+}
+
+// jsonSize is how many bytes v takes in a JSON string (without quotes):
+// a control character is written \u00XX, a quote or a backslash doubled.
+func jsonSize(v string) int {
+	n := len(v)
+	for _, r := range v {
+		switch {
+		case r < 0x20:
+			n += 5
+		case r == '"', r == '\\':
+			n++
+		}
+	}
+	return n
 }

@@ -230,7 +230,7 @@ func TestApproveAnswersWhatRunsAndShowsClashes(t *testing.T) {
 	big := brokertest.Project(t, "big", nil)
 	for body, limit := range map[string]string{
 		strings.Repeat("arg,", 300):                       "servers.huge.args: 300 entries, at most 256 are allowed",
-		strings.Repeat(strings.Repeat("a", 1000)+",", 40): "servers.huge: the definition holds 40002 bytes, at most 32768 are allowed",
+		strings.Repeat(strings.Repeat("a", 1000)+",", 40): "servers.huge: the definition holds 40002 bytes, at most 16384 are allowed",
 	} {
 		writeServers(t, big, "  huge:\n    command: sh\n    args: ["+body+"]\n")
 		for _, cmd := range [][]string{{"servers", "--project", big}, {"servers", "approve", big}} {
