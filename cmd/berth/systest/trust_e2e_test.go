@@ -460,6 +460,7 @@ func TestHostedServersLeaveNoOrphans(t *testing.T) {
 			brokertest.Eventually(t, "the three sleepers run", func() bool {
 				return len(sleepers(t, inGroup)) == 1 && len(sleepers(t, setsid)) == 1 && len(sleepers(t, cleared)) == 1
 			})
+			leader := serverStatus(t, ctx, b, root, "memory").PID
 			s.Close()
 			if how == "clean stop" {
 				if err := b.Stop(t); err != nil {
@@ -473,7 +474,9 @@ func TestHostedServersLeaveNoOrphans(t *testing.T) {
 				return
 			}
 			b.Kill(t)
-			time.Sleep(500 * time.Millisecond) // the parent-death signal ends the server
+			if !brokertest.WaitGone(leader, brokertest.WaitLimit) { // the parent-death signal ends the server
+				t.Fatalf("the server %d outlived the broker", leader)
+			}
 			for _, m := range []string{inGroup, setsid} {
 				if len(sleepers(t, m)) != 1 {
 					t.Fatalf("%q did not survive the kill -9: the test proves nothing", m)
