@@ -44,7 +44,7 @@ func TestImportInsideARepositoryStaysInTheProject(t *testing.T) {
 	}
 	cfg := filepath.Join(repo, api.ProjectDir, "config.yaml")
 	mustContain(t, string(out), "imported 1 server(s) from "+filepath.Join(repo, ".vscode", "mcp.json")+" into "+cfg,
-		"is the project's file: its servers went into the project's config (they run once approved)", "berth servers approve "+repo)
+		"servers a project declares run only once you approve them", "berth servers approve "+repo)
 	for _, brokerCfg := range []string{filepath.Join(berthHome, "config.yaml"), filepath.Join(userConfigDir(home), "berth", "config.yaml")} {
 		if _, err := os.Stat(brokerCfg); err == nil {
 			t.Errorf("the repository's server went into the broker's config %s", brokerCfg)
