@@ -103,7 +103,7 @@ func (a *Approvals) Check(projectID, root, name string, s config.Server, d *api.
 		if approvedRoots == nil {
 			approvedRoots = []string{root}
 		}
-		if !slices.Equal(approvedRoots, d.Roots) {
+		if wider := rootsOutside(d.Roots, approvedRoots); len(wider) > 0 {
 			ap.Changed = append(ap.Changed, "its roots (now "+fmt.Sprint(d.Roots)+", approved "+fmt.Sprint(approvedRoots)+")")
 		}
 	}
@@ -151,4 +151,18 @@ func (a *Approvals) Revoke(projectID string, names ...string) error {
 		}
 		return nil
 	})
+}
+
+// rootsOutside are the roots of now that lie in none of the approved
+// roots. Roots an approval already covers (the same, or a folder inside
+// one: a folder its args name that the server created after the approval)
+// need no new approval; a root beyond them does.
+func rootsOutside(now, approved []string) []string {
+	var out []string
+	for _, r := range now {
+		if !slices.ContainsFunc(approved, func(a string) bool { return within(a, r) }) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

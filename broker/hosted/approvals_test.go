@@ -157,3 +157,31 @@ func described(t testing.TB, root string, d Decl) *api.ServerDefinition {
 	t.Fatalf("Describe found no definition of %s", d.Name)
 	return nil
 }
+
+// TestApprovalRootsNarrowedOrWidened: a root inside the approved ones (a
+// folder the args name, created by the server after the approval) keeps
+// the approval; a root beyond them (the folder removed, so the project
+// root is answered) needs a new one.
+func TestApprovalRootsNarrowedOrWidened(t *testing.T) {
+	a := NewApprovals(openDB(t))
+	s := validServer("notes", []string{"--dir", "a"}, nil)
+	if err := a.Approve("p1", "notes", s, &api.ServerDefinition{Roots: []string{"/p"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		now  []string
+		want ApprovalState
+	}{
+		{[]string{"/p"}, ApprovalApproved},
+		{[]string{"/p/a"}, ApprovalApproved},
+		{[]string{"/p/a", "/p/b/c"}, ApprovalApproved},
+		{[]string{"/"}, ApprovalChanged},
+		{[]string{"/p/a", "/elsewhere"}, ApprovalChanged},
+		{[]string{"/p-other"}, ApprovalChanged},
+	} {
+		got, err := a.Check("p1", "/p", "notes", s, &api.ServerDefinition{Roots: c.now})
+		if err != nil || got.State != c.want {
+			t.Errorf("roots %v after approving [/p]: %+v %v, want %s", c.now, got, err, c.want)
+		}
+	}
+}

@@ -105,7 +105,7 @@ func TestStopEndsHostedServersWithoutDeadlineErrors(t *testing.T) {
 	node, script := brokertest.NPMServer(t, "server-everything")
 	b := brokertest.StartBroker(t, brokertest.Options{MountGrace: "1s"})
 	root := brokertest.Project(t, "stops", nil)
-	writeServers(t, root, fmt.Sprintf("  everything:\n    command: %q\n    args: [%q, stdio]\n  ghost:\n    command: /nonexistent/mcp-server\n    start: eager\n", node, script))
+	writeServers(t, root, fmt.Sprintf("  everything:\n    command: %q\n    args: [%q, stdio]\n  ghost:\n    command: sh\n    args: [-c, 'exit 7']\n    start: eager\n", node, script))
 	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
 		t.Fatal(err)
 	}
