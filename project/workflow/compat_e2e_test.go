@@ -34,12 +34,12 @@ func connectProject(t *testing.T, att api.AttachResponse) *mcp.ClientSession {
 	return cs
 }
 
-// TestUniversalWorkflowsThroughBerthServe runs praxis-os's universal
+// TestPraxisFormatWorkflowsThroughBerthServe runs the praxis-format
 // workflows through a real `berth serve`: `berth workflows` lists the five
 // ready (with the warnings of the ready ones), each starts and walks its
-// first two phases over streamable HTTP, and a spec_execution_v1 session
+// first two phases over streamable HTTP, and a feature_delivery_v1 session
 // survives a kill -9 of the broker with its generated phases and finishes.
-func TestUniversalWorkflowsThroughBerthServe(t *testing.T) {
+func TestPraxisFormatWorkflowsThroughBerthServe(t *testing.T) {
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "praxis-compat", map[string]string{
 		".praxis-os/config.yaml": "mcp:\n  enabled_tool_groups: [rag, workflow, pos]\n",
@@ -52,28 +52,24 @@ func TestUniversalWorkflowsThroughBerthServe(t *testing.T) {
 	if err != nil {
 		t.Fatalf("berth workflows: %v\n%s", err, out)
 	}
-	for _, wf := range workflowtest.Universal {
+	for _, wf := range workflowtest.Workflows {
 		if !strings.Contains(string(out), wf+" ") || strings.Count(string(out), " ready ") != 5 {
 			t.Fatalf("berth workflows does not list %s as one of five ready:\n%s", wf, out)
 		}
 	}
-	if !strings.Contains(string(out), "workflow_creation_v1 is ready, with warnings:") || !strings.Contains(string(out), "phases/6/ is missing") {
-		t.Fatalf("berth workflows does not show the warnings of workflow_creation_v1:\n%s", out)
+	if !strings.Contains(string(out), "workflow_scaffold_v1 is ready, with warnings:") || !strings.Contains(string(out), "phases/4/ is missing") {
+		t.Fatalf("berth workflows does not show the warnings of workflow_scaffold_v1:\n%s", out)
 	}
 
 	cs := connectProject(t, b.Attach(t, root))
 	c := &workflowtest.Client{TB: t, CS: cs}
-	workflowtest.ListsUniversalReady(c)
-	options := map[string]map[string]any{
-		"spec_creation_v1":  {"supporting_docs": []any{"docs/research.md"}},
-		"spec_execution_v1": {"spec_path": workflowtest.SpecPath},
-	}
-	for _, wf := range workflowtest.Universal {
-		workflowtest.WalkFirstPhases(c, wf, "e2e/"+wf, options[wf], true)
-		workflowtest.WalkFirstPhases(&workflowtest.Client{TB: t, CS: cs, POS: true}, wf, "e2e/pos-"+wf, options[wf], false)
+	workflowtest.ListsReady(c)
+	for _, wf := range workflowtest.Workflows {
+		workflowtest.WalkFirstPhases(c, wf, "e2e/"+wf, workflowtest.Options[wf], true)
+		workflowtest.WalkFirstPhases(&workflowtest.Client{TB: t, CS: cs, POS: true}, wf, "e2e/pos-"+wf, workflowtest.Options[wf], false)
 	}
 
-	start := c.Must("start_workflow", map[string]any{"workflow_type": "spec_execution_v1", "target_file": "e2e/restart",
+	start := c.Must("start_workflow", map[string]any{"workflow_type": "feature_delivery_v1", "target_file": "e2e/restart",
 		"options": map[string]any{"spec_path": workflowtest.SpecPath}})
 	sid := start["session_id"].(string)
 	c.Must("complete_phase", map[string]any{"session_id": sid, "phase": 0, "evidence": workflowtest.Evidence(workflowtest.Dig(start, "phase", "gate").(map[string]any), true)})

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// compatProject is a project holding praxis-os's universal workflows, the
+// compatProject is a project holding the praxis-format workflows, the
 // small spec and a standard, with a workflow engine whose missing files are
 // answered by a real search index over the project.
 func compatProject(t *testing.T) (*Engine, string) {
@@ -38,33 +38,29 @@ func compatProject(t *testing.T) (*Engine, string) {
 	return e, root
 }
 
-// TestUniversalWorkflowsRunOverMCP starts each of praxis-os's five
-// universal workflows through a go-sdk client and walks its first two
+// TestPraxisFormatWorkflowsRunOverMCP starts each of the five workflows
+// in praxis-os's format through a go-sdk client and walks its first two
 // phases with valid and with invalid evidence, through the workflow tools
 // and through pos_workflow.
-func TestUniversalWorkflowsRunOverMCP(t *testing.T) {
+func TestPraxisFormatWorkflowsRunOverMCP(t *testing.T) {
 	e, _ := compatProject(t)
 	cs, _ := connect(t, e, true, true)
 	tools := &workflowtest.Client{TB: t, CS: cs}
-	workflowtest.ListsUniversalReady(tools)
-	options := map[string]map[string]any{
-		"spec_creation_v1":  {"supporting_docs": []any{"docs/research.md"}},
-		"spec_execution_v1": {"spec_path": workflowtest.SpecPath},
-	}
-	for _, wf := range workflowtest.Universal {
+	workflowtest.ListsReady(tools)
+	for _, wf := range workflowtest.Workflows {
 		t.Run(wf, func(t *testing.T) {
 			for _, pos := range []bool{false, true} {
 				c := &workflowtest.Client{TB: t, CS: cs, POS: pos}
 				for _, valid := range []bool{true, false} {
 					target := "targets/" + wf + map[bool]string{true: "-valid", false: "-invalid"}[valid] + map[bool]string{true: "-pos", false: ""}[pos]
-					workflowtest.WalkFirstPhases(c, wf, target, options[wf], valid)
+					workflowtest.WalkFirstPhases(c, wf, target, workflowtest.Options[wf], valid)
 				}
 			}
 		})
 	}
 }
 
-// TestPOSWorkflowGivesTheSameAnswers walks spec_execution_v1 to the end
+// TestPOSWorkflowGivesTheSameAnswers walks feature_delivery_v1 to the end
 // twice, through the workflow tools and through pos_workflow, and compares
 // every answer but the ids and times.
 func TestPOSWorkflowGivesTheSameAnswers(t *testing.T) {
@@ -75,7 +71,7 @@ func TestPOSWorkflowGivesTheSameAnswers(t *testing.T) {
 	if d := cmp.Diff(scrub(t, viaTools), scrub(t, viaPOS)); d != "" {
 		t.Fatalf("workflow tools and pos_workflow differ (-tools +pos):\n%s", d)
 	}
-	for _, wf := range []string{"praxis_os_upgrade_v1", "workflow_creation_v1"} {
+	for _, wf := range []string{"db_migration_v1", "workflow_scaffold_v1"} {
 		a := workflowtest.WalkFirstPhases(&workflowtest.Client{TB: t, CS: cs}, wf, "same-"+wf, nil, false)
 		b := workflowtest.WalkFirstPhases(&workflowtest.Client{TB: t, CS: cs, POS: true}, wf, "same-pos-"+wf, nil, false)
 		if d := cmp.Diff(scrub(t, a), scrub(t, b)); d != "" {
@@ -116,26 +112,31 @@ func scrub(t *testing.T, tr workflowtest.Transcript) any {
 	return walk(v)
 }
 
-// TestSpecCreationSkipsPhaseZeroWithoutSupportingDocs: phase 0 is
-// skippable "No supporting_docs in options", so a start without them
-// begins at phase 1, and with them phase 0 can still be skipped on request.
-func TestSpecCreationSkipsPhaseZeroWithoutSupportingDocs(t *testing.T) {
+// TestSkippablePhaseZeroWithoutItsOption: design_doc_v1's phase 0 is
+// skippable "No reference_docs in options", so a start without them
+// begins at phase 1, and with them phase 0 (whose tasks start at task 0)
+// can still be skipped on request.
+func TestSkippablePhaseZeroWithoutItsOption(t *testing.T) {
 	e, _ := compatProject(t)
 	ctx := context.Background()
-	st, err := e.Start(ctx, "spec_creation_v1", "specs/a", nil)
+	st, err := e.Start(ctx, "design_doc_v1", "designs/a", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.CurrentPhase != 1 || len(st.SkippedPhases) != 1 || st.SkippedPhases[0] != 0 || st.Phase.PhaseNumber != 1 || st.TotalPhases != 6 {
-		t.Fatalf("start without supporting_docs = phase %d, skipped %v", st.CurrentPhase, st.SkippedPhases)
+	if st.CurrentPhase != 1 || len(st.SkippedPhases) != 1 || st.SkippedPhases[0] != 0 || st.Phase.PhaseNumber != 1 || st.TotalPhases != 4 {
+		t.Fatalf("start without reference_docs = phase %d, skipped %v", st.CurrentPhase, st.SkippedPhases)
 	}
 	state, _ := e.State(ctx, st.SessionID)
-	if state.Checkpoints["0"] != CheckpointSkipped || state.Phases[0].Status != "skipped" || state.Progress != "1/6" {
+	if state.Checkpoints["0"] != CheckpointSkipped || state.Phases[0].Status != "skipped" || state.Progress != "1/4" {
 		t.Fatalf("state = %+v", state)
 	}
-	st, err = e.Start(ctx, "spec_creation_v1", "specs/b", map[string]any{"supporting_docs": []any{"docs/a.md"}})
-	if err != nil || st.CurrentPhase != 0 || !st.Phase.Skippable {
-		t.Fatalf("start with supporting_docs = %+v, %v", st, err)
+	st, err = e.Start(ctx, "design_doc_v1", "designs/b", map[string]any{"reference_docs": []any{"docs/a.md"}})
+	if err != nil || st.CurrentPhase != 0 || !st.Phase.Skippable || st.Phase.Tasks[0].TaskNumber != 0 {
+		t.Fatalf("start with reference_docs = %+v, %v", st, err)
+	}
+	task, err := e.Task(ctx, st.SessionID, 0, 0)
+	if err != nil || task.Source != SourceFile || !strings.Contains(task.Content, "# Task 0: Create the design folder") {
+		t.Fatalf("task 0/0 = %+v, %v", task, err)
 	}
 	res, err := e.CompletePhase(ctx, st.SessionID, 0, map[string]any{"reason": "the docs were already summarised"}, true)
 	if err != nil || res.CheckpointStatus != CheckpointSkipped || res.CurrentPhase != 1 {
@@ -145,45 +146,43 @@ func TestSpecCreationSkipsPhaseZeroWithoutSupportingDocs(t *testing.T) {
 	wantKind(t, err, ErrNotSkippable)
 }
 
-// TestMissingFilesAnsweredFromSearch: workflow_creation_v1 names task files
-// that phases/4 does not hold and has no phases/6 at all; the workflow runs
+// TestMissingFilesAnsweredFromSearch: workflow_scaffold_v1 names task files
+// that phases/3 does not hold and has no phases/4 at all; the workflow runs
 // and those are answered from the standards search, with a warning.
 func TestMissingFilesAnsweredFromSearch(t *testing.T) {
 	e, _ := compatProject(t)
 	ctx := context.Background()
-	st, err := e.Start(ctx, "workflow_creation_v1", "wf/new", nil)
+	st, err := e.Start(ctx, "workflow_scaffold_v1", "wf/new", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := 0; n < 4; n++ {
+	for n := 0; n < 3; n++ {
 		if _, err := e.CompletePhase(ctx, st.SessionID, n, map[string]any{}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	task, err := e.Task(ctx, st.SessionID, 4, 1)
+	task, err := e.Task(ctx, st.SessionID, 3, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if task.Source != SourceSearch || !strings.Contains(task.Content, "From ") || len(task.Warnings) != 1 ||
-		!strings.Contains(task.Warnings[0], "phases/4/task-1-load-target-definition.md is missing") {
-		t.Fatalf("task 4/1 = source %q warnings %q content %q", task.Source, task.Warnings, task.Content)
+		!strings.Contains(task.Warnings[0], "phases/3/task-1-load-target-definition.md is missing") {
+		t.Fatalf("task 3/1 = source %q warnings %q content %q", task.Source, task.Warnings, task.Content)
 	}
 	if !strings.Contains(task.Content, "generating-phase-content.md") {
 		t.Errorf("the search answer does not include the standard about loading the target definition:\n%s", task.Content)
 	}
-	for n := 4; n < 6; n++ {
-		if _, err := e.CompletePhase(ctx, st.SessionID, n, map[string]any{}, false); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := e.CompletePhase(ctx, st.SessionID, 3, map[string]any{}, false); err != nil {
+		t.Fatal(err)
 	}
 	cur, err := e.CurrentPhase(ctx, st.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := cur.Phase; p.PhaseNumber != 6 || p.Source != SourceSearch || p.Content == "" || len(p.Warnings) != 1 || p.Gate.Source != "permissive" {
-		t.Fatalf("phase 6 = %+v", p)
+	if p := cur.Phase; p.PhaseNumber != 4 || p.Source != SourceSearch || p.Content == "" || len(p.Warnings) != 1 || p.Gate.Source != "permissive" || len(p.Tasks) != 2 || !p.Tasks[0].FromSearch {
+		t.Fatalf("phase 4 = %+v", p)
 	}
-	res, err := e.CompletePhase(ctx, st.SessionID, 6, map[string]any{"human_approved": true}, false)
+	res, err := e.CompletePhase(ctx, st.SessionID, 4, map[string]any{"human_approved": true}, false)
 	if err != nil || !res.WorkflowComplete {
 		t.Fatalf("last phase: %+v, %v", res, err)
 	}
@@ -197,18 +196,18 @@ func TestMissingFilesWithoutSearch(t *testing.T) {
 	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
 	e := openEngine(t, db, root, "nosearch")
 	ctx := context.Background()
-	st, err := e.Start(ctx, "workflow_creation_v1", "wf", nil)
+	st, err := e.Start(ctx, "workflow_scaffold_v1", "wf", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := 0; n < 4; n++ {
+	for n := 0; n < 3; n++ {
 		if _, err := e.CompletePhase(ctx, st.SessionID, n, nil, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	task, err := e.Task(ctx, st.SessionID, 4, 2)
+	task, err := e.Task(ctx, st.SessionID, 3, 2)
 	if err != nil || task.Source != SourceSearch || !strings.Contains(task.Warnings[0], "search is off") || !strings.Contains(task.Content, "generate-phase-files") {
-		t.Fatalf("task 4/2 = %+v, %v", task, err)
+		t.Fatalf("task 3/2 = %+v, %v", task, err)
 	}
 }
 
@@ -226,12 +225,12 @@ func TestDynamicSessionSurvivesRestartAndSpecEdits(t *testing.T) {
 	db := openDB(t, dbPath)
 	ctx := context.Background()
 	e := openEngine(t, db, root, "p")
-	st, err := e.Start(ctx, "spec_execution_v1", "feature", map[string]any{"spec_path": workflowtest.SpecPath})
+	st, err := e.Start(ctx, "feature_delivery_v1", "feature", map[string]any{"spec_path": workflowtest.SpecPath})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.CompletePhase(ctx, st.SessionID, 0, nil, false); err != nil {
-		t.Fatal(err)
+	if res, err := e.CompletePhase(ctx, st.SessionID, 0, map[string]any{"spec_read": true, "phases_found": 2, "tasks_found": 3}, false); err != nil || !res.CheckpointPassed {
+		t.Fatalf("phase 0: %+v, %v", res, err)
 	}
 	e.Close()
 	tasks := filepath.Join(root, filepath.FromSlash(workflowtest.SpecPath), "tasks.md")
@@ -255,11 +254,11 @@ func TestDynamicSessionSurvivesRestartAndSpecEdits(t *testing.T) {
 		"validation_gate": map[string]any{"migration_applied_in_ci": true, "Repository tests pass": "✅"}}, false); err != nil || !res.CheckpointPassed {
 		t.Fatalf("phase 1 after restart: %+v, %v", res, err)
 	}
-	again, err := e2.Start(ctx, "spec_execution_v1", "feature", map[string]any{"spec_path": workflowtest.SpecPath})
+	again, err := e2.Start(ctx, "feature_delivery_v1", "feature", map[string]any{"spec_path": workflowtest.SpecPath})
 	if err != nil || !again.Resumed || again.TotalPhases != 3 || again.CurrentPhase != 2 {
 		t.Fatalf("resume = %+v, %v", again, err)
 	}
-	fresh, err := e2.Start(ctx, "spec_execution_v1", "feature-2", map[string]any{"spec_path": workflowtest.SpecPath + "/tasks.md"})
+	fresh, err := e2.Start(ctx, "feature_delivery_v1", "feature-2", map[string]any{"spec_path": workflowtest.SpecPath + "/tasks.md"})
 	if err != nil || fresh.TotalPhases != 4 || fresh.Overview.Phases[3].PhaseName != "Docs" {
 		t.Fatalf("new session = %+v, %v", fresh, err)
 	}
@@ -282,7 +281,7 @@ func TestDynamicStartRefusals(t *testing.T) {
 		{map[string]any{"spec_path": "/etc"}, "outside the project"},
 		{map[string]any{"spec_path": "empty.md"}, "holds no phases"},
 	} {
-		_, err := e.Start(ctx, "spec_execution_v1", "x", tc.options)
+		_, err := e.Start(ctx, "feature_delivery_v1", "x", tc.options)
 		wantKind(t, err, ErrDynamicSource)
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("options %v: %v, want %q", tc.options, err, tc.want)

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// BenchmarkLoadUniversal loads praxis-os's five universal workflows, as a
+// BenchmarkLoadPraxisFormat loads the five praxis-format workflows, as a
 // reload after an edit does.
-func BenchmarkLoadUniversal(b *testing.B) {
-	dir := filepath.Join("..", "testdata", "universal")
+func BenchmarkLoadPraxisFormat(b *testing.B) {
+	dir := filepath.Join("..", "testdata", "praxis-format")
 	for b.Loop() {
 		ws, err := LoadAll(dir)
 		if err != nil || len(ws) != 5 {

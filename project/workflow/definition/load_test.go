@@ -1,6 +1,7 @@
 package definition
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -254,14 +255,16 @@ func TestReadFileStaysInside(t *testing.T) {
 	}
 }
 
-// TestLoadUniversalWorkflows loads praxis-os's own five workflows: each is
-// ready, and the warnings name what Berth serves from search.
-func TestLoadUniversalWorkflows(t *testing.T) {
-	ws, err := LoadAll(filepath.Join("..", "testdata", "universal"))
+// TestLoadPraxisFormatWorkflows loads the five workflows written in
+// praxis-os's format: each is ready, numbered from phase 0 as praxis-os's
+// metadata standard asks, and the warnings name what Berth serves from
+// search or ignores.
+func TestLoadPraxisFormatWorkflows(t *testing.T) {
+	ws, err := LoadAll(filepath.Join("..", "testdata", "praxis-format"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"praxis_os_upgrade_v1", "spec_creation_v1", "spec_execution_v1", "standards_creation_v1", "workflow_creation_v1"}
+	want := []string{"db_migration_v1", "design_doc_v1", "feature_delivery_v1", "runbook_writing_v1", "workflow_scaffold_v1"}
 	if len(ws) != len(want) {
 		t.Fatalf("got %d workflows, want %d", len(ws), len(want))
 	}
@@ -278,26 +281,61 @@ func TestLoadUniversalWorkflows(t *testing.T) {
 		}
 		byType[w.Type] = w
 	}
-	sc := byType["spec_creation_v1"]
-	p0, _ := sc.Phase(0)
-	if task, ok := p0.Task(0); !ok || task.File != "phases/0/task-0-create-directory.md" || !p0.Skippable || p0.SkipOption != "supporting_docs" {
-		t.Errorf("spec_creation_v1 phase 0 = %+v", p0)
+
+	db := byType["db_migration_v1"]
+	for n, strict := range []bool{true, false, true, false} {
+		p, _ := db.Phase(n)
+		if p.Gate.Source != "yaml" || p.Gate.Strict != strict || p.File != fmt.Sprintf("phases/%d/phase.md", n) {
+			t.Errorf("db_migration_v1 phase %d: gate %s strict %v, file %s", n, p.Gate.Source, p.Gate.Strict, p.File)
+		}
 	}
-	se := byType["spec_execution_v1"]
-	if se.Dynamic == nil || se.Dynamic.Range != "1-N" || len(se.Phases) != 1 || se.Dynamic.Parser != "spec_tasks_parser" {
-		t.Errorf("spec_execution_v1 dynamic = %+v, %d static phases", se.Dynamic, len(se.Phases))
+	p0, _ := db.Phase(0)
+	if len(p0.Gate.Validators) != 2 || len(p0.Gate.Rules) != 1 || p0.Gate.Fields[3].ValidatorParams["max_val"] != 30 {
+		t.Errorf("db_migration_v1 phase 0 gate = %+v", p0.Gate)
 	}
-	wc := byType["workflow_creation_v1"]
-	if len(wc.Phases) != 7 {
-		t.Fatalf("workflow_creation_v1 has %d phases, want 7", len(wc.Phases))
+	if len(db.Warnings) != 0 {
+		t.Errorf("db_migration_v1 warnings: %q", db.Warnings)
 	}
-	if p6, _ := wc.Phase(6); !p6.Missing || len(p6.Tasks) != 8 || !p6.Tasks[0].Missing {
-		t.Errorf("workflow_creation_v1 phase 6 = %+v", p6)
+
+	dd := byType["design_doc_v1"]
+	d0, _ := dd.Phase(0)
+	if task, ok := d0.Task(0); !ok || task.File != "phases/0/task-0-create-folder.md" || !d0.Skippable || d0.SkipOption != "reference_docs" {
+		t.Errorf("design_doc_v1 phase 0 = %+v", d0)
 	}
-	warns := strings.Join(wc.Warnings, "\n")
-	for _, w := range []string{"phases/6/ is missing", "phases/4/task-1-load-target-definition.md is missing (task 1)", `names workflow_type "workflow_creation"`} {
+	if d3, _ := dd.Phase(3); d3.Gate.Source != "metadata" || !d3.Gate.Strict || len(d3.Gate.Fields) != 2 || d3.Gate.Fields[0].Name != "approved" || d3.Gate.Fields[0].Type != TypeBoolean {
+		t.Errorf("design_doc_v1 phase 3 gate = %+v", d3.Gate)
+	}
+	if warns := strings.Join(dd.Warnings, "\n"); !strings.Contains(warns, "names notes_taken") || !strings.Contains(warns, "names nfr_listed") {
+		t.Errorf("design_doc_v1 warnings lack the required_evidence its gate files lack:\n%s", warns)
+	}
+
+	fd := byType["feature_delivery_v1"]
+	if fd.Dynamic == nil || fd.Dynamic.Range != "1-N" || len(fd.Phases) != 1 || fd.Dynamic.Parser != "spec_tasks_parser" || fd.Dynamic.Block.Name != "The spec's phases" {
+		t.Errorf("feature_delivery_v1 dynamic = %+v, %d static phases", fd.Dynamic, len(fd.Phases))
+	}
+
+	rb := byType["runbook_writing_v1"]
+	for _, p := range rb.Phases {
+		if p.Gate.Source != "permissive" {
+			t.Errorf("runbook_writing_v1 phase %d has a %s gate", p.Number, p.Gate.Source)
+		}
+	}
+	if r2, _ := rb.Phase(2); len(r2.Tasks) != 2 || r2.Tasks[1].File != "phases/2/task-2-fix-steps.md" || r2.Tasks[1].Name != "fix steps" {
+		t.Errorf("runbook_writing_v1 phase 2 tasks (found by file name) = %+v", r2.Tasks)
+	}
+
+	ws5 := byType["workflow_scaffold_v1"]
+	if len(ws5.Phases) != 5 {
+		t.Fatalf("workflow_scaffold_v1 has %d phases, want 5", len(ws5.Phases))
+	}
+	if p4, _ := ws5.Phase(4); !p4.Missing || len(p4.Tasks) != 2 || !p4.Tasks[0].Missing {
+		t.Errorf("workflow_scaffold_v1 phase 4 = %+v", p4)
+	}
+	warns := strings.Join(ws5.Warnings, "\n")
+	for _, w := range []string{"phases/4/ is missing", "phases/3/task-1-load-target-definition.md is missing (task 1)",
+		"does not list (task-1-audit-sizes.md, task-2-check-gates.md)", `names workflow_type "workflow_scaffold"`} {
 		if !strings.Contains(warns, w) {
-			t.Errorf("workflow_creation_v1 warnings lack %q:\n%s", w, warns)
+			t.Errorf("workflow_scaffold_v1 warnings lack %q:\n%s", w, warns)
 		}
 	}
 	for _, w := range ws {

@@ -1,7 +1,7 @@
 // Package workflowtest drives the workflow tools through a real MCP client
 // session, for the workflow engine's own tests and for end-to-end tests
-// against a running broker: it copies praxis-os's universal workflows and
-// a small spec into a project, and walks workflows with valid and invalid
+// against a running broker: it copies workflows written in praxis-os's
+// format (testdata/praxis-format) and a small spec into a project, and walks workflows with valid and invalid
 // evidence the way an agent would, reading each phase's gate from the
 // server's answers.
 package workflowtest
@@ -19,9 +19,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Universal names praxis-os's five universal workflows, kept unchanged in
-// project/workflow/testdata/universal with praxis-os's licence.
-var Universal = []string{"praxis_os_upgrade_v1", "spec_creation_v1", "spec_execution_v1", "standards_creation_v1", "workflow_creation_v1"}
+// Workflows names the five workflows of project/workflow/testdata/praxis-format,
+// written for Berth's tests to use every feature of praxis-os's format:
+//
+//   - db_migration_v1: a gate file per phase, strict and lenient, with
+//     validators, validator_params and cross_field_validation lambdas
+//     (re and yaml.safe_load included), the "file" key, an unknown key;
+//   - design_doc_v1: phase 0 skippable ("No reference_docs in options")
+//     with a task 0, "phase_file", checkpoint.required_evidence beside gate
+//     files that lack some of its names, and a phase gated by metadata alone;
+//   - feature_delivery_v1: dynamic phases from a spec's tasks.md after a
+//     static phase 0, a "1-N" entry, phase and task templates;
+//   - runbook_writing_v1: no gate file at all (permissive gates), a phase
+//     whose tasks are found by file name;
+//   - workflow_scaffold_v1: a phase folder missing, task files missing and
+//     others unlisted, a workflow_type that differs from the folder.
+var Workflows = []string{"db_migration_v1", "design_doc_v1", "feature_delivery_v1", "runbook_writing_v1", "workflow_scaffold_v1"}
+
+// Options are the start options each of Workflows needs to start at its
+// first phase (design_doc_v1 skips phase 0 without reference_docs).
+var Options = map[string]map[string]any{
+	"design_doc_v1":       {"reference_docs": []any{"docs/research.md"}},
+	"feature_delivery_v1": {"spec_path": SpecPath},
+}
 
 // SpecPath is where Project puts the small two-phase spec, relative to the root.
 const SpecPath = ".praxis-os/specs/2025-10-07-small-feature"
@@ -32,12 +52,12 @@ func testdata() string {
 	return filepath.Join(filepath.Dir(file), "..", "testdata")
 }
 
-// Project fills root with the universal workflows (under
+// Project fills root with Workflows (under
 // .praxis-os/workflows), the small spec (at SpecPath) and one standard.
 func Project(tb testing.TB, root string) {
 	tb.Helper()
 	copies := map[string]string{
-		filepath.Join(testdata(), "universal"):                         filepath.Join(root, ".praxis-os", "workflows"),
+		filepath.Join(testdata(), "praxis-format"):                     filepath.Join(root, ".praxis-os", "workflows"),
 		filepath.Join(testdata(), "specs", "2025-10-07-small-feature"): filepath.Join(root, filepath.FromSlash(SpecPath)),
 	}
 	for from, to := range copies {

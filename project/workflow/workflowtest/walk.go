@@ -15,9 +15,8 @@ func (tr *Transcript) add(step string, out map[string]any) map[string]any {
 	return out
 }
 
-// ListsUniversalReady checks that list_workflows names the five universal
-// workflows as ready.
-func ListsUniversalReady(c *Client) {
+// ListsReady checks that list_workflows names each of Workflows as ready.
+func ListsReady(c *Client) {
 	c.TB.Helper()
 	list := c.Must("list_workflows", nil)
 	ready := map[string]bool{}
@@ -29,7 +28,7 @@ func ListsUniversalReady(c *Client) {
 			c.TB.Errorf("%v is %v: %v", wm["workflow_type"], wm["status"], wm["error"])
 		}
 	}
-	for _, w := range Universal {
+	for _, w := range Workflows {
 		if !ready[w] {
 			c.TB.Errorf("%s is not listed as ready", w)
 		}
@@ -135,19 +134,19 @@ func checkGateAnswer(c *Client, workflowType string, n int, gate, res map[string
 	}
 }
 
-// WalkSpecExecution runs spec_execution_v1 on the small spec to the end:
+// WalkSpecExecution runs feature_delivery_v1 on the small spec to the end:
 // phase 0 from its files, then the spec's two phases rendered from the
 // templates, each refusing evidence that lacks a task or a criterion.
 func WalkSpecExecution(c *Client, target string) Transcript {
 	c.TB.Helper()
 	var tr Transcript
-	start := tr.add("start", c.Must("start_workflow", map[string]any{"workflow_type": "spec_execution_v1", "target_file": target, "options": map[string]any{"spec_path": SpecPath}}))
+	start := tr.add("start", c.Must("start_workflow", map[string]any{"workflow_type": "feature_delivery_v1", "target_file": target, "options": map[string]any{"spec_path": SpecPath}}))
 	sid := start["session_id"].(string)
 	var names []string
 	for _, p := range Dig(start, "workflow_overview", "phases").([]any) {
 		names = append(names, fmt.Sprintf("%d %v", Num(Dig(p, "phase_number")), Dig(p, "phase_name")))
 	}
-	if want := []string{"0 Spec Analysis & Planning", "1 Storage Layer", "2 HTTP API"}; !slices.Equal(names, want) || Num(start["total_phases"]) != 3 {
+	if want := []string{"0 Read the spec", "1 Storage Layer", "2 HTTP API"}; !slices.Equal(names, want) || Num(start["total_phases"]) != 3 {
 		c.TB.Fatalf("overview phases %q (total %v), want %q", names, start["total_phases"], want)
 	}
 	if Dig(start, "phase", "source") != "file" || Num(Dig(start, "phase", "phase_number")) != 0 {
@@ -197,7 +196,7 @@ func WalkSpecExecution(c *Client, target string) Transcript {
 	for _, p := range state["phases"].([]any) {
 		st = append(st, fmt.Sprintf("%d %v %v", Num(Dig(p, "phase_number")), Dig(p, "phase_name"), Dig(p, "status")))
 	}
-	if want := []string{"0 Spec Analysis & Planning completed", "1 Storage Layer completed", "2 HTTP API current"}; !slices.Equal(st, want) {
+	if want := []string{"0 Read the spec completed", "1 Storage Layer completed", "2 HTTP API current"}; !slices.Equal(st, want) {
 		c.TB.Errorf("state phases %q, want %q", st, want)
 	}
 	if Dig(state, "source", "file") != SpecPath+"/tasks.md" || Dig(state, "source", "changed") != false {
