@@ -27,6 +27,7 @@ import (
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/project/watch"
+	"github.com/berth-dev/berth/project/workflow"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/web"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,6 +48,10 @@ type Options struct {
 	// LogProblem, when set, says why the log file cannot be written now
 	// ("" when it can), for /health and what shows it (doctor, the dashboard).
 	LogProblem func() string
+	// Lambdas runs the workflow gates' lambdas of every project in a child
+	// process under limits (`berth serve` passes a runner that starts the
+	// berth binary itself); nil: lambda checks fail, saying so.
+	Lambdas workflow.Lambdas
 }
 
 // Run is the broker's whole life: it returns when ctx ends (a clean stop),
@@ -152,6 +157,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 			b.hub.Poke()
 		},
 		schemas: mcp.NewSchemaCache(),
+		lambdas: opts.Lambdas,
 		servers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
 		watch:   watch.NewHub(),
 		budget:  budget,

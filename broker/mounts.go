@@ -16,6 +16,7 @@ import (
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/project/search"
 	"github.com/berth-dev/berth/project/watch"
+	"github.com/berth-dev/berth/project/workflow"
 	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,6 +62,7 @@ type mounts struct {
 	// onSession is told of each session a mount evicts, refuses or times out.
 	onSession func(m *mount, event string)
 	schemas   *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
+	lambdas   workflow.Lambdas // runs the workflow gates' lambdas in a child process
 	servers   *serverDeps      // hosted MCP servers (servers.go)
 	watch     *watch.Hub       // one inotify instance for every mount's file watching
 	budget    *peer.Budget     // connections not yet known to be the owner's, every TCP listener's
@@ -192,7 +194,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 // open mounts the project: engine, port, servers.
 func (t *mounts) open(root, id string) (*mount, error) {
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
-		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch,
+		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch, Lambdas: t.lambdas,
 		Embedder: t.cfg.embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }})
 	if config.IsError(err) {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadConfig, "%v (the project is not served until this is fixed)", err)

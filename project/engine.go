@@ -61,6 +61,10 @@ type Options struct {
 	// search.embeddings): standards search fuses its ranking with BM25F's.
 	// A project's own config can never set it.
 	Embedder search.Embedder
+	// Lambdas runs the workflow gates' lambdas in a child process under
+	// limits (the broker's runs the berth binary itself); nil: lambda
+	// checks fail, saying so.
+	Lambdas workflow.Lambdas
 }
 
 // Endpoint is what the broker serves of a project beside the IDE's stdio.
@@ -77,18 +81,19 @@ type Endpoint struct {
 // (parts.go): built at Open and again when an edit of the project's
 // config changes the groups (reload.go), swapped whole under mu.
 type Engine struct {
-	root   string
-	id     string
-	name   string
-	log    *slog.Logger // also to the sessions (sessionlog.go)
-	base   *slog.Logger // to the broker's log only
-	slog   *sessionLog
-	server ServerInfo
-	opened time.Time
-	git    *gitCache
-	logs   *logring.Ring // nil: no get_recent_logs
-	db     *store.DB
-	policy *links.Policy // which symlinks indexing and watching follow; fixed at open
+	root    string
+	id      string
+	name    string
+	log     *slog.Logger // also to the sessions (sessionlog.go)
+	base    *slog.Logger // to the broker's log only
+	slog    *sessionLog
+	server  ServerInfo
+	opened  time.Time
+	git     *gitCache
+	logs    *logring.Ring // nil: no get_recent_logs
+	db      *store.DB
+	policy  *links.Policy    // which symlinks indexing and watching follow; fixed at open
+	lambdas workflow.Lambdas // runs the workflow gates' lambdas (Options.Lambdas)
 	// embedder is the broker's search.embeddings (nil: none); fixed at open.
 	embedder search.Embedder
 
@@ -124,14 +129,15 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		log = slog.Default()
 	}
 	e := &Engine{
-		root:   opts.Root,
-		id:     opts.ID,
-		slog:   newSessionLog(),
-		server: opts.Server,
-		opened: time.Now(),
-		git:    newGitCache(),
-		logs:   opts.Logs,
-		db:     opts.DB,
+		root:    opts.Root,
+		lambdas: opts.Lambdas,
+		id:      opts.ID,
+		slog:    newSessionLog(),
+		server:  opts.Server,
+		opened:  time.Now(),
+		git:     newGitCache(),
+		logs:    opts.Logs,
+		db:      opts.DB,
 
 		transports:  opts.Transports,
 		transportOf: opts.TransportOf,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/project/workflow/lambdaproc"
 )
 
 // Exit codes.
@@ -64,6 +65,10 @@ func commands() []command {
 func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
+	if len(args) > 0 && args[0] == lambdaproc.ChildCommand {
+		// Not a user's command: the broker runs a gate's lambdas in it.
+		return lambdaproc.Main(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage()
 		if len(args) == 0 {

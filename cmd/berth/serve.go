@@ -9,13 +9,26 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker"
 	"github.com/berth-dev/berth/broker/logfile"
+	"github.com/berth-dev/berth/project/workflow/lambdaproc"
 	"github.com/spf13/pflag"
 )
+
+// gateLambdas runs the workflow gates' lambdas in children of this very
+// binary (its hidden command lambdaproc.ChildCommand), at most half the
+// CPUs (and at least two) at once.
+func gateLambdas() (*lambdaproc.Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the berth binary to run gate lambdas with: %w", err)
+	}
+	return lambdaproc.New([]string{exe, lambdaproc.ChildCommand}, lambdaproc.DefaultLimits, max(2, runtime.NumCPU()/2)), nil
+}
 
 func runServe(ctx context.Context, args []string) (err error) {
 	ready := api.OpenReadyPipe()
@@ -62,7 +75,11 @@ func runServe(ctx context.Context, args []string) (err error) {
 		defer stopPprof()
 	}
 	sd := newSDNotifier()
-	return broker.Run(ctx, cfg, broker.Options{Logger: log, ConfigFile: cf.Path, LogProblem: logFile.Problem, Ready: func() {
+	lambdas, err := gateLambdas()
+	if err != nil {
+		return err
+	}
+	return broker.Run(ctx, cfg, broker.Options{Logger: log, ConfigFile: cf.Path, LogProblem: logFile.Problem, Lambdas: lambdas, Ready: func() {
 		ready.Report(api.Ready{PID: os.Getpid()})
 		if err := sd.notify("READY=1"); err != nil {
 			log.Warn("tell systemd the broker is ready", "err", err)

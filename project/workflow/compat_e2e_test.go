@@ -10,11 +10,15 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/project/workflow/lambdaproc"
 	"github.com/berth-dev/berth/project/workflow/workflowtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// TestMain lets this test binary serve as the child that runs gate
+// lambdas (the engine tests' testLambdas), then runs the tests.
 func TestMain(m *testing.M) {
+	lambdaproc.RunIfChild()
 	code := m.Run()
 	brokertest.Cleanup()
 	os.Exit(code)

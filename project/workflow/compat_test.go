@@ -30,7 +30,7 @@ func compatProject(t *testing.T) (*Engine, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
-	e, err := Open(context.Background(), Options{Root: root, DB: db, ProjectID: "compat", Logger: testLogger(t), Search: ix})
+	e, err := Open(context.Background(), Options{Root: root, DB: db, ProjectID: "compat", Logger: testLogger(t), Search: ix, Lambdas: testLambdas})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,13 +30,15 @@ type CompleteResult struct {
 	WorkflowComplete bool             `json:"workflow_complete"`
 }
 
-// CompletePhase submits evidence for the session's current phase. The check
-// of the session's state and the write of the outcome happen in one store
-// transaction, so that of concurrent calls for one phase exactly one
-// advances and the others get ErrPhaseCompleted. A strict gate that fails
-// records "failed" with the evidence and does not advance; a non-strict gate
-// passes and reports its problems as warnings. With skip, a skippable phase
-// is recorded as skipped without checking its gate.
+// CompletePhase submits evidence for the session's current phase. The gate
+// is checked first, outside any store transaction (its lambdas run in a
+// child process, under limits); then one short transaction checks that
+// the session is still where it was and records the outcome, so that of
+// concurrent calls for one phase exactly one advances and the others get
+// ErrPhaseCompleted. A strict gate that fails records "failed" with the
+// evidence and does not advance; a non-strict gate passes and reports its
+// problems as warnings. With skip, a skippable phase is recorded as
+// skipped without checking its gate.
 func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int, evidence map[string]any, skip bool) (CompleteResult, error) {
 	if err := e.ready(ctx); err != nil {
 		return CompleteResult{}, err
@@ -56,6 +58,23 @@ func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int,
 	if err != nil {
 		return CompleteResult{}, err
 	}
+	if err := checkCompletable(s, phase); err != nil {
+		return CompleteResult{}, err
+	}
+	p, ok := r.phase(phase)
+	if !ok {
+		return CompleteResult{}, r.phaseNotFound(phase)
+	}
+	if skip && !p.Skippable {
+		return CompleteResult{}, newError(ErrNotSkippable, "complete the phase with evidence its gate accepts (get_current_phase shows the gate)",
+			"phase %d (%s) is not skippable: its metadata does not mark it \"skippable\": true", phase, p.Name)
+	}
+	var check definition.Result
+	if !skip {
+		if check, err = e.checkGate(ctx, p, evidence); err != nil {
+			return CompleteResult{}, err
+		}
+	}
 	var res CompleteResult
 	err = e.area.Update(func(b *store.Bucket) error {
 		s, err := getSession(b, sessionID)
@@ -68,18 +87,10 @@ func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int,
 		if err := checkCompletable(s, phase); err != nil {
 			return err
 		}
-		p, ok := r.phase(phase)
-		if !ok {
-			return r.phaseNotFound(phase)
-		}
 		if skip {
-			if !p.Skippable {
-				return newError(ErrNotSkippable, "complete the phase with evidence its gate accepts (get_current_phase shows the gate)",
-					"phase %d (%s) is not skippable: its metadata does not mark it \"skippable\": true", phase, p.Name)
-			}
 			res = e.skipPhase(s, r, p, evidence)
 		} else {
-			res = e.apply(s, r, p, evidence)
+			res = e.apply(s, r, p, evidence, check)
 		}
 		return putSession(b, s)
 	})
@@ -100,6 +111,22 @@ func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int,
 		}
 	}
 	return res, nil
+}
+
+// checkGate checks evidence against p's gate. A gate with lambdas runs
+// them in a child process, one check of this project at a time (so that
+// one project cannot hold every place the broker has for them).
+func (e *Engine) checkGate(ctx context.Context, p *definition.Phase, evidence map[string]any) (definition.Result, error) {
+	if len(p.Gate.Validators) == 0 && len(p.Gate.Rules) == 0 {
+		return p.Gate.Check(ctx, evidence, nil)
+	}
+	select {
+	case e.lambdaSlot <- struct{}{}:
+		defer func() { <-e.lambdaSlot }()
+	case <-ctx.Done():
+		return definition.Result{}, ctx.Err()
+	}
+	return p.Gate.Check(ctx, evidence, loggedLambdas{run: e.lambdas, log: e.log, phase: p.Number})
 }
 
 // normalizeEvidence bounds evidence and decodes it again from JSON, so that
@@ -141,10 +168,9 @@ func checkCompletable(s *Session, phase int) error {
 	return nil
 }
 
-// apply checks the evidence against the phase's gate and records the
-// outcome in s.
-func (e *Engine) apply(s *Session, r run, p *definition.Phase, evidence map[string]any) CompleteResult {
-	check := p.Gate.Check(evidence)
+// apply records in s the outcome of checking the evidence against the
+// phase's gate.
+func (e *Engine) apply(s *Session, r run, p *definition.Phase, evidence map[string]any, check definition.Result) CompleteResult {
 	res := CompleteResult{
 		SessionID: s.SessionID, Phase: p.Number, Strict: p.Gate.Strict,
 		Errors: check.Errors, Warnings: check.Warnings, FieldsMissing: check.FieldsMissing,

@@ -5,8 +5,12 @@
 //
 // A session is shared by every client of the project (the IDE and its
 // sub-agents): starting the same workflow for the same target file resumes
-// the active session, and completing a phase is a check-and-set inside one
-// store transaction, so of two concurrent completions exactly one advances.
+// the active session, and completing a phase checks its gate first, then
+// checks and sets the session in one short store transaction, so of two
+// concurrent completions exactly one advances. Nothing a repository or a
+// client controls runs inside a transaction (berth.db is every project's):
+// a dynamic workflow's source is parsed, and a gate checked (its lambdas
+// in a child process, under limits: package lambdaproc), before it.
 //
 // # Bucket layout
 //

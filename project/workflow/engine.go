@@ -34,17 +34,24 @@ type Options struct {
 	// Search, when set, answers for the phase and task files a definition
 	// names but does not have (nil: such content says it is missing).
 	Search Searcher
+	// Lambdas runs the gates' lambdas (validators and cross-field rules)
+	// in a child process under limits; nil: each lambda check fails,
+	// saying so.
+	Lambdas Lambdas
 }
 
 // Engine runs one project's workflows. It is safe for concurrent use.
 type Engine struct {
 	root         string
 	workflowsDir string // absolute
-	stateDir     string // absolute
+	stateDir     string // absolute, for messages
+	stateRel     string // relative to root: read through an os.Root of it
 	area         *store.Area
 	log          *slog.Logger
 	now          func() time.Time
-	search       Searcher // nil when the project has no search
+	search       Searcher      // nil when the project has no search
+	lambdas      Lambdas       // nil: lambda checks fail
+	lambdaSlot   chan struct{} // one gate check with lambdas of this project at a time
 
 	reloadMu sync.Mutex // serializes Reload so that an older load never replaces a newer one
 
@@ -85,10 +92,13 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		root:         filepath.Clean(opts.Root),
 		workflowsDir: filepath.Join(opts.Root, opts.WorkflowsDir),
 		stateDir:     filepath.Join(opts.Root, opts.PraxisStateDir),
+		stateRel:     filepath.Clean(opts.PraxisStateDir),
 		area:         opts.DB.Area(opts.ProjectID, areaName),
 		log:          log.With("component", "workflow"),
 		now:          func() time.Time { return time.Now().UTC() },
 		search:       opts.Search,
+		lambdas:      opts.Lambdas,
+		lambdaSlot:   make(chan struct{}, 1),
 	}
 	e.Reload()
 	rep, err := e.importPraxis(ctx)

@@ -22,7 +22,12 @@ var (
 	ErrWorkflowComplete = errors.New("workflow already complete")
 	ErrInvalidTarget    = errors.New("invalid target_file")
 	ErrEvidenceTooLarge = errors.New("evidence too large")
+	ErrContentTooLarge  = errors.New("content too large")
 )
+
+// errNoLambdas fails the lambda checks of an engine opened without a
+// process to run them in (Options.Lambdas).
+var errNoLambdas = errors.New("gate lambdas cannot run: the engine has no process to run them in")
 
 // Error is a failure a client can act on: a message and the remediation line
 // that tool results carry. It matches its Kind with errors.Is.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/project/workflow/lambdaproc"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -41,9 +42,13 @@ func newProject(t testing.TB) string {
 	return root
 }
 
+// testLambdas runs gate lambdas in this test binary (TestMain), as the
+// broker runs them in the berth binary.
+var testLambdas = lambdaproc.New([]string{os.Args[0], lambdaproc.ChildCommand}, lambdaproc.DefaultLimits, 2)
+
 func openEngine(t testing.TB, db *store.DB, root, projectID string) *Engine {
 	t.Helper()
-	e, err := Open(context.Background(), Options{Root: root, DB: db, ProjectID: projectID, Logger: testLogger(t)})
+	e, err := Open(context.Background(), Options{Root: root, DB: db, ProjectID: projectID, Logger: testLogger(t), Lambdas: testLambdas})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,8 +39,9 @@ type Plan struct {
 // specFile is the file a spec folder's phases are read from.
 const specFile = "tasks.md"
 
-// buildPlan reads and parses the source that options name for w.
-func (e *Engine) buildPlan(w *definition.Workflow, options map[string]any) (*Plan, error) {
+// buildPlan reads and parses the source that options name for w. It runs
+// outside any store transaction.
+func (e *Engine) buildPlan(ctx context.Context, w *definition.Workflow, options map[string]any) (*Plan, error) {
 	d := w.Dynamic
 	remedy := fmt.Sprintf("start %s with options.%s: the spec folder holding %s (or the file itself), relative to the project root, such as .praxis-os/specs/2025-10-07-my-feature",
 		w.Type, d.SourceKey, specFile)
@@ -55,6 +56,9 @@ func (e *Engine) buildPlan(w *definition.Workflow, options map[string]any) (*Pla
 	rel, data, err := e.readSource(strings.TrimSpace(rel), d.Parser)
 	if err != nil {
 		return nil, newError(ErrDynamicSource, remedy, "options.%s: %v", d.SourceKey, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	phases, err := dynamic.Parse(d.Parser, data)
 	if errors.Is(err, dynamic.ErrNoPhases) {
@@ -147,7 +151,7 @@ func (e *Engine) runFor(ctx context.Context, s *Session) (run, error) {
 	if opts == nil {
 		opts = s.Metadata
 	}
-	plan, err := e.buildPlan(w, opts)
+	plan, err := e.buildPlan(ctx, w, opts)
 	if err != nil {
 		return run{}, err
 	}

@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/berth-dev/berth/project/workflow/definition"
 	"github.com/berth-dev/berth/store"
@@ -46,37 +48,7 @@ func (e *Engine) Start(ctx context.Context, workflowType, targetFile string, opt
 		return StartResult{}, newError(ErrInvalidArgument, "pass small options; keep large inputs in files and pass their paths",
 			"options are %d bytes; the limit is %d", len(raw), maxOptionsBytes)
 	}
-	var plan *Plan
-	if w.Dynamic != nil && !e.hasActive(workflowType, target) {
-		if plan, err = e.buildPlan(w, options); err != nil {
-			return StartResult{}, err
-		}
-	}
-	var s *Session
-	resumed := false
-	err = e.area.Update(func(b *store.Bucket) error {
-		cur, err := activeSession(b, workflowType, target)
-		if err != nil || cur != nil {
-			s, resumed = cur, cur != nil
-			return err
-		}
-		if w.Dynamic != nil && plan == nil {
-			// The active session seen above ended meanwhile.
-			if plan, err = e.buildPlan(w, options); err != nil {
-				return err
-			}
-		}
-		r := run{w: w, plan: plan}
-		now := e.now()
-		s = &Session{
-			SessionID: uuid.NewString(), WorkflowType: workflowType, TargetFile: target,
-			CurrentPhase: r.first(), FirstPhase: r.first(), TotalPhases: r.total(),
-			CreatedAt: now, UpdatedAt: now, Status: StatusActive, Options: options, Plan: plan,
-		}
-		s.Checkpoints = map[string]CheckpointStatus{}
-		e.enter(s, r)
-		return putSession(b, s)
-	})
+	s, resumed, err := e.startOrResume(ctx, w, target, options)
 	if err != nil {
 		return StartResult{}, err
 	}
@@ -103,6 +75,63 @@ func (e *Engine) Start(ctx context.Context, workflowType, targetFile string, opt
 	return res, nil
 }
 
+// errPlanNeeded ends a start transaction that found no active session
+// where a moment before there was one: the plan is then made, outside any
+// transaction, and the start tried again.
+var errPlanNeeded = errors.New("the active session ended: plan the new one")
+
+// startOrResume returns the active session for w and target, or a new one
+// it stores. A dynamic workflow's plan (its source read and parsed) is
+// made before the transaction, which is kept short: what a repository
+// holds is never parsed inside it.
+func (e *Engine) startOrResume(ctx context.Context, w *definition.Workflow, target string, options map[string]any) (*Session, bool, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		var plan *Plan
+		if w.Dynamic != nil {
+			active := false
+			if attempt == 0 {
+				var err error
+				if active, err = e.hasActive(w.Type, target); err != nil {
+					return nil, false, err
+				}
+			}
+			if !active {
+				var err error
+				if plan, err = e.buildPlan(ctx, w, options); err != nil {
+					return nil, false, err
+				}
+			}
+		}
+		var s *Session
+		resumed := false
+		err := e.area.Update(func(b *store.Bucket) error {
+			cur, err := activeSession(b, w.Type, target)
+			if err != nil || cur != nil {
+				s, resumed = cur, cur != nil
+				return err
+			}
+			if w.Dynamic != nil && plan == nil {
+				return errPlanNeeded
+			}
+			r := run{w: w, plan: plan}
+			now := e.now()
+			s = &Session{
+				SessionID: uuid.NewString(), WorkflowType: w.Type, TargetFile: target,
+				CurrentPhase: r.first(), FirstPhase: r.first(), TotalPhases: r.total(),
+				CreatedAt: now, UpdatedAt: now, Status: StatusActive, Options: options, Plan: plan,
+			}
+			s.Checkpoints = map[string]CheckpointStatus{}
+			e.enter(s, r)
+			return putSession(b, s)
+		})
+		if errors.Is(err, errPlanNeeded) {
+			continue
+		}
+		return s, resumed, err
+	}
+	return nil, false, errors.New("start: the workflow's active session kept changing; try again")
+}
+
 // enter makes s's current phase pending, first skipping the skippable
 // phases whose skip_condition holds for the session's options.
 func (e *Engine) enter(s *Session, r run) {
@@ -118,13 +147,17 @@ func (e *Engine) enter(s *Session, r run) {
 	}
 }
 
-// hasActive reports whether an active session exists for the pair.
-func (e *Engine) hasActive(workflowType, target string) bool {
+// hasActive reports whether an active session exists for the pair. A
+// store that cannot say is an error, not a "no".
+func (e *Engine) hasActive(workflowType, target string) (bool, error) {
 	found := false
-	_ = e.area.View(func(b *store.Bucket) error {
+	err := e.area.View(func(b *store.Bucket) error {
 		cur, err := activeSession(b, workflowType, target)
-		found = err == nil && cur != nil
-		return nil
+		found = cur != nil
+		return err
 	})
-	return found
+	if err != nil {
+		return false, fmt.Errorf("look up the active session of %s for %q: %w", workflowType, target, err)
+	}
+	return found, nil
 }

@@ -30,7 +30,7 @@ func BenchmarkCheckWithLambdas(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if r := g.Check(ev); !r.OK() {
+		if r := check(b, g, ev); !r.OK() {
 			b.Fatal(r.Errors)
 		}
 	}

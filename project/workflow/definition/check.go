@@ -1,11 +1,15 @@
 package definition
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/berth-dev/berth/project/workflow/lambdaproc"
+	"github.com/berth-dev/berth/project/workflow/pylambda"
 )
 
 // Result is the outcome of checking evidence against a gate, before the
@@ -19,14 +23,26 @@ type Result struct {
 // OK reports whether the evidence had no errors.
 func (r Result) OK() bool { return len(r.Errors) == 0 }
 
+// Lambdas runs a gate's lambdas (package lambdaproc runs them in a child
+// process under limits). A nil Lambdas fails every lambda check, saying so.
+type Lambdas interface {
+	Run(ctx context.Context, b pylambda.Batch) (lambdaproc.Result, error)
+}
+
 // Check checks evidence (a decoded JSON object) against the gate: required
 // fields, types, the declarative checks, each field's validator and the
 // cross-field rules. Fields the schema does not name are warnings. The
-// slices of the result are never nil.
-func (g *Gate) Check(evidence map[string]any) Result {
+// declarative checks run here; the lambdas run together, through run. The
+// slices of the result are never nil. The error is ctx's, when it ended
+// before the check did.
+func (g *Gate) Check(ctx context.Context, evidence map[string]any, run Lambdas) (Result, error) {
 	r := Result{Errors: []string{}, Warnings: []string{}, FieldsMissing: []string{}}
+	var calls lambdaCalls
 	known := make(map[string]bool, len(g.Fields))
 	for i := range g.Fields {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
 		f := &g.Fields[i]
 		known[f.Name] = true
 		v, present := evidence[f.Name]
@@ -47,11 +63,14 @@ func (g *Gate) Check(evidence map[string]any) Result {
 			continue
 		}
 		r.Errors = append(r.Errors, f.checks(v)...)
-		errs, warns := g.checkValidator(f, v)
-		r.Errors = append(r.Errors, errs...)
-		r.Warnings = append(r.Warnings, warns...)
+		r.Warnings = append(r.Warnings, g.addValidator(&calls, f, len(r.Errors))...)
 	}
-	r.Errors = append(r.Errors, g.checkRules(evidence)...)
+	g.addRules(&calls, len(r.Errors))
+	errs, err := calls.run(ctx, evidence, run)
+	if err != nil {
+		return Result{}, err
+	}
+	r.Errors = merge(r.Errors, errs)
 	if len(g.Fields) > 0 {
 		var extra []string
 		for k := range evidence {
@@ -64,7 +83,7 @@ func (g *Gate) Check(evidence map[string]any) Result {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("field %q is not in the evidence schema: stored, not checked", k))
 		}
 	}
-	return r
+	return r, nil
 }
 
 // checks runs the declarative checks on a value already of the field's type.
@@ -84,8 +103,13 @@ func (f *Field) checks(v any) []string {
 		}
 	}
 	if f.re != nil {
-		if s, ok := v.(string); ok && !f.re.MatchString(s) {
-			errs = append(errs, fmt.Sprintf("field %q does not match the pattern %s", f.Name, f.Pattern))
+		if s, ok := v.(string); ok {
+			switch match, err := f.re.MatchString(s); {
+			case err != nil:
+				errs = append(errs, fmt.Sprintf("field %q is not checked against its pattern: %v", f.Name, err))
+			case !match:
+				errs = append(errs, fmt.Sprintf("field %q does not match the pattern %s", f.Name, f.Pattern))
+			}
 		}
 	}
 	if len(f.Enum) > 0 && !slices.Contains(f.Enum, v) {

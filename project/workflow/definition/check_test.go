@@ -61,7 +61,7 @@ func TestCheck(t *testing.T) {
 			if err := json.Unmarshal([]byte("{"+tc.evidence+"}"), &ev); err != nil {
 				t.Fatal(err)
 			}
-			r := g.Check(ev)
+			r := check(t, g, ev)
 			got, want := r.Errors, append([]string{}, tc.wantErrs...)
 			if !slices.Equal(got, want) {
 				t.Errorf("errors:\n got %q\nwant %q", got, want)
@@ -83,7 +83,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckPermissive(t *testing.T) {
-	r := Permissive().Check(map[string]any{"anything": 1})
+	r := check(t, Permissive(), map[string]any{"anything": 1})
 	if !r.OK() || len(r.Warnings) != 0 {
 		t.Fatalf("permissive gate: %+v", r)
 	}
@@ -130,7 +130,7 @@ func TestCheckRunsValidatorsAndCrossFieldRules(t *testing.T) {
 		if err := json.Unmarshal([]byte("{"+tc.evidence+"}"), &ev); err != nil {
 			t.Fatal(err)
 		}
-		r := g.Check(ev)
+		r := check(t, g, ev)
 		if !slices.Equal(r.Errors, append([]string{}, tc.wantErrs...)) {
 			t.Errorf("%s: errors\n got %q\nwant %q", tc.evidence, r.Errors, tc.wantErrs)
 		}

@@ -17,7 +17,10 @@
 // Phases are numbered from 0 when phases/0/ exists or metadata lists phase 0,
 // else from 1. A phase without a gate file has a permissive gate, unless its
 // metadata checkpoint names required_evidence. Gate lambdas are compiled
-// when the gate is loaded (package pylambda) and run on every check.
+// when the gate is loaded (package pylambda), to refuse a gate Berth cannot
+// enforce, and run on every check through a [Lambdas] (in a child process,
+// under limits: package lambdaproc); patterns are bounded in size and cost
+// (package pattern).
 //
 // Lenient where praxis-os is: a missing phase folder, overview or task file,
 // a task without a number, or a field naming an undefined validator is a

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/berth-dev/berth/project/workflow/workflowtest"
 )
 
 // FuzzParseMetadata checks that any input either parses into metadata that
@@ -60,13 +63,18 @@ func FuzzParseMetadata(f *testing.F) {
 }
 
 // FuzzParseGate checks that any input either fails or gives a gate whose
-// fields have canonical types and whose Check never panics and never returns
-// nil slices, whatever the evidence.
+// fields have canonical types and whose Check never panics, never returns
+// nil slices and costs the broker within a request's budget, whatever the
+// evidence (its patterns, validators and rules included: the lambdas run
+// in a child, under its limits).
 func FuzzParseGate(f *testing.F) {
 	for _, tc := range gateCases {
 		f.Add([]byte(tc.yaml), []byte(`{"count": 3, "name": "ab", "x": [1, {"y": null}]}`))
 	}
 	f.Add([]byte(checkGate), []byte(`{"passed": 1e308, "failed": -0, "summary": "fix", "files": [[]], "meta": {"": ""}}`))
+	f.Add([]byte("evidence_schema:\n  s: {type: string, pattern: \""+strings.Repeat(".{100}", 5)+"z\"}\n"), []byte(`{"s": "`+strings.Repeat("a", 20000)+`"}`))
+	f.Add([]byte("evidence_schema:\n  n: {type: integer, validator: v}\nvalidators:\n  v: \"lambda x: len([0] * 500000000) > x\"\n"), []byte(`{"n": 1}`))
+	f.Add([]byte("cross_field_validation:\n  - rule: \"lambda e: sum(range(1000000000)) > 0\"\n"), []byte(`{}`))
 	f.Fuzz(func(t *testing.T, gate, evidence []byte) {
 		g, _, err := ParseGate(gate)
 		if err != nil {
@@ -84,7 +92,9 @@ func FuzzParseGate(f *testing.F) {
 		if json.Unmarshal(evidence, &ev) != nil {
 			return
 		}
-		r := g.Check(ev)
+		var r Result
+		cost := workflowtest.MeasureQuick(func() { r = check(t, g, ev) })
+		workflowtest.Request.Check(t, "a gate check", cost)
 		if r.Errors == nil || r.Warnings == nil || r.FieldsMissing == nil {
 			t.Fatal("nil slice in result")
 		}

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 
+	"github.com/berth-dev/berth/project/workflow/pattern"
 	"github.com/berth-dev/berth/project/workflow/pylambda"
 	"go.yaml.in/yaml/v3"
 )
@@ -92,7 +92,7 @@ type Field struct {
 	// phase's validation gate criteria).
 	MustConfirm []string `json:"must_confirm,omitempty"`
 
-	re *regexp.Regexp
+	re *pattern.Pattern
 }
 
 // Field returns the field named name.
@@ -257,9 +257,9 @@ func parseField(name string, n *yaml.Node) (Field, error) {
 		if canon != TypeString {
 			return Field{}, fmt.Errorf("pattern applies to string fields, not %s", canon)
 		}
-		re, err := regexp.Compile(*raw.Pattern)
+		re, err := pattern.Compile(*raw.Pattern)
 		if err != nil {
-			return Field{}, fmt.Errorf("pattern: %w", err)
+			return Field{}, err
 		}
 		f.Pattern, f.re = *raw.Pattern, re
 	}

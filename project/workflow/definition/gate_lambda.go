@@ -1,10 +1,13 @@
 package definition
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/berth-dev/berth/project/workflow/lambdaproc"
 	"github.com/berth-dev/berth/project/workflow/pylambda"
 	"go.yaml.in/yaml/v3"
 )
@@ -115,36 +118,125 @@ func (g *Gate) parseRules(n *yaml.Node) error {
 	return nil
 }
 
-// checkValidator runs a present, well-typed field's validator.
-func (g *Gate) checkValidator(f *Field, v any) (errs, warns []string) {
-	if f.Validator == "" {
+// lambdaCalls are the lambda calls of one check, made together after the
+// declarative checks: each knows where in the list of errors its own goes.
+type lambdaCalls struct {
+	batch pylambda.Batch
+	// at is, for each call, the index in the check's errors before which
+	// its error goes; what describes the failure of each.
+	at   []int
+	what []func(pylambda.Outcome) string
+}
+
+// add queues a call of lambda src (by its text) whose error goes at the
+// index at, described by what (which returns "" when the outcome passes).
+func (c *lambdaCalls) add(src, field string, kwargs map[string]any, at int, what func(pylambda.Outcome) string) {
+	i := slices.Index(c.batch.Lambdas, src)
+	if i < 0 {
+		i = len(c.batch.Lambdas)
+		c.batch.Lambdas = append(c.batch.Lambdas, src)
+	}
+	c.batch.Calls = append(c.batch.Calls, pylambda.Call{Lambda: i, Field: field, Kwargs: kwargs})
+	c.at = append(c.at, at)
+	c.what = append(c.what, what)
+}
+
+// run makes the calls through run and returns each failed call's error
+// with the index it goes at. A batch that cannot be run fails each call
+// with the reason.
+func (c *lambdaCalls) run(ctx context.Context, evidence map[string]any, run Lambdas) ([]placed, error) {
+	if len(c.batch.Calls) == 0 {
 		return nil, nil
+	}
+	c.batch.Evidence = evidence
+	outcomes := make([]pylambda.Outcome, len(c.batch.Calls))
+	var err error
+	var res lambdaproc.Result
+	if run == nil {
+		err = errors.New("this engine has no process to run gate lambdas in")
+	} else if res, err = run.Run(ctx, c.batch); err == nil {
+		outcomes = res.Outcomes
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var out []placed
+	for i := range c.batch.Calls {
+		o := pylambda.Outcome{}
+		switch {
+		case err != nil:
+			o.Err = "not run: " + err.Error()
+		case i < len(outcomes):
+			o = outcomes[i]
+		default:
+			o.Err = "no outcome"
+		}
+		if msg := c.what[i](o); msg != "" {
+			out = append(out, placed{at: c.at[i], msg: msg})
+		}
+	}
+	return out, nil
+}
+
+// placed is an error and the index in the check's errors it goes at.
+type placed struct {
+	at  int
+	msg string
+}
+
+// merge inserts each placed error before the error at its index (in order).
+func merge(errs []string, extra []placed) []string {
+	if len(extra) == 0 {
+		return errs
+	}
+	out := make([]string, 0, len(errs)+len(extra))
+	j := 0
+	for i := 0; i <= len(errs); i++ {
+		for j < len(extra) && extra[j].at == i {
+			out = append(out, extra[j].msg)
+			j++
+		}
+		if i < len(errs) {
+			out = append(out, errs[i])
+		}
+	}
+	return out
+}
+
+// addValidator queues a present, well-typed field's validator; its error
+// goes at index at. A validator the gate does not define is a warning.
+func (g *Gate) addValidator(c *lambdaCalls, f *Field, at int) []string {
+	if f.Validator == "" {
+		return nil
 	}
 	val := g.validator(f.Validator)
 	if val == nil {
-		return nil, []string{fmt.Sprintf("field %q names validator %q, which the gate does not define: checked for its type only", f.Name, f.Validator)}
+		return []string{fmt.Sprintf("field %q names validator %q, which the gate does not define: checked for its type only", f.Name, f.Validator)}
 	}
-	ok, err := val.fn.Call([]any{v}, f.ValidatorParams)
-	switch {
-	case err != nil:
-		return []string{fmt.Sprintf("validator %q failed for field %q: %v", f.Validator, f.Name, err)}, nil
-	case !ok:
-		return []string{fmt.Sprintf("validator %q failed for field %q (%s)", f.Validator, f.Name, val.Lambda)}, nil
-	}
-	return nil, nil
+	c.add(val.Lambda, f.Name, f.ValidatorParams, at, func(o pylambda.Outcome) string {
+		switch {
+		case o.Err != "":
+			return fmt.Sprintf("validator %q failed for field %q: %s", f.Validator, f.Name, o.Err)
+		case !o.OK:
+			return fmt.Sprintf("validator %q failed for field %q (%s)", f.Validator, f.Name, val.Lambda)
+		}
+		return ""
+	})
+	return nil
 }
 
-// checkRules runs the cross-field rules on the whole evidence.
-func (g *Gate) checkRules(evidence map[string]any) []string {
-	var errs []string
+// addRules queues the cross-field rules, each given the whole evidence;
+// their errors go at index at (after the fields').
+func (g *Gate) addRules(c *lambdaCalls, at int) {
 	for i, r := range g.Rules {
-		ok, err := r.fn.Call([]any{evidence}, nil)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Sprintf("cross-field rule %d (%s) could not be evaluated: %v", i, r.ErrorMessage, err))
-		case !ok:
-			errs = append(errs, "cross-field validation failed: "+r.ErrorMessage)
-		}
+		c.add(r.Rule, "", nil, at, func(o pylambda.Outcome) string {
+			switch {
+			case o.Err != "":
+				return fmt.Sprintf("cross-field rule %d (%s) could not be evaluated: %s", i, r.ErrorMessage, o.Err)
+			case !o.OK:
+				return "cross-field validation failed: " + r.ErrorMessage
+			}
+			return ""
+		})
 	}
-	return errs
 }

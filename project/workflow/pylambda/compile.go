@@ -39,6 +39,9 @@ func Compile(src string) (*Func, error) {
 		return nil, fmt.Errorf("%q is not a lambda (write it as lambda x: <condition>)", short(src))
 	}
 	expr := translate(src)
+	if err := constantDefaults(expr); err != nil {
+		return nil, fmt.Errorf("%q: %w", short(src), err)
+	}
 	th := newThread()
 	v, err := starlark.EvalOptions(fileOptions, th, "lambda", expr, predeclared)
 	if err != nil {
@@ -50,6 +53,50 @@ func Compile(src string) (*Func, error) {
 	}
 	fn.Freeze()
 	return &Func{src: src, fn: fn}, nil
+}
+
+// constantDefaults refuses a lambda whose parameter defaults are not
+// constants: a default is computed when the lambda is compiled, which
+// happens where gates are loaded, outside the process that runs lambdas
+// under limits. A lambda that does not parse is left to the compiler's
+// error.
+func constantDefaults(expr string) error {
+	e, err := fileOptions.ParseExpr("lambda", expr, 0)
+	if err != nil {
+		return nil
+	}
+	lam, ok := e.(*syntax.LambdaExpr)
+	if !ok {
+		return nil
+	}
+	for _, p := range lam.Params {
+		bin, ok := p.(*syntax.BinaryExpr)
+		if !ok || bin.Op != syntax.EQ || isConstant(bin.Y) {
+			continue
+		}
+		name := "a parameter"
+		if id, ok := bin.X.(*syntax.Ident); ok {
+			name = id.Name
+		}
+		return fmt.Errorf("the default of %s is not a constant: write a number, a string, True, False or None (pass other values in validator_params)", name)
+	}
+	return nil
+}
+
+// isConstant reports a literal, -literal, True, False or None.
+func isConstant(e syntax.Expr) bool {
+	switch x := e.(type) {
+	case *syntax.Literal:
+		return true
+	case *syntax.Ident:
+		return x.Name == "True" || x.Name == "False" || x.Name == "None"
+	case *syntax.UnaryExpr:
+		_, lit := x.X.(*syntax.Literal)
+		return lit && (x.Op == syntax.MINUS || x.Op == syntax.PLUS)
+	case *syntax.ParenExpr:
+		return isConstant(x.X)
+	}
+	return false
 }
 
 // String is the lambda's source.

@@ -154,3 +154,19 @@ func TestRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultsMustBeConstants: a default is computed where the gate is
+// loaded, outside the child that runs lambdas under limits, so only
+// constants are allowed.
+func TestDefaultsMustBeConstants(t *testing.T) {
+	for _, ok := range []string{"lambda x, minimum=1: x >= minimum", "lambda x, s='a', n=-2, f=None, b=True: True"} {
+		if _, err := Compile(ok); err != nil {
+			t.Errorf("Compile(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"lambda x, d=[0] * 500000000: True", "lambda x, n=len('abc'): True", "lambda x, d={}: True"} {
+		if _, err := Compile(bad); err == nil || !strings.Contains(err.Error(), "is not a constant") {
+			t.Errorf("Compile(%q) = %v, want a refusal", bad, err)
+		}
+	}
+}

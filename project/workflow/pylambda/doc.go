@@ -11,7 +11,11 @@
 // enumerate, zip, abs, ...), plus isinstance, sum, round, and the modules re
 // (match, search, fullmatch, findall, sub, on Go's RE2 syntax) and yaml
 // (safe_load). There is no file, network or clock access, and each call is
-// bounded by a step budget.
+// bounded by a step budget; a parameter's default must be a constant. The
+// step budget does not count what one builtin allocates or computes, so
+// the broker runs lambdas in a child process under limits (package
+// lambdaproc), and the re module bounds its patterns and their inputs
+// (package pattern).
 //
 // A lambda that does not compile is reported by [Compile] with the reason and
 // the fix, so that a gate is refused when it is loaded, never passed silently

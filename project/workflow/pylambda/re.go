@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/berth-dev/berth/project/workflow/pattern"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 )
@@ -30,7 +31,9 @@ var reModule = &starlarkstruct.Module{Name: "re", Members: starlark.StringDict{
 	"DOTALL":     starlark.MakeInt(reDotAll),
 }}
 
-func compileRE(pattern string, flags int) (*regexp.Regexp, error) {
+// compileRE compiles a pattern with Python's flags, within the bounds of
+// package pattern.
+func compileRE(src string, flags int) (*pattern.Pattern, error) {
 	prefix := ""
 	if flags&reIgnoreCase != 0 {
 		prefix += "i"
@@ -41,15 +44,10 @@ func compileRE(pattern string, flags int) (*regexp.Regexp, error) {
 	if flags&reDotAll != 0 {
 		prefix += "s"
 	}
-	src := pattern
 	if prefix != "" {
-		src = "(?" + prefix + ")" + pattern
+		src = "(?" + prefix + ")" + src
 	}
-	re, err := regexp.Compile(src)
-	if err != nil {
-		return nil, fmt.Errorf("pattern %q: %w (Berth uses RE2 syntax: no look-around or back-references)", pattern, err)
-	}
-	return re, nil
+	return pattern.Compile(src)
 }
 
 // anchored finds a match starting at 0 (and ending at len(s) when full).
@@ -58,21 +56,29 @@ func anchored(re *regexp.Regexp, s string, full bool) []int {
 	if full {
 		expr += `$`
 	}
-	a, err := compileRE(expr, 0)
+	a, err := regexp.Compile(expr)
 	if err != nil {
 		return nil
 	}
 	return a.FindStringSubmatchIndex(s)
 }
 
+// unpackRE reads (pattern, string, flags?) and refuses a match that would
+// cost more than package pattern allows.
 func unpackRE(b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (*regexp.Regexp, string, error) {
-	var pattern, s string
+	var src, s string
 	flags := 0
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pattern", &pattern, "string", &s, "flags?", &flags); err != nil {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pattern", &src, "string", &s, "flags?", &flags); err != nil {
 		return nil, "", err
 	}
-	re, err := compileRE(pattern, flags)
-	return re, s, err
+	p, err := compileRE(src, flags)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	if err := p.Allow(len(s)); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	return p.Regexp(), s, nil
 }
 
 func reFind(find func(*regexp.Regexp, string) []int) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
@@ -113,15 +119,18 @@ func reFindAll(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 }
 
 func reSub(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var pattern, repl, s string
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pattern", &pattern, "repl", &repl, "string", &s); err != nil {
+	var src, repl, s string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pattern", &src, "repl", &repl, "string", &s); err != nil {
 		return nil, err
 	}
-	re, err := compileRE(pattern, 0)
+	p, err := compileRE(src, 0)
+	if err == nil {
+		err = p.Allow(len(s))
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	return starlark.String(re.ReplaceAllLiteralString(s, repl)), nil
+	return starlark.String(p.Regexp().ReplaceAllLiteralString(s, repl)), nil
 }
 
 // match is a Python re match: true, with group(n) and groups().
