@@ -154,7 +154,11 @@ func (e *Engine) taskContent(ctx context.Context, w *definition.Workflow, p *def
 		if err != nil {
 			return "", "", nil, readError(w, t.File, err)
 		}
-		return dynamic.RenderTask(tmpl, *p.Generated, p.Number, *t.Generated, t.Number), SourceTemplate, nil, nil
+		content, err := dynamic.RenderTask(ctx, tmpl, *p.Generated, p.Number, *t.Generated, t.Number)
+		if err != nil {
+			return "", "", nil, renderError(w, t.File, err)
+		}
+		return content, SourceTemplate, nil, nil
 	case !t.Missing:
 		content, err := w.ReadFile(t.File)
 		if err != nil {

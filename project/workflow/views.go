@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -87,7 +88,11 @@ func (e *Engine) phaseContent(ctx context.Context, w *definition.Workflow, p *de
 		if err != nil {
 			return "", "", nil, readError(w, p.File, err)
 		}
-		return dynamic.RenderPhase(tmpl, *p.Generated, p.Number), SourceTemplate, nil, nil
+		content, err := dynamic.RenderPhase(ctx, tmpl, *p.Generated, p.Number)
+		if err != nil {
+			return "", "", nil, renderError(w, p.File, err)
+		}
+		return content, SourceTemplate, nil, nil
 	case !p.Missing:
 		content, err := w.ReadFile(p.File)
 		if err != nil {
@@ -128,6 +133,16 @@ func overviewFromMetadata(p *definition.Phase) string {
 	}
 	list("Tasks", tasks)
 	return b.String()
+}
+
+// renderError is a template that cannot be rendered: too large a result,
+// or the request's end.
+func renderError(w *definition.Workflow, file string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return newError(ErrContentTooLarge, "shorten "+file+" of workflow "+w.Type+", or the text of the spec it renders",
+		"render %s of workflow %q: %v", file, w.Type, err)
 }
 
 func readError(w *definition.Workflow, file string, err error) error {

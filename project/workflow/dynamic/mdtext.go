@@ -7,9 +7,9 @@ import (
 )
 
 // mdText extracts a node's text as praxis-os's parser does with mistletoe:
-// inline pieces are joined as they are, line breaks become "\n", a strong
-// span gives only its first piece, and a list item joins its paragraphs and
-// nested items with newlines.
+// inline pieces are joined as they are (inlineText), line breaks become
+// "\n", and a list item joins its paragraphs and nested items with
+// newlines.
 type mdText struct{ src []byte }
 
 func (m mdText) text(n ast.Node) string {
@@ -23,23 +23,14 @@ func (m mdText) text(n ast.Node) string {
 			s += "\n"
 		}
 		return s
-	case *ast.String:
-		return string(x.Value)
+	case *ast.Paragraph, *ast.TextBlock, *ast.Heading:
+		var b strings.Builder
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			b.WriteString(m.text(c))
+		}
+		return inlineText(b.String())
 	case *ast.ListItem:
 		return m.listItem(x)
-	case *ast.Emphasis:
-		if x.Level == 2 && x.FirstChild() != nil {
-			return m.text(x.FirstChild())
-		}
-	case *ast.AutoLink:
-		return string(x.Label(m.src))
-	case *ast.RawHTML:
-		var b strings.Builder
-		for i := 0; i < x.Segments.Len(); i++ {
-			seg := x.Segments.At(i)
-			b.Write(seg.Value(m.src))
-		}
-		return b.String()
 	case *ast.FencedCodeBlock, *ast.CodeBlock, *ast.HTMLBlock:
 		var b strings.Builder
 		lines := n.Lines()

@@ -12,7 +12,7 @@ var ErrNoPhases = errors.New("no phases found")
 // result has at least one phase; slices are never nil.
 func Parse(parser string, data []byte) ([]Phase, error) {
 	if len(data) > MaxSourceBytes {
-		return nil, fmt.Errorf("the source is %d bytes; at most %d are read", len(data), MaxSourceBytes)
+		return nil, fmt.Errorf("the source is %d bytes; at most %d are read: split the spec", len(data), MaxSourceBytes)
 	}
 	var (
 		phases []Phase

@@ -23,9 +23,12 @@ func parseTasksMD(data []byte) ([]Phase, error) {
 	if strings.TrimSpace(string(data)) == "" {
 		return nil, errEmpty
 	}
-	doc := parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
-		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...)).Parse(text.NewReader(data))
+	if err := checkNesting(data); err != nil {
+		return nil, err
+	}
+	// goldmark reads the blocks; inline markup is read by inlineText
+	// (inline.go), and link reference definitions stay text.
+	doc := parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...)).Parse(text.NewReader(data))
 	m := mdText{src: data}
 	var phases []Phase
 	var cur *phaseData

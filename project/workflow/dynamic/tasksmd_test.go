@@ -1,10 +1,12 @@
 package dynamic
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/berth-dev/berth/project/workflow/workflowtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -163,15 +165,16 @@ phases:
 }
 
 func TestRender(t *testing.T) {
+	ctx := context.Background()
 	p := Phase{Number: 1, Name: "Storage", Description: "Store", EstimatedDuration: "2h", ValidationGate: []string{"a", "b"},
 		Tasks: []Task{{ID: "1.1", Name: "Table", Description: "Make it", EstimatedTime: "1h", AcceptanceCriteria: []string{"up"}}}}
-	got := RenderPhase("# Phase [PHASE_NUMBER]: [PHASE_NAME] ([TASK_COUNT] tasks, [ESTIMATED_DURATION])\n[PHASE_DESCRIPTION]\n[VALIDATION_GATE]\nnext [NEXT_PHASE_NUMBER]", p, 3)
-	if want := "# Phase 3: Storage (1 tasks, 2h)\nStore\n- [ ] a\n- [ ] b\nnext 4"; got != want {
-		t.Errorf("RenderPhase = %q, want %q", got, want)
+	got, err := RenderPhase(ctx, "# Phase [PHASE_NUMBER]: [PHASE_NAME] ([TASK_COUNT] tasks, [ESTIMATED_DURATION])\n[PHASE_DESCRIPTION]\n[VALIDATION_GATE]\nnext [NEXT_PHASE_NUMBER]", p, 3)
+	if want := "# Phase 3: Storage (1 tasks, 2h)\nStore\n- [ ] a\n- [ ] b\nnext 4"; got != want || err != nil {
+		t.Errorf("RenderPhase = %q, %v; want %q", got, err, want)
 	}
-	got = RenderTask("[TASK_ID] [TASK_NAME] in [PHASE_NUMBER] [PHASE_NAME]: [TASK_DESCRIPTION], [ESTIMATED_TIME], deps [DEPENDENCIES]\n[ACCEPTANCE_CRITERIA]\nnext [NEXT_TASK_NUMBER]", p, 3, p.Tasks[0], 1)
-	if want := "1.1 Table in 3 Storage: Make it, 1h, deps None\n- [ ] up\nnext 2"; got != want {
-		t.Errorf("RenderTask = %q, want %q", got, want)
+	got, err = RenderTask(ctx, "[TASK_ID] [TASK_NAME] in [PHASE_NUMBER] [PHASE_NAME]: [TASK_DESCRIPTION], [ESTIMATED_TIME], deps [DEPENDENCIES]\n[ACCEPTANCE_CRITERIA]\nnext [NEXT_TASK_NUMBER]", p, 3, p.Tasks[0], 1)
+	if want := "1.1 Table in 3 Storage: Make it, 1h, deps None\n- [ ] up\nnext 2"; got != want || err != nil {
+		t.Errorf("RenderTask = %q, %v; want %q", got, err, want)
 	}
 }
 
@@ -180,8 +183,14 @@ func FuzzParseTasksMD(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte("## Phase 1: A\n- [ ] **Task 1.1**: B\n  **Acceptance Criteria:**\n  - [ ] c\n"))
 	f.Add([]byte("### 2. X\n#### Task 2.1: Y\nDependencies: 1.1\n"))
+	for _, u := range hostileUnits {
+		f.Add(fillTo(u, 64, 4<<10))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		phases, err := Parse(ParserSpecTasks, data)
+		var phases []Phase
+		var err error
+		cost := workflowtest.MeasureQuick(func() { phases, err = Parse(ParserSpecTasks, data) })
+		workflowtest.Request.Check(t, "parsing tasks.md", cost)
 		if err != nil {
 			return
 		}
