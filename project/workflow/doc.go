@@ -23,6 +23,8 @@
 //	              total_phases, first_phase, status, options, metadata, imported_from,
 //	              skipped_phases, plan {source, sha256, parser, parsed_at, first_phase,
 //	              phases[]} for a dynamic workflow: its generated phases, fixed at start)
+//	  summaries/  <session id> -> JSON SessionSummary, what listings and completions read
+//	              (written with each session; a session without one is decoded whole)
 //	  active/     <workflow_type> NUL <target_file> -> session id of the active session
 //	              that start_workflow resumes (removed when the session completes or is deleted)
 //	  imports/    <praxis-os state file name> -> JSON {session_id, imported_at}

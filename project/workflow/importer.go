@@ -8,17 +8,23 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/store"
 )
 
-// Import limits: praxis-os state files are small; anything past these is not one.
+// Import limits: praxis-os's session files are a few KB; anything past
+// these is not one of them, and an open reads no more than this.
 const (
-	maxStateFiles     = 10000
-	maxStateFileBytes = 16 << 20
+	maxStateFiles     = 1000
+	maxStateFileBytes = 1 << 20
+	// maxImportBytes bounds what one open reads of session files; the
+	// files past it are read by the next opens.
+	maxImportBytes = 4 << 20
 )
 
 // ImportReport tells what Open found in the praxis-os state folder.
@@ -26,6 +32,8 @@ type ImportReport struct {
 	Imported        int           `json:"imported"`
 	AlreadyImported int           `json:"already_imported"`
 	Skipped         []SkippedFile `json:"skipped"`
+	// Deferred counts the files left for the next open (maxImportBytes).
+	Deferred int `json:"deferred,omitempty"`
 }
 
 // SkippedFile is a state file that was not imported, and why.
@@ -39,37 +47,30 @@ type importRecord struct {
 	ImportedAt time.Time `json:"imported_at"`
 }
 
-// importPraxis imports the praxis-os sessions of <root>/.praxis-os/.cache/state
-// that were not imported before. The files are only read: never changed or
-// removed. Unreadable files are skipped by name and tried again next time.
+// importPraxis imports the praxis-os sessions of the state folder
+// (<root>/.praxis-os/.cache/state) that were not imported before. The
+// folder and its files are read through the project's root (os.Root), so
+// that a link leading outside the project (to a folder elsewhere, to
+// another project's sessions) is not followed: it is skipped with the
+// reason. The files are only read: never changed or removed. Unreadable
+// files are skipped by name and tried again next time.
 func (e *Engine) importPraxis(ctx context.Context) (ImportReport, error) {
 	rep := ImportReport{Skipped: []SkippedFile{}}
-	entries, err := os.ReadDir(e.stateDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return rep, nil
-	}
+	root, err := os.OpenRoot(e.root)
 	if err != nil {
-		return rep, fmt.Errorf("read %s: %w", e.stateDir, err)
-	}
-	root, err := os.OpenRoot(e.stateDir)
-	if err != nil {
-		return rep, fmt.Errorf("open %s: %w", e.stateDir, err)
+		return rep, fmt.Errorf("open project %s: %w", e.root, err)
 	}
 	defer root.Close()
+	names, err := e.stateFiles(root, &rep)
+	if err != nil || len(names) == 0 {
+		return rep, err
+	}
 	done, err := e.importedNames()
 	if err != nil {
 		return rep, err
 	}
-	seen := 0
-	for _, ent := range entries {
-		name := ent.Name()
-		if ent.IsDir() || !strings.HasSuffix(name, ".json") {
-			continue
-		}
-		if seen++; seen > maxStateFiles {
-			e.log.Warn("too many praxis-os state files; the rest are not imported", "dir", e.stateDir, "limit", maxStateFiles)
-			break
-		}
+	read := int64(0)
+	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
@@ -77,7 +78,12 @@ func (e *Engine) importPraxis(ctx context.Context) (ImportReport, error) {
 			rep.AlreadyImported++
 			continue
 		}
-		s, err := readPraxisState(root, name)
+		if read >= maxImportBytes {
+			rep.Deferred++
+			continue
+		}
+		s, n, err := readPraxisState(root, path.Join(e.stateRel, name), name)
+		read += n
 		if err == nil {
 			err = e.storeImported(name, s, &rep)
 		}
@@ -86,9 +92,65 @@ func (e *Engine) importPraxis(ctx context.Context) (ImportReport, error) {
 			e.log.Warn("praxis-os session not imported", "file", filepath.Join(e.stateDir, name), "err", err)
 		}
 	}
+	if rep.Deferred > 0 {
+		e.log.Info("praxis-os sessions left for the next open", "dir", e.stateDir, "files", rep.Deferred, "read_limit", maxImportBytes)
+	}
 	e.log.Info("praxis-os sessions imported", "dir", e.stateDir, "imported", rep.Imported,
 		"skipped", len(rep.Skipped), "already_imported", rep.AlreadyImported)
 	return rep, nil
+}
+
+// stateFiles lists the *.json names of the state folder, read through
+// root, sorted. A folder that is a link leading outside the project is
+// skipped (named in rep), not an error.
+func (e *Engine) stateFiles(root *os.Root, rep *ImportReport) ([]string, error) {
+	dir, err := root.Open(e.stateRel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		reason := e.outsideReason(err)
+		rep.Skipped = append(rep.Skipped, SkippedFile{File: filepath.ToSlash(e.stateRel), Reason: reason})
+		e.log.Warn("praxis-os state folder not read", "dir", e.stateDir, "why", reason)
+		return nil, nil
+	}
+	defer dir.Close()
+	ents, err := dir.ReadDir(maxStateFiles * 2)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read %s: %w", e.stateDir, err)
+	}
+	var names []string
+	for _, ent := range ents {
+		if name := ent.Name(); !ent.IsDir() && strings.HasSuffix(name, ".json") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	if len(names) > maxStateFiles {
+		e.log.Warn("too many praxis-os state files; the rest are not imported", "dir", e.stateDir, "limit", maxStateFiles)
+		names = names[:maxStateFiles]
+	}
+	return names, nil
+}
+
+// outsideReason says why the state folder cannot be opened through the
+// project's root: most often a link that leads outside the project.
+func (e *Engine) outsideReason(err error) string {
+	target, terr := filepath.EvalSymlinks(e.stateDir)
+	if terr == nil && target != e.stateDir {
+		if rel, rerr := filepath.Rel(e.realRoot(), target); rerr != nil || !filepath.IsLocal(rel) {
+			return fmt.Sprintf("it is a link to %s, outside the project: its sessions are not imported (keep the state folder inside the project)", target)
+		}
+	}
+	return fmt.Sprintf("not read: %v", err)
+}
+
+// realRoot is the project's root with its links resolved.
+func (e *Engine) realRoot() string {
+	if r, err := filepath.EvalSymlinks(e.root); err == nil {
+		return r
+	}
+	return e.root
 }
 
 // importedNames returns the state files imported on earlier opens.
@@ -103,27 +165,37 @@ func (e *Engine) importedNames() (map[string]bool, error) {
 	return done, err
 }
 
-func readPraxisState(root *os.Root, name string) (*Session, error) {
-	f, err := root.Open(name)
+// readPraxisState reads the session file at rel (inside root) and returns
+// it with the bytes read. A file larger than maxStateFileBytes is refused
+// from its size, before it is read.
+func readPraxisState(root *os.Root, rel, name string) (*Session, int64, error) {
+	f, err := root.Open(rel)
 	if err != nil {
-		return nil, err
+		if !errors.Is(err, fs.ErrNotExist) {
+			err = errors.New("not read: it is a link that leads outside the project, or unreadable")
+		}
+		return nil, 0, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
+		return nil, 0, errors.New("not a regular file")
+	}
+	if fi.Size() > maxStateFileBytes {
+		return nil, 0, fmt.Errorf("it is %d bytes; praxis-os's session files are a few KB, and at most %d are imported", fi.Size(), maxStateFileBytes)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxStateFileBytes+1))
 	if err != nil {
-		return nil, err
+		return nil, int64(len(data)), err
 	}
 	if len(data) > maxStateFileBytes {
-		return nil, fmt.Errorf("larger than %d bytes", maxStateFileBytes)
+		return nil, int64(len(data)), fmt.Errorf("it is larger than %d bytes: not imported", maxStateFileBytes)
 	}
-	return parsePraxisState(name, data, fi.ModTime())
+	s, err := parsePraxisState(name, data, fi.ModTime())
+	return s, int64(len(data)), err
 }
 
 // storeImported completes s from the workflow's definition and stores it
@@ -160,11 +232,7 @@ func (e *Engine) storeImported(name string, s *Session, rep *ImportReport) error
 			already = true
 			return nil
 		}
-		existing, err := getSession(b, s.SessionID)
-		if err != nil {
-			return err
-		}
-		if existing != nil {
+		if b.Bucket(bucketSessions).Get([]byte(s.SessionID)) != nil {
 			return fmt.Errorf("session %s already exists in Berth", s.SessionID)
 		}
 		if err := putSession(b, s); err != nil {

@@ -116,9 +116,12 @@ func (e *Engine) Sessions(ctx context.Context, status string) (SessionList, erro
 	}
 	out := SessionList{Sessions: []SessionSummary{}}
 	err := e.area.View(func(b *store.Bucket) error {
-		return eachSession(b, func(s *Session) error {
+		return eachSummary(b, func(s SessionSummary) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if status == "" || status == FilterAll || s.Status == status {
-				out.Sessions = append(out.Sessions, sessionSummary(s))
+				out.Sessions = append(out.Sessions, s)
 			}
 			return nil
 		}, func(id string, err error) {

@@ -9,10 +9,11 @@ import (
 
 // Nested buckets of the workflow area (see the package doc).
 const (
-	areaName       = "workflow"
-	bucketSessions = "sessions"
-	bucketActive   = "active"
-	bucketImports  = "imports"
+	areaName        = "workflow"
+	bucketSessions  = "sessions"
+	bucketSummaries = "summaries"
+	bucketActive    = "active"
+	bucketImports   = "imports"
 )
 
 func activeKey(workflowType, target string) []byte {
@@ -48,6 +49,9 @@ func putSession(b *store.Bucket, s *Session) error {
 	if err := sessions.Put([]byte(s.SessionID), raw); err != nil {
 		return fmt.Errorf("store session %s: %w", s.SessionID, err)
 	}
+	if err := putSummary(b, s); err != nil {
+		return err
+	}
 	active, err := b.CreateBucket(bucketActive)
 	if err != nil {
 		return err
@@ -81,6 +85,13 @@ func deleteSession(b *store.Bucket, s *Session) error {
 	if err := sessions.Delete([]byte(s.SessionID)); err != nil {
 		return fmt.Errorf("delete session %s: %w", s.SessionID, err)
 	}
+	summaries, err := b.CreateBucket(bucketSummaries)
+	if err != nil {
+		return err
+	}
+	if err := summaries.Delete([]byte(s.SessionID)); err != nil {
+		return fmt.Errorf("delete the summary of session %s: %w", s.SessionID, err)
+	}
 	active, err := b.CreateBucket(bucketActive)
 	if err != nil {
 		return err
@@ -105,16 +116,39 @@ func activeSession(b *store.Bucket, workflowType, target string) (*Session, erro
 	return s, nil
 }
 
-// eachSession calls fn for every stored session, in id order. Undecodable
-// records are passed to bad.
-func eachSession(b *store.Bucket, fn func(*Session) error, bad func(id string, err error)) error {
+// putSummary stores s's summary: what listings show, so that they never
+// decode a session's evidence, options or plan.
+func putSummary(b *store.Bucket, s *Session) error {
+	raw, err := json.Marshal(sessionSummary(s))
+	if err != nil {
+		return fmt.Errorf("encode the summary of session %s: %w", s.SessionID, err)
+	}
+	summaries, err := b.CreateBucket(bucketSummaries)
+	if err != nil {
+		return err
+	}
+	if err := summaries.Put([]byte(s.SessionID), raw); err != nil {
+		return fmt.Errorf("store the summary of session %s: %w", s.SessionID, err)
+	}
+	return nil
+}
+
+// eachSummary calls fn with the summary of every stored session, in id
+// order. A session stored without one (by an older Berth) is decoded
+// whole; an undecodable record is passed to bad.
+func eachSummary(b *store.Bucket, fn func(SessionSummary) error, bad func(id string, err error)) error {
+	summaries := b.Bucket(bucketSummaries)
 	return b.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+		var sum SessionSummary
+		if raw := summaries.Get(k); raw != nil && json.Unmarshal(raw, &sum) == nil {
+			return fn(sum)
+		}
 		var s Session
 		if err := json.Unmarshal(v, &s); err != nil {
 			bad(string(k), err)
 			return nil
 		}
 		s.normalize()
-		return fn(&s)
+		return fn(sessionSummary(&s))
 	})
 }
