@@ -19,6 +19,7 @@
 //	                            (every value in files/, chunks/ and postings/ ends with a CRC-32C, big endian)
 //	    workflow/               owned by project/workflow (never dropped: user progress)
 //	      sessions/             <session id> -> JSON session (fields in project/workflow's package doc)
+//	      summaries/            <session id> -> JSON summary of the session, what listings read
 //	      active/               <workflow_type> NUL <target_file> -> id of the active session start_workflow resumes
 //	      imports/              <praxis-os state file name> -> JSON {session_id, imported_at} (so a file imports once)
 //	    servers/                owned by broker/hosted (user decisions: dropped only when damage leaves them unproven)
