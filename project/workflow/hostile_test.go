@@ -210,3 +210,37 @@ func TestHostileGatesAreBounded(t *testing.T) {
 		t.Fatalf("start with a costly pattern: %v", err)
 	}
 }
+
+// TestOversizedRenderRefusesTheStart: a spec whose phase would render past
+// the cap from the workflow's template (a 400 KB template repeating
+// [PHASE_DESCRIPTION] 20,000 times and a 5,000-character objective: 22.5 s
+// and 200 MB before) is refused at start, within a request's budget, and
+// no session is left on a phase it cannot show.
+func TestOversizedRenderRefusesTheStart(t *testing.T) {
+	e, root := compatProject(t)
+	tmpl := strings.Repeat("[PHASE_DESCRIPTION]", 20_000) + strings.Repeat("x", 20_000)
+	if err := os.WriteFile(filepath.Join(root, ".praxis-os", "workflows", "feature_delivery_v1", "phases", "dynamic", "phase-template.md"), []byte(tmpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Reload()
+	spec := filepath.Join(root, "big-spec", "tasks.md")
+	if err := os.MkdirAll(filepath.Dir(spec), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spec, []byte("## Phase 1: Big\n\n**Objective:** "+strings.Repeat("o", 5000)+"\n\n- [ ] **Task 1.1**: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var err error
+	cost := workflowtest.Measure(func() {
+		_, err = e.Start(ctx, "feature_delivery_v1", "big", map[string]any{"spec_path": "big-spec"})
+	})
+	wantKind(t, err, ErrContentTooLarge)
+	if !strings.Contains(err.Error(), "phase 1 (Big): the rendered phase would be 100020000 bytes") {
+		t.Fatalf("start = %v", err)
+	}
+	workflowtest.Request.Check(t, "refusing the start", cost)
+	if l, _ := e.Sessions(ctx, FilterAll); l.Count != 0 {
+		t.Fatalf("the refused start left %d sessions", l.Count)
+	}
+}

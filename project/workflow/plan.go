@@ -68,11 +68,33 @@ func (e *Engine) buildPlan(ctx context.Context, w *definition.Workflow, options 
 	if err != nil {
 		return nil, newError(ErrDynamicSource, "fix "+rel+" and start again", "%s: %v", rel, err)
 	}
+	if err := e.checkRenders(w, phases); err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256(data)
 	return &Plan{
 		Source: rel, SHA256: hex.EncodeToString(sum[:]), Parser: d.Parser, ParsedAt: e.now(),
 		FirstPhase: w.FirstPhase + len(w.Phases), Phases: phases,
 	}, nil
+}
+
+// checkRenders refuses a plan whose phases or tasks would render past
+// dynamic.MaxRenderedBytes from w's templates (sizes only, nothing is
+// rendered), so that no session starts on a phase it cannot show.
+func (e *Engine) checkRenders(w *definition.Workflow, phases []dynamic.Phase) error {
+	phaseTmpl, err := w.ReadFile(w.Dynamic.PhaseTemplate)
+	if err != nil {
+		return readError(w, w.Dynamic.PhaseTemplate, err)
+	}
+	taskTmpl, err := w.ReadFile(w.Dynamic.TaskTemplate)
+	if err != nil {
+		return readError(w, w.Dynamic.TaskTemplate, err)
+	}
+	if err := dynamic.CheckPlan(phaseTmpl, taskTmpl, phases, w.FirstPhase+len(w.Phases)); err != nil {
+		return newError(ErrContentTooLarge, "shorten the templates of workflow "+w.Type+" or the spec's text, then start again",
+			"workflow %q cannot start on this spec: %v", w.Type, err)
+	}
+	return nil
 }
 
 // readSource reads the source at rel (a spec folder means its tasks.md) and
@@ -120,7 +142,7 @@ func (e *Engine) readSource(rel, parser string) (string, []byte, error) {
 		return "", nil, fmt.Errorf("read %s: %w", rel, err)
 	}
 	if len(data) > dynamic.MaxSourceBytes {
-		return "", nil, fmt.Errorf("%s is larger than %d bytes", rel, dynamic.MaxSourceBytes)
+		return "", nil, fmt.Errorf("%s is larger than %d bytes, the most Berth reads of a source: split the spec", rel, dynamic.MaxSourceBytes)
 	}
 	return rel, data, nil
 }

@@ -115,3 +115,19 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckPlanWithoutRendering: a plan is checked from the placeholders'
+// counts, within the refusal budget, however large the result would be.
+func TestCheckPlanWithoutRendering(t *testing.T) {
+	tmpl := strings.Repeat("[TASK_NAME]", 20_000)
+	p := Phase{Name: "P", Tasks: []Task{{ID: "1.1", Name: "small"}, {ID: "1.2", Name: strings.Repeat("n", 5000)}}}
+	var err error
+	cost := workflowtest.Measure(func() { err = CheckPlan("# [PHASE_NAME]", tmpl, []Phase{p}, 1) })
+	if err == nil || !strings.Contains(err.Error(), "task 1.2 of phase 1: the rendered task would be 100000000 bytes") {
+		t.Fatalf("err = %v", err)
+	}
+	workflowtest.Refusal.Check(t, "checking a plan", cost)
+	if err := CheckPlan("# [PHASE_NAME]", "[TASK_NAME]", []Phase{p}, 1); err != nil {
+		t.Fatalf("a plan that renders small: %v", err)
+	}
+}
