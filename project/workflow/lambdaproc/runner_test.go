@@ -66,6 +66,7 @@ func TestLimitsStopTheChild(t *testing.T) {
 	}{
 		{"memory in one allocation", DefaultLimits, "lambda e: len([0] * 500000000) > 0", "more than 256 MiB of memory"},
 		{"memory grown", DefaultLimits, "lambda e: len(str(list(range(100000000)))) > 0", "more than 256 MiB of memory"},
+		{"memory grown a MiB at a time", Limits{Memory: 256 << 20, CPU: 20 * time.Second, Timeout: 60 * time.Second}, "lambda e: len([c * 1048576 for c in ['a'] * 600]) > 0", "more than 256 MiB of memory"},
 		{"cpu", Limits{Memory: 256 << 20, CPU: time.Second, Timeout: 20 * time.Second}, "lambda e: sum(range(1000000000)) > 0", "more than 1s of CPU time"},
 		{"wall time", Limits{Memory: 256 << 20, CPU: 30 * time.Second, Timeout: 500 * time.Millisecond}, "lambda e: sum(range(1000000000)) > 0", "ran longer than 500ms"},
 	}
