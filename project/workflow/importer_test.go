@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/project/workflow/workflowtest"
 )
 
 // copyStateFixture puts testdata/praxis-state into root/.praxis-os/.cache/state.
@@ -191,8 +193,12 @@ func FuzzParsePraxisState(f *testing.F) {
 		data, _ := os.ReadFile(filepath.Join("testdata", "praxis-state", e.Name()))
 		f.Add(e.Name(), data)
 	}
+	f.Add("huge.json", emptyObjectsSession("huge", 64<<10))
 	f.Fuzz(func(t *testing.T, name string, data []byte) {
-		s, err := parsePraxisState(name, data, time.Unix(0, 0))
+		var s *Session
+		var err error
+		cost := workflowtest.MeasureQuick(func() { s, err = parsePraxisState(name, data, time.Unix(0, 0)) })
+		workflowtest.Refusal.Check(t, "a session file", cost)
 		if err != nil {
 			return
 		}
