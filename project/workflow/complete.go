@@ -71,7 +71,16 @@ func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int,
 	}
 	var check definition.Result
 	if !skip {
-		if check, err = e.checkGate(ctx, p, evidence); err != nil {
+		// A call that waited for its turn to run the gate's lambdas looks
+		// again first: another may have completed the phase meanwhile.
+		recheck := func() error {
+			s, err := e.loadSession(ctx, sessionID)
+			if err != nil {
+				return err
+			}
+			return checkCompletable(s, phase)
+		}
+		if check, err = e.checkGate(ctx, p, evidence, recheck); err != nil {
 			return CompleteResult{}, err
 		}
 	}
@@ -115,8 +124,9 @@ func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int,
 
 // checkGate checks evidence against p's gate. A gate with lambdas runs
 // them in a child process, one check of this project at a time (so that
-// one project cannot hold every place the broker has for them).
-func (e *Engine) checkGate(ctx context.Context, p *definition.Phase, evidence map[string]any) (definition.Result, error) {
+// one project cannot hold every place the broker has for them); once its
+// turn comes, recheck says whether the check is still wanted.
+func (e *Engine) checkGate(ctx context.Context, p *definition.Phase, evidence map[string]any, recheck func() error) (definition.Result, error) {
 	if len(p.Gate.Validators) == 0 && len(p.Gate.Rules) == 0 {
 		return p.Gate.Check(ctx, evidence, nil)
 	}
@@ -125,6 +135,9 @@ func (e *Engine) checkGate(ctx context.Context, p *definition.Phase, evidence ma
 		defer func() { <-e.lambdaSlot }()
 	case <-ctx.Done():
 		return definition.Result{}, ctx.Err()
+	}
+	if err := recheck(); err != nil {
+		return definition.Result{}, err
 	}
 	return p.Gate.Check(ctx, evidence, loggedLambdas{run: e.lambdas, log: e.log, phase: p.Number})
 }

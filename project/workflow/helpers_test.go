@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/project/workflow/lambdaproc"
+	"github.com/berth-dev/berth/project/workflow/workflowtest"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -43,8 +44,10 @@ func newProject(t testing.TB) string {
 }
 
 // testLambdas runs gate lambdas in this test binary (TestMain), as the
-// broker runs them in the berth binary.
-var testLambdas = lambdaproc.New([]string{os.Args[0], lambdaproc.ChildCommand}, lambdaproc.DefaultLimits, 2)
+// broker runs them in the berth binary, under the broker's limits (their
+// CPU time and deadline stretched in race builds).
+var testLambdas = lambdaproc.New([]string{os.Args[0], lambdaproc.ChildCommand}, lambdaproc.Limits{
+	Memory: lambdaproc.DefaultLimits.Memory, CPU: workflowtest.RaceSlack * lambdaproc.DefaultLimits.CPU, Timeout: workflowtest.RaceSlack * lambdaproc.DefaultLimits.Timeout}, 2)
 
 func openEngine(t testing.TB, db *store.DB, root, projectID string) *Engine {
 	t.Helper()

@@ -59,7 +59,7 @@ func TestHostileLambdaIsAFailedCheck(t *testing.T) {
 	}
 	// The CPU limit stops it, or on a busy machine the deadline first.
 	if res.CheckpointPassed || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "a rule that never ends") ||
-		!strings.Contains(res.Errors[0], "stopped: it used more than 1s of CPU time") && !strings.Contains(res.Errors[0], "stopped: it ran longer than 3s") {
+		!strings.Contains(res.Errors[0], "of CPU time") && !strings.Contains(res.Errors[0], "stopped: it ran longer than") {
 		t.Fatalf("complete with a rule stopped by a limit: %+v", res)
 	}
 	state, _ := e.State(ctx, st.SessionID)
@@ -181,6 +181,9 @@ func TestHostileGatesAreBounded(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if workflowtest.RaceSlack > 1 && strings.Contains(c.want, "MiB of memory") {
+				t.Skip("the race detector's build holds no address-space limit: its child's memory is held by the watchdog alone, too slowly to test here (lambdaproc's own tests run it)")
+			}
 			db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
 			e := gatedProject(t, db, "p", c.gate)
 			ctx := context.Background()

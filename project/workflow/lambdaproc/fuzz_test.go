@@ -37,10 +37,11 @@ func FuzzLambda(f *testing.F) {
 			t.Fatalf("%d outcomes for one call", len(res.Outcomes))
 		}
 		workflowtest.Request.Check(t, "the broker's side of a lambda", cost)
-		if res.CPU > workflowtest.Slack*DefaultLimits.CPU || res.MaxRSS > DefaultLimits.Memory+workflowtest.Slack*workflowtest.Request.Memory {
+		limits := r.Limits()
+		if res.CPU > workflowtest.Slack*limits.CPU || res.MaxRSS > limits.Memory+workflowtest.Slack*workflowtest.Request.Memory {
 			t.Fatalf("the child used %v of CPU and %d MiB", res.CPU, res.MaxRSS>>20)
 		}
-		if d := time.Since(start); d > DefaultLimits.Timeout+10*time.Second {
+		if d := time.Since(start); d > limits.Timeout+10*time.Second {
 			t.Fatalf("the call took %v", d)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/project/workflow/pylambda"
+	"github.com/berth-dev/berth/project/workflow/workflowtest"
 )
 
 // TestMain lets this test binary serve as the child of its own tests.
@@ -18,6 +19,10 @@ func TestMain(m *testing.M) {
 
 // testRunner starts this test binary as the child.
 func testRunner(limits Limits) *Runner {
+	if limits == DefaultLimits {
+		limits.CPU *= workflowtest.RaceSlack
+		limits.Timeout *= workflowtest.RaceSlack
+	}
 	return New([]string{os.Args[0], ChildCommand}, limits, 2)
 }
 
@@ -67,8 +72,8 @@ func TestLimitsStopTheChild(t *testing.T) {
 		{"memory in one allocation", DefaultLimits, "lambda e: len([0] * 500000000) > 0", "more than 256 MiB of memory"},
 		{"memory grown", DefaultLimits, "lambda e: len(str(list(range(100000000)))) > 0", "more than 256 MiB of memory"},
 		{"memory grown a MiB at a time", Limits{Memory: 256 << 20, CPU: 20 * time.Second, Timeout: 60 * time.Second}, "lambda e: len([c * 1048576 for c in ['a'] * 600]) > 0", "more than 256 MiB of memory"},
-		{"cpu", Limits{Memory: 256 << 20, CPU: time.Second, Timeout: 20 * time.Second}, "lambda e: sum(range(1000000000)) > 0", "more than 1s of CPU time"},
-		{"wall time", Limits{Memory: 256 << 20, CPU: 30 * time.Second, Timeout: 500 * time.Millisecond}, "lambda e: sum(range(1000000000)) > 0", "ran longer than 500ms"},
+		{"cpu", Limits{Memory: 256 << 20, CPU: time.Second, Timeout: 60 * time.Second}, "lambda e: sum(range(1000000000)) > 0", "more than 1s of CPU time"},
+		{"wall time", Limits{Memory: 256 << 20, CPU: 60 * time.Second, Timeout: workflowtest.RaceSlack * time.Second}, "lambda e: sum(range(1000000000)) > 0", "ran longer than " + (workflowtest.RaceSlack * time.Second).String()},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,7 +88,7 @@ func TestLimitsStopTheChild(t *testing.T) {
 				t.Fatalf("outcomes = %+v (stopped %q)", o, res.Stopped)
 			}
 			t.Logf("%s: stopped after %v of CPU, %d MiB peak: %s", c.name, res.CPU, res.MaxRSS>>20, o[1].Err)
-			if res.CPU > 4*max(c.limits.CPU, time.Second) {
+			if res.CPU > workflowtest.Slack*max(c.limits.CPU, time.Second) {
 				t.Errorf("the child used %v of CPU", res.CPU)
 			}
 		})

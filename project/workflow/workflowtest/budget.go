@@ -27,8 +27,9 @@ var (
 	Request = Budget{CPU: time.Second, Memory: 64 << 20}
 )
 
-// Slack is how far over its budget a test lets an input go.
-const Slack = 4
+// Slack is how far over its budget a test lets an input go (more in the
+// race detector's builds).
+const Slack = 4 * RaceSlack
 
 // Cost is what one call cost.
 type Cost struct {
