@@ -23,7 +23,7 @@ import (
 // binary (its hidden command lambdaproc.ChildCommand), at most half the
 // CPUs (and at least two) at once.
 func gateLambdas() (*lambdaproc.Runner, error) {
-	exe, err := os.Executable()
+	exe, err := selfExe()
 	if err != nil {
 		return nil, fmt.Errorf("find the berth binary to run gate lambdas with: %w", err)
 	}
