@@ -85,11 +85,12 @@ func BenchmarkHostileInputs(b *testing.B) {
 	}
 	state.WriteString("}}")
 	var huge *Engine
+	outer := b // the engine lives on for the next two
 	b.Run("state_16MiB_open", func(b *testing.B) {
-		root := newProject(b)
+		root := newProject(outer)
 		hbWrite(b, root, map[string]string{".praxis-os/.cache/state/huge.json": state.String()})
-		db := openDB(b, filepath.Join(b.TempDir(), "b.db"))
-		c := workflowtest.Measure(func() { huge = hbOpen(b, db, root, "g") })
+		db := openDB(outer, filepath.Join(outer.TempDir(), "b.db"))
+		c := workflowtest.Measure(func() { huge = hbOpen(outer, db, root, "g") })
 		report(b, c, fmt.Sprint(huge.Imported().Imported, " imported"))
 	})
 	b.Run("state_16MiB_get_workflow_state", func(b *testing.B) {
