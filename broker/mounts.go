@@ -253,11 +253,20 @@ func (t *mounts) releaseLocked(id string, e *entry) {
 	e.grace = time.AfterFunc(t.cfg.MountGrace, func() { t.expire(id, e) })
 }
 
-// expire unmounts e if it is still unheld when its grace period ends.
+// expire unmounts e if it is still unheld when its grace period ends and
+// its sessions are quiet (inuse.go); while they are not, the grace is
+// asked again when it could end.
 func (t *mounts) expire(id string, e *entry) {
+	wait := e.m.book.holdFor(e.m.mcp, time.Now(), t.cfg.MountGrace)
 	t.mu.Lock()
 	if t.entries[id] != e || len(e.holders) > 0 || e.grace == nil || t.closed {
 		t.mu.Unlock()
+		return
+	}
+	if wait > 0 {
+		e.grace = time.AfterFunc(wait, func() { t.expire(id, e) })
+		t.mu.Unlock()
+		e.m.log.Debug("no holder left, but a session is in use: the project stays mounted", "again_in", wait.Round(time.Millisecond))
 		return
 	}
 	delete(t.entries, id)

@@ -19,8 +19,11 @@ import (
 type sessionBook struct {
 	log *slog.Logger
 
-	mu sync.Mutex // guards by and every *session in it
+	mu sync.Mutex // guards by, quietAt and every *session in it
 	by map[*mcp.ServerSession]*session
+	// quietAt is when a network session last ended a request or ended
+	// (inuse.go): what holds its project past mount_grace.
+	quietAt time.Time
 }
 
 // session is one session's entry in the book.
@@ -62,6 +65,7 @@ func (b *sessionBook) entryLocked(ss *mcp.ServerSession, tr *transport, now time
 			_ = ss.Wait()
 			b.mu.Lock()
 			delete(b.by, ss)
+			b.quietLocked(s, time.Now())
 			b.mu.Unlock()
 		}()
 	}
@@ -122,6 +126,7 @@ func (b *sessionBook) endLocked(s *session, kind requestKind, now time.Time) {
 	if !s.busyLocked() {
 		s.idleSince = now
 	}
+	b.quietLocked(s, now)
 }
 
 func (s *session) count(kind requestKind) *int {

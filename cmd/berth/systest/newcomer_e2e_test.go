@@ -95,8 +95,9 @@ func TestImportProjectLooksWhereTheAppLooks(t *testing.T) {
 
 // TestStopEndsHostedServersWithoutDeadlineErrors: an unmount (the grace
 // over) and `berth stop` end a project holding a running server that
-// ignores the end of its input (server-everything), a failed one (its
-// command does not exist) and the streams of an HTTP session, without
+// ignores the end of its input (server-everything) and a failed one (its
+// command does not exist), and `berth stop` the streams of an HTTP
+// session too, without
 // "stop hosted servers ... context deadline exceeded" in the log: every
 // server has its own bound, and one that never ran has nothing to wait
 // for. The stop's duration is logged.
@@ -122,12 +123,14 @@ func TestStopEndsHostedServersWithoutDeadlineErrors(t *testing.T) {
 		brokertest.Eventually(t, "the ghost server failed", func() bool { return serverStatus(t, ctx, b, root, "ghost").State == api.ServerFailed })
 		start := time.Now()
 		if end == "unmount" {
+			// A session in use holds the project: the grace starts once
+			// both the window and the agent are gone.
 			ide.Close()
+			agent.Close()
 			brokertest.Eventually(t, "the project unmounted after its grace", func() bool {
 				ps, err := b.Client.Projects(ctx)
 				return err == nil && len(ps) == 0
 			})
-			agent.Close()
 		} else {
 			if out, code := berthCmd(t, b.Home, "stop"); code != 0 {
 				t.Fatalf("berth stop: %d %s", code, out)
