@@ -227,8 +227,9 @@ func (h *fanout) WithGroup(name string) slog.Handler {
 }
 
 // tellMissing sends a session that sets its log level what the broker
-// cannot do for the project now (Endpoint.Missing), as warnings: those
-// were logged when they happened, before the session could hear them.
+// cannot do for the project now (Endpoint.Missing, a config edit not
+// applied), as warnings: those were logged when they happened, before
+// the session could hear them.
 func (e *Engine) tellMissing(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -236,10 +237,22 @@ func (e *Engine) tellMissing(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-			for _, m := range e.endpoint().Missing {
+			for _, m := range e.missing(e.endpoint()) {
 				_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "berth", Data: map[string]any{"message": m}})
 			}
 		}
 		return res, err
 	}
+}
+
+// missing is ep.Missing and, while the last config edit is not applied,
+// why (the settings before it are served meanwhile).
+func (e *Engine) missing(ep Endpoint) []string {
+	e.mu.Lock()
+	configErr := e.configErr
+	e.mu.Unlock()
+	if configErr == "" {
+		return ep.Missing
+	}
+	return append(slices.Clone(ep.Missing), configErr+" (fix the file; Berth applies it on save)")
 }

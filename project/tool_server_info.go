@@ -31,8 +31,9 @@ type ServerInfoResult struct {
 	// (a tool group it does not serve), with the fix.
 	Warnings []string `json:"warnings,omitempty"`
 	// Missing names what the broker cannot do for the project right now
-	// (no port for sub-agents, a state file it cannot write), each with
-	// its fix; empty when it does everything.
+	// (no port for sub-agents, a state file it cannot write, a config
+	// edit it could not apply), each with its fix; empty when it does
+	// everything.
 	Missing []string `json:"missing,omitempty"`
 }
 
@@ -184,6 +185,6 @@ func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoRes
 			StandardsDirs:   dirs,
 		},
 		Warnings: cfg.Warnings,
-		Missing:  ep.Missing,
+		Missing:  e.missing(ep),
 	}
 }

@@ -37,6 +37,7 @@ type doctor struct {
 	home     string
 	findings []finding
 	projects map[string]string // root -> name of the projects it knows, for their configs
+	served   map[string]bool   // roots the running broker serves now
 	ports    map[int]string    // port -> root of the projects it knows (served now, or their last port)
 }
 
@@ -65,7 +66,7 @@ func runDoctor(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	d := &doctor{home: home, projects: map[string]string{}, ports: map[int]string{}}
+	d := &doctor{home: home, projects: map[string]string{}, served: map[string]bool{}, ports: map[int]string{}}
 	prog := startProgress("checking " + home)
 	d.run(ctx)
 	prog.end()
@@ -185,6 +186,7 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 	for _, p := range ps {
 		mine[p.Port] = true
 		d.projects[p.Root] = p.Name
+		d.served[p.Root] = true
 		if p.Port > 0 {
 			d.ports[p.Port] = p.Root
 		}

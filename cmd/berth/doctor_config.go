@@ -65,6 +65,9 @@ func (d *doctor) checkProjectConfigs(brokerCfg *broker.Config) {
 		}
 		cfg, err := config.Load(root)
 		switch {
+		case err != nil && d.served[root]:
+			d.warn("fix what it names: the broker applies the file when it is saved, and serves the settings before the edit meanwhile",
+				"project %s: config edit not applied, the previous settings are still served: %v", name, err)
 		case err != nil && !d.refused(root):
 			d.fail("fix what it names; Berth refuses the project until then", "project %s: %v", name, err)
 		case err != nil:

@@ -72,11 +72,7 @@ func TestTypeScriptSDKHearsLogsAndToolChanges(t *testing.T) {
 			var got struct {
 				Before, After, Still []string
 				Changes              int
-				Logs                 []struct {
-					Level  string         `json:"level"`
-					Logger string         `json:"logger"`
-					Data   map[string]any `json:"data"`
-				}
+				Logs                 []logRecord
 			}
 			if err := json.Unmarshal([]byte(next("the report")), &got); err != nil {
 				t.Fatal(err)
@@ -96,9 +92,49 @@ func TestTypeScriptSDKHearsLogsAndToolChanges(t *testing.T) {
 			if !applied {
 				t.Errorf("no info record of the applied edit among %d records: %+v", len(got.Logs), got.Logs)
 			}
+			if !slices.ContainsFunc(got.Logs, func(l logRecord) bool { return l.refusal() }) {
+				t.Errorf("no warning that the edit was not applied among %+v", got.Logs)
+			}
+			// doctor says the old settings are served, not that the project is refused.
+			out, _ := berthCmd(t, b.Home, "doctor")
+			mustContain(t, out, "config edit not applied, the previous settings are still served", "config.yaml")
+			if strings.Contains(out, "refuses the project") {
+				t.Errorf("doctor calls a served project refused:\n%s", out)
+			}
+			lateLine, ok := strings.CutPrefix(next("the late session's report"), "late ")
+			if !ok {
+				t.Fatalf("notify.mjs said %q, want late", lateLine)
+			}
+			var late struct {
+				Heard   []logRecord
+				Missing []string
+			}
+			if err := json.Unmarshal([]byte(lateLine), &late); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(late.Heard, func(l logRecord) bool { return l.refusal() }) {
+				t.Errorf("the session that set its level after the bad edit heard %+v", late.Heard)
+			}
+			if !slices.ContainsFunc(late.Missing, func(m string) bool { return strings.Contains(m, "project config edit not applied") }) {
+				t.Errorf("get_server_info's missing after a bad edit: %q", late.Missing)
+			}
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("notify.mjs: %v", err)
 			}
 		})
 	}
+}
+
+// logRecord is a notifications/message as notify.mjs reports it.
+type logRecord struct {
+	Level  string         `json:"level"`
+	Logger string         `json:"logger"`
+	Data   map[string]any `json:"data"`
+}
+
+// refusal reports whether l is the warning that a config edit was not
+// applied.
+func (l logRecord) refusal() bool {
+	m, _ := l.Data["message"].(string)
+	return l.Level == "warning" && strings.Contains(m, "project config edit not applied")
 }

@@ -4,7 +4,9 @@
 // Usage: node notify.mjs <project-root> [http|stdio]
 // It prints "ready" once at debug level, then "changed <tools>" after
 // tools/list_changed, then, after a warning record saying an edit was not
-// applied, one JSON line of everything it heard, and exits.
+// applied, one JSON line of everything it heard; then a second client,
+// connected after that edit, prints "late <json>": the warnings it heard
+// once it set its level, and get_server_info's missing.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -54,4 +56,16 @@ const refused = (l) => l.level === 'warning' && String(l.data?.message).includes
 await until('a warning that the edit was not applied', () => logs.some(refused));
 const still = (await client.listTools()).tools.map((t) => t.name);
 console.log(JSON.stringify({ before, after, still, changes, logs }));
+
+// A session that comes after the edit (while the first holds the project)
+// hears of it when it sets its level.
+const late = new Client({ name: 'berth-notify-late', version: '1.0.0' });
+const heard = [];
+late.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { heard.push(n.params); logs.push(n.params); settle(); });
+await late.connect(open());
+await late.setLoggingLevel('warning');
+await until('the late session hearing the edit was not applied', () => heard.some(refused));
+const info = await late.callTool({ name: 'get_server_info', arguments: {} });
+console.log('late ' + JSON.stringify({ heard, missing: info.structuredContent?.missing ?? [] }));
+await late.close();
 await client.close();
