@@ -44,6 +44,7 @@ type ServerStatus struct {
 	Name      string       `json:"name"`  // the tool prefix in this project
 	State     ServerState  `json:"state"` // see the Server* states
 	Origin    ServerOrigin `json:"origin"`
+	Declared  string       `json:"declared_in,omitempty"` // the file declaring it: the project's config, or the broker's for origin user
 	Share     string       `json:"share"`
 	Command   string       `json:"command"` // command line or url, for display
 	PID       int          `json:"pid,omitempty"`

@@ -33,7 +33,7 @@ func (b *Broker) dashboard() any {
 			continue // unmounted meanwhile
 		}
 		p.Detail = m.engine.Status()
-		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent(), Servers: m.projectServers().Servers, Clients: m.clients()})
+		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent(), Servers: b.mountServers(m).Servers, Clients: m.clients()})
 	}
 	slices.SortFunc(d.Projects, func(x, y api.DashboardProject) int { return strings.Compare(x.Root, y.Root) })
 	for _, r := range b.logs.Recent("", logring.Query{MinLevel: slog.LevelInfo, Limit: dashboardLogLines}) {

@@ -23,7 +23,7 @@ func (b *Broker) Servers(_ context.Context, root string) (api.ServerList, error)
 	list := api.ServerList{Projects: []api.ProjectServers{}}
 	if root == "" {
 		for _, m := range b.mounts.all() {
-			if ps := m.projectServers(); len(ps.Servers) > 0 {
+			if ps := b.mountServers(m); len(ps.Servers) > 0 {
 				list.Projects = append(list.Projects, ps)
 			}
 		}
@@ -47,26 +47,41 @@ func (b *Broker) projectServers(root string) (api.ProjectServers, error) {
 	}
 	id := api.ProjectID(root)
 	if m, _, err := b.mounts.get(id); err == nil {
-		return m.projectServers(), nil
+		return b.mountServers(m), nil
 	}
 	cfg, err := config.Load(root)
 	if err != nil {
 		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "%v", err)
 	}
 	spec := hosted.ProjectSpec{ID: id, Root: root, Approvals: b.mounts.servers.approvals}
-	return api.ProjectServers{
+	ps := api.ProjectServers{
 		ID: id, Name: filepath.Base(root), Root: root,
 		Servers: nonNil(hosted.Describe(spec, hosted.Decls(b.mounts.servers.user, cfg.Servers))),
-	}, nil
+	}
+	b.declaredIn(ps.Servers, cfg.File)
+	return ps, nil
 }
 
-// projectServers is the mount's servers as they run.
-func (m *mount) projectServers() api.ProjectServers {
+// mountServers is the mount's servers as they run.
+func (b *Broker) mountServers(m *mount) api.ProjectServers {
 	ps := api.ProjectServers{ID: m.id, Name: m.name, Root: m.root, Mounted: true, Servers: []api.ServerStatus{}}
 	if m.servers != nil {
 		ps.Servers = nonNil(m.servers.hp.Status())
+		b.declaredIn(ps.Servers, m.engine.Config().File)
 	}
 	return ps
+}
+
+// declaredIn names the file that declares each server: projectFile for
+// the project's own, the broker's config for the user's.
+func (b *Broker) declaredIn(servers []api.ServerStatus, projectFile string) {
+	for i := range servers {
+		if servers[i].Origin == api.OriginUser {
+			servers[i].Declared = b.configFile
+		} else {
+			servers[i].Declared = projectFile
+		}
+	}
 }
 
 // ApproveServers records the user's approval of the servers the project
@@ -227,8 +242,9 @@ func (b *Broker) RevokeServers(_ context.Context, req api.RevokeRequest) (api.Pr
 	return b.projectServers(root)
 }
 
-// RestartServer starts a failed hosted server of a mounted project again
-// (served on the control socket only).
+// RestartServer starts a failed hosted server of a mounted project again,
+// or ends a running one's process and starts it again (served on the
+// control socket only).
 func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.ProjectServers, error) {
 	root, err := api.ResolveRoot(req.Root)
 	if err != nil {
@@ -246,7 +262,7 @@ func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.P
 		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
 			"no hosted server %q runs in %s (see `berth servers --project %s`)", req.Server, root, root)
 	}
-	ps := m.projectServers()
+	ps := b.mountServers(m)
 	if !restarted {
 		state := api.ServerState("unknown")
 		for _, s := range ps.Servers {
@@ -255,7 +271,7 @@ func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.P
 			}
 		}
 		return api.ProjectServers{}, api.Errorf(http.StatusConflict, api.CodeNotFailed,
-			"hosted server %q of %s is %s, not failed: only a failed server is restarted (one that crashes restarts by itself)", req.Server, root, state)
+			"hosted server %q of %s is %s: only a running or failed server is restarted (one starting or waiting out a crash restarts by itself; a lazy one starts at its first use)", req.Server, root, state)
 	}
 	b.log.Info("hosted server restart asked for", "project", m.id, "server", req.Server)
 	return ps, nil

@@ -3,8 +3,11 @@ package hosted
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -50,6 +53,9 @@ func (u *upstream) connect() (*generation, *lists, error) {
 		}
 		p, err := startProc(u.opts.procs, u.label, u.def.Command, u.def.Args, u.cwd, u.def.Env, emit)
 		if err != nil {
+			if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				return nil, nil, fmt.Errorf("%w: %v; install it, or correct servers.%s.command (or cwd) in the config that declares it, then `berth servers restart`", errUnrunnable, err, u.label)
+			}
 			return nil, nil, fmt.Errorf("start %s: %w (check servers.%s.command and cwd)", u.def.Command, err, u.label)
 		}
 		g.p = p
@@ -87,6 +93,10 @@ func (u *upstream) connect() (*generation, *lists, error) {
 	}
 	return g, ls, nil
 }
+
+// errUnrunnable marks a command that cannot be started at all (missing,
+// not executable, its cwd gone): the server fails at once.
+var errUnrunnable = errors.New("its command cannot be run")
 
 // upstreamLogLevel is the level Berth asks of every server that logs: its
 // messages at that level and above go to the broker's log and to each

@@ -412,8 +412,9 @@ func (p *Project) Logs(name string) []Line {
 	return e.target.up.stderr.snapshot()
 }
 
-// Restart starts a failed server again; a server that is not failed is
-// left as it is, and Restart reports false.
+// Restart starts a failed server again, or ends a running one's process
+// and starts it again; a server in another state is left as it is, and
+// Restart reports false.
 func (p *Project) Restart(name string) (restarted bool, err error) {
 	p.mu.Lock()
 	e := p.entries[name]

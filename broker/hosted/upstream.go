@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,7 @@ type upstream struct {
 	ctx      context.Context // cancelled by stop
 	cancel   context.CancelFunc
 	startc   chan struct{} // cap 1: start a lazy server
-	restartc chan struct{} // cap 1: start a failed server again
+	restartc chan struct{} // cap 1: start a failed or running server again
 	pokec    chan struct{} // cap 1: the server's lists changed
 	done     chan struct{} // closed when run returns
 
@@ -101,20 +102,25 @@ func poke(c chan struct{}) {
 // start asks a lazy server to start; it is a no-op once it has.
 func (u *upstream) start() { poke(u.startc) }
 
-// restart starts a failed server again with a clean crash history and
-// reports whether it was failed. A server in another state is left alone
-// (no request is kept for later: a server that fails afterwards stays
-// failed until asked again). A failed server leaves that state only by
-// this poke or by stopping, so the check and the poke cannot race.
+// restart starts a failed server again with a clean crash history, or
+// ends a running one's process and starts it again, and reports whether
+// the server was in one of those states. A server starting, waiting out
+// a backoff or not started yet is left alone. The request is a poke that
+// run takes while it waits on a failed server or serves a running one; a
+// running server that ends by itself before run takes it restarts as
+// after a crash and then once more.
 func (u *upstream) restart() bool {
 	u.mu.Lock()
-	failed := u.state == StateFailed
+	ok := u.state == StateFailed || u.state == StateRunning
 	u.mu.Unlock()
-	if failed {
+	if ok {
 		poke(u.restartc)
 	}
-	return failed
+	return ok
 }
+
+// errRestartAsked ends a running generation that a restart was asked of.
+var errRestartAsked = errors.New("restart asked for")
 
 // stop ends the server and waits until its process is gone (or ctx ends).
 func (u *upstream) stop(ctx context.Context) error {
@@ -160,6 +166,11 @@ func (u *upstream) run() {
 				u.stopped()
 				return
 			}
+			if errors.Is(err, errRestartAsked) {
+				u.update(func() { u.state, u.gen, u.lists, u.crashes = StateStarting, nil, nil, nil; u.restarts++; u.version++ })
+				u.log.Info("hosted server restarted as asked", "server", u.label)
+				continue
+			}
 		}
 		delay, failed := u.crashed(err)
 		if failed {
@@ -167,6 +178,7 @@ func (u *upstream) run() {
 				u.stopped()
 				return
 			}
+			u.update(func() { u.restarts++ })
 			continue
 		}
 		t := time.NewTimer(delay)
@@ -200,6 +212,9 @@ func (u *upstream) serve(g *generation) error {
 			return nil
 		case <-g.ended:
 			return u.ended(g)
+		case <-u.restartc:
+			g.close(u.opts.StopGrace)
+			return errRestartAsked
 		case <-u.pokec:
 			ctx, cancel := context.WithTimeout(u.ctx, u.opts.StartTimeout)
 			ls, err := list(ctx, g.cs)
@@ -275,9 +290,6 @@ func (u *upstream) update(change func()) {
 
 func (u *upstream) running(g *generation, ls *lists) {
 	u.update(func() {
-		if !u.startedAt.IsZero() {
-			u.restarts++
-		}
 		u.state, u.gen, u.lists, u.startedAt = StateRunning, g, ls, time.Now()
 		u.version++
 	})
@@ -294,27 +306,35 @@ func (u *upstream) stopped() {
 }
 
 // crashed records an unrequested end (or a failed start) and decides: wait
-// delay and restart, or mark the server failed.
+// delay and restart, or mark the server failed. A command that cannot be
+// run (missing, not executable) fails the server at once: trying again
+// would fail the same way until the user installs it or corrects the
+// config.
 func (u *upstream) crashed(err error) (delay time.Duration, failed bool) {
 	now := time.Now()
+	unrunnable := errors.Is(err, errUnrunnable)
 	u.update(func() {
 		u.crashes = slices.DeleteFunc(u.crashes, func(t time.Time) bool { return now.Sub(t) > u.opts.CrashWindow })
 		u.crashes = append(u.crashes, now)
 		u.lastErr = err.Error()
 		u.gen = nil
-		if len(u.crashes) >= u.opts.MaxCrashes {
+		if unrunnable || len(u.crashes) >= u.opts.MaxCrashes {
 			failed = true
 			u.state, u.lists, u.crashes = StateFailed, nil, nil
 			u.version++
 			return
 		}
 		u.state = StateRestarting
+		u.restarts++
 		delay = min(u.opts.BackoffMin<<(len(u.crashes)-1), u.opts.BackoffMax)
 	})
-	if failed {
+	switch {
+	case unrunnable:
+		u.log.Error("hosted server failed: its command cannot be run, not restarted", "server", u.label, "err", err)
+	case failed:
 		u.log.Error("hosted server failed: too many crashes, not restarted", "server", u.label,
 			"crashes", u.opts.MaxCrashes, "window", u.opts.CrashWindow, "err", err)
-	} else {
+	default:
 		u.log.Warn("hosted server ended; restarting", "server", u.label, "err", err, "backoff", delay)
 	}
 	return delay, failed
@@ -354,6 +374,8 @@ func (u *upstream) session(ctx context.Context) (*generation, error) {
 		switch {
 		case st == StateRunning && !g.isEnded():
 			return g, nil
+		case st == StateFailed && strings.Contains(lastErr, errUnrunnable.Error()):
+			return nil, fmt.Errorf("it failed and is not restarted: %s", lastErr)
 		case st == StateFailed:
 			return nil, fmt.Errorf("it failed (crashed %d times within %s) and is not restarted; last error: %s", u.opts.MaxCrashes, u.opts.CrashWindow, lastErr)
 		case st == StateNeedsApproval:

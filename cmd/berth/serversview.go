@@ -53,10 +53,13 @@ func printServers(w io.Writer, ps []api.ProjectServers, one, details bool) {
 				rss = fmt.Sprintf("%.1f MiB", float64(s.RSSBytes)/(1<<20))
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n", printable(s.Name), s.State, pid, s.Tools, s.Restarts, rss,
-				s.Calls, s.Errors, s.Origin, oneLine(printable(s.LastError), 100))
+				s.Calls, s.Errors, s.Origin, oneLine(printable(s.LastError), lastErrorWidth))
 		}
 		tw.Flush()
 		for _, s := range p.Servers {
+			if s.State == api.ServerFailed && len(s.LastError) > lastErrorWidth {
+				fmt.Fprintf(w, "  %s failed: %s\n", printable(s.Name), printable(s.LastError))
+			}
 			switch {
 			case details:
 				printServer(w, p.Root, s)
@@ -66,6 +69,10 @@ func printServers(w io.Writer, ps []api.ProjectServers, one, details bool) {
 		}
 	}
 }
+
+// lastErrorWidth is the most of a last error the table shows; a failed
+// server's whole error follows the table.
+const lastErrorWidth = 100
 
 // printServer shows one server below the table: a project's declaration
 // in full (what its approval covers), the broker config's in one line.

@@ -1,6 +1,7 @@
 // Berth dashboard: the MCP servers the broker hosts for a project (one row
-// each: state, pid, tools, restarts, memory, calls, and why one does not
-// run with the command that fixes it) and, under each server a project
+// each under a header: state, pid, tools, calls and errors, restarts,
+// memory, the file that declares it, and why one does not run with the
+// command that fixes it) and, under each server a project
 // declares, every value its approval covers (command, the program it runs,
 // args, env, working directory, roots, the project's files it runs) with
 // what changes what runs. Values are shown through printable(): control
@@ -43,6 +44,7 @@ function serversSection(list) {
   if (!list || !list.length) return null;
   const rows = list.flatMap((s) => [h("tr", { "data-server": s.name, "data-origin": s.origin },
     h("td", { class: "tool", title: printable(s.command) }, printable(s.name),
+      s.declared_in ? h("span", { class: "declared" }, (s.origin === "user" ? "user server, in " : "in ") + printable(s.declared_in)) : null,
       s.last_error ? h("span", { class: "errmsg", title: printable(s.last_error) }, printable(s.last_error)) : null,
       s.fix ? h("span", { class: "fix" }, "run ", h("code", null, printable(s.fix))) : null),
     h("td", null, h("span", { class: "badge " + (SERVER_BADGE[s.state] || "neutral") }, s.state)),
@@ -51,5 +53,6 @@ function serversSection(list) {
     h("td", { class: "num", title: "calls · errors" }, s.calls + " · " + s.errors),
     h("td", { class: "num", title: "restarts" }, plural(s.restarts, "restart")),
     h("td", { class: "num" }, bytes(s.rss_bytes))), definitionRows(s)]);
-  return [h("h4", null, "Hosted servers"), h("table", { class: "calls servers" }, h("tbody", null, rows))];
+  const head = h("thead", null, h("tr", null, ...["Server", "State", "Process", "Tools", "Calls · errors", "Restarts", "Memory"].map((c) => h("th", null, c))));
+  return [h("h4", null, "Hosted servers"), h("table", { class: "calls servers" }, head, h("tbody", null, rows))];
 }

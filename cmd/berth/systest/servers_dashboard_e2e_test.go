@@ -15,9 +15,9 @@ import (
 )
 
 // TestDashboardShowsHostedServers: a project's card lists its hosted
-// servers: one waiting for approval with the command that approves it and
+// servers under a header: one waiting for approval with the command that approves it and
 // every value its approval covers, and after the approval the same server
-// running with its pid and tools; a project server named like one of the
+// running with its pid, tools and the file that declares it; a project server named like one of the
 // broker's config is shown shadowed, its values escaped (a control
 // character or a bidirectional override in an argument is shown, never
 // acted on).
@@ -108,9 +108,18 @@ func TestDashboardShowsHostedServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"9 tools", "1 · 0", "0 restarts", "MiB"} {
+	for _, want := range []string{"9 tools", "1 · 0", "0 restarts", "MiB", "in " + filepath.Join(root, api.ProjectDir, "config.yaml")} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the running server's row lacks %q:\n%s", want, text)
+		}
+	}
+	head, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(fmt.Sprintf(`#projects article[data-id=%q] table.servers thead`, p.ID))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Server", "State", "Tools", "Calls · errors", "Restarts", "Memory"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("the servers table's header lacks %q: %q", want, head)
 		}
 	}
 	if strings.Contains(text, "approve") {

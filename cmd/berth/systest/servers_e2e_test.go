@@ -506,6 +506,9 @@ func TestFailedServerIsShownAndRestarted(t *testing.T) {
 	}
 	out, _ := berthCmd(t, b.Home, "servers", "--project", root)
 	mustContain(t, out, "flaky", "failed", "not ready yet", "run `"+restart+"`")
+	if st.Restarts != 4 {
+		t.Errorf("a server failed after 5 crashes shows %d restarts, want 4", st.Restarts)
+	}
 	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: url})
 	if info := getServerInfo(t, ctx, s); !slices.Contains(info.Capabilities.Tools, "search_standards") {
 		t.Errorf("Berth's own tools suffered from the failed server: %v", info.Capabilities.Tools)
@@ -531,8 +534,71 @@ func TestFailedServerIsShownAndRestarted(t *testing.T) {
 	if out, code := berthCmd(t, b.Home, "servers", "restart", root, "nope"); code != 1 || !strings.Contains(out, `no hosted server "nope"`) {
 		t.Errorf("restart of an unknown server: %d %q", code, out)
 	}
-	if _, err := b.Client.RestartServer(ctx, api.RestartRequest{Root: root, Server: "flaky"}); !errors.Is(err, api.CodeNotFailed) {
-		t.Errorf("restart of a running server: %v, want %s", err, api.CodeNotFailed)
+
+	// A healthy server is restarted too: a new process, its tools served.
+	before := serverStatus(t, ctx, b, root, "flaky")
+	if out, code := berthCmd(t, b.Home, "servers", "restart", root, "flaky"); code != 0 {
+		t.Fatalf("berth servers restart of a running server: %d %s", code, out)
+	}
+	var after api.ServerStatus
+	if !brokertest.Poll(30*time.Second, func() bool {
+		after = serverStatus(t, ctx, b, root, "flaky")
+		return after.State == api.ServerRunning && after.PID != 0 && after.PID != before.PID
+	}) {
+		t.Fatalf("the running server was not restarted: before %+v, after %+v", before, after)
+	}
+	if after.Restarts != before.Restarts+1 {
+		t.Errorf("restarts %d after a restart asked of a server at %d", after.Restarts, before.Restarts)
+	}
+	if !brokertest.WaitGone(before.PID, 10*time.Second) {
+		t.Errorf("the old process %d outlived the restart", before.PID)
+	}
+	brokertest.Eventually(t, "the server restarted as asked serves its tools", func() bool {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__read_graph", Arguments: map[string]any{}})
+		return err == nil && !res.IsError
+	})
+}
+
+// TestMissingCommandFailsAtOnceWithItsFix: a server whose command does not
+// exist is not started again and again: it fails at its first start, its
+// status and `berth servers` name the whole fix, and a restart asked while
+// the command is still missing fails once more, at once.
+func TestMissingCommandFailsAtOnceWithItsFix(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "missing", nil)
+	writeServers(t, root, "  ghost:\n    command: berth-no-such-server-anywhere\n    start: eager\n")
+	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	url := b.Attach(t, root).URL
+	var st api.ServerStatus
+	if !brokertest.Poll(30*time.Second, func() bool { st = serverStatus(t, ctx, b, root, "ghost"); return st.State == api.ServerFailed }) {
+		t.Fatalf("never failed: %+v", st)
+	}
+	if st.Restarts != 0 || !strings.Contains(st.LastError, "berth-no-such-server-anywhere") || !strings.Contains(st.LastError, "install it, or correct servers.ghost.command") {
+		t.Errorf("failed status %+v: want no restart and the fix", st)
+	}
+	out, _ := berthCmd(t, b.Home, "servers", "--project", root)
+	mustContain(t, out, "ghost failed: "+st.LastError, "run `berth servers restart "+root+" ghost`")
+
+	out, code := berthCmd(t, b.Home, "servers", "restart", root, "ghost")
+	if code != 0 {
+		t.Fatalf("berth servers restart: %d %s", code, out)
+	}
+	var again api.ServerStatus
+	if !brokertest.Poll(30*time.Second, func() bool {
+		again = serverStatus(t, ctx, b, root, "ghost")
+		return again.State == api.ServerFailed && again.Restarts == 1
+	}) {
+		t.Fatalf("the restart of a missing command: %+v, want failed after one more try", again)
+	}
+	if again.Restarts != 1 {
+		t.Errorf("restarts %d after one restart asked", again.Restarts)
+	}
+	s := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: url})
+	if info := getServerInfo(t, ctx, s); !slices.Contains(info.Capabilities.Tools, "search_standards") {
+		t.Errorf("Berth's own tools suffered from the missing command: %v", info.Capabilities.Tools)
 	}
 }
 
