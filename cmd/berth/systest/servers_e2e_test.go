@@ -559,16 +559,24 @@ func TestFailedServerIsShownAndRestarted(t *testing.T) {
 	})
 }
 
-// TestMissingCommandFailsAtOnceWithItsFix: a server whose command does not
-// exist is not started again and again: it fails at its first start, its
-// status and `berth servers` name the whole fix, and a restart asked while
-// the command is still missing fails once more, at once.
+// TestMissingCommandFailsAtOnceWithItsFix: a server whose command no
+// longer exists (approved, then uninstalled) is not started again and
+// again: it fails at its first start, its status and `berth servers` name
+// the whole fix, and a restart asked while the command is still missing
+// fails once more, at once.
 func TestMissingCommandFailsAtOnceWithItsFix(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "missing", nil)
-	writeServers(t, root, "  ghost:\n    command: berth-no-such-server-anywhere\n    start: eager\n")
+	program := filepath.Join(t.TempDir(), "berth-no-such-server-anywhere")
+	if err := os.WriteFile(program, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeServers(t, root, fmt.Sprintf("  ghost:\n    command: %q\n    start: eager\n", program))
 	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(program); err != nil { // uninstalled after the approval
 		t.Fatal(err)
 	}
 	url := b.Attach(t, root).URL
