@@ -79,9 +79,9 @@ func FindConfig(named, home string) (ConfigFile, error) {
 // does not know or a value of the wrong form is a *config.Error with the
 // line and column; the servers section is checked as a project's is.
 func ReadConfig(v *viper.Viper, file string) error {
-	data, err := os.ReadFile(file)
+	data, err := config.ReadFile(file)
 	if err != nil {
-		return &config.Error{File: file, Msg: err.Error()}
+		return err
 	}
 	doc, err := config.ParseFile(file, data)
 	if err != nil {

@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/berth-dev/berth/project/budgettest"
 	"github.com/berth-dev/berth/project/config"
 )
 
 // FuzzReadConfig feeds arbitrary bytes as the broker's config file:
-// ReadConfig never panics; it refuses with a *config.Error naming the
-// file, or what it accepts yields a Config or a validation error, never a
-// silently dropped value.
+// ReadConfig never panics and refuses or reads within the budget of a
+// refusal; it refuses with a *config.Error naming the file, or what it
+// accepts yields a Config or a validation error, never a silently dropped
+// value.
 func FuzzReadConfig(f *testing.F) {
 	for _, seed := range []string{
 		"listen: 127.0.0.1:4241\nports: {start: 4242, end: 4342}\nmount_grace: 1m\n",
@@ -20,6 +22,11 @@ func FuzzReadConfig(f *testing.F) {
 		"rag:\n  allow_outside: [/srv, ~/x]\n", "servers:\n  memory: {command: npx, args: [-y, m], call_timeout: 5s}\n",
 		"idle_timeout: 0\nsession_timeout: 90\n", "home: ~/b\n", "[1, 2]\n", "", "\xff\xfe", "a: &a [*a]\n",
 		`{"listen": "", "ports": {"start": 5000, "end": 5001}}`,
+		"servers: " + strings.Repeat("[", 30_000) + strings.Repeat("]", 30_000),
+		"servers: " + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000),
+		strings.Repeat("- ", 30_000) + "x\n",
+		"a: &a [*a, *a]\nports: *a\n",
+		"rag:\n  allow_outside: [" + strings.Repeat("/srv, ", 10_000) + "/srv]\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -29,7 +36,12 @@ func FuzzReadConfig(f *testing.F) {
 			t.Fatal(err)
 		}
 		v := NewViper()
-		if err := ReadConfig(v, file); err != nil {
+		var err error
+		cost := budgettest.Measure(func() { err = ReadConfig(v, file) })
+		if over := cost.Over(budgettest.Refusal, budgettest.Slack); over != nil {
+			t.Fatalf("ReadConfig of %d bytes: %v (err %v)", len(data), over, err)
+		}
+		if err != nil {
 			if !config.IsError(err) || !strings.Contains(err.Error(), file) {
 				t.Fatalf("refusal %T does not name the file: %v", err, err)
 			}

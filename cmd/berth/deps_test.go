@@ -14,6 +14,7 @@ var banned = []string{
 	"github.com/berth-dev/berth/broker/brokertest",
 	"github.com/berth-dev/berth/broker/peer/peertest", // the second account and its probe
 	"github.com/berth-dev/berth/cmd/berth-bench",
+	"github.com/berth-dev/berth/project/budgettest",
 	"github.com/blevesearch",   // the search benchmarks' reference engine
 	"github.com/chromedp",      // the dashboard's browser test
 	"github.com/google/go-cmp", // test diffs

@@ -108,9 +108,9 @@ func Load(root string) (Config, error) {
 	if file == "" {
 		return cfg, nil
 	}
-	data, err := os.ReadFile(file)
+	data, err := ReadFile(file)
 	if err != nil {
-		return cfg, &Error{File: file, Msg: err.Error()}
+		return cfg, err
 	}
 	doc, err := ParseFile(file, data)
 	if err != nil {

@@ -6,14 +6,50 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/berth-dev/berth/project/budgettest"
 )
 
+// hostileConfigs are config files written to cost a reader time and
+// memory: nesting, anchors that repeat each other, long lists, long lines.
+// Every reader of config files must refuse or read each within the budget
+// of a refusal.
+func hostileConfigs() []string {
+	laughs := "servers:\n  m:\n    command: x\n    env: &e0 {a: b, c: d, e: f, g: h, i: j, k: l, m: n, o: p, q: r, s: t}\n"
+	for i := 1; i < 9; i++ {
+		laughs += "  m" + string(rune('0'+i)) + ": {command: x, args: &e" + string(rune('0'+i)) + " [" +
+			strings.Repeat("*e"+string(rune('0'+i-1))+", ", 9) + "*e" + string(rune('0'+i-1)) + "]}\n"
+	}
+	return []string{
+		"servers: " + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000), // over MaxFileSize
+		"servers: " + strings.Repeat("[", 30_000) + strings.Repeat("]", 30_000),
+		"servers: " + strings.Repeat("{a: ", 12_000) + "1" + strings.Repeat("}", 12_000),
+		strings.Repeat("- ", 30_000) + "x\n",
+		staircase(300),
+		laughs,
+		"mcp:\n  enabled_tool_groups: [" + strings.Repeat("rag, ", 12_000) + "rag]\n",
+		"rag:\n  standards_path: \"" + strings.Repeat("\\\"", 30_000) + "\"\n",
+		"a: &a [*a, *a]\nservers: *a\n",
+		`{"mcp": ` + strings.Repeat(`{"a": `, 5_000) + "1" + strings.Repeat("}", 5_000) + "}",
+	}
+}
+
+// staircase is a key nested n levels deep by indentation alone.
+func staircase(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(strings.Repeat(" ", i) + "k:\n")
+	}
+	return b.String()
+}
+
 // FuzzLoad feeds arbitrary bytes as the project's config.yaml and
-// config.json: Load never panics, an error names the file, and a config it
-// accepts is valid (a port, known groups, paths inside the project, servers
-// with a valid name, one of command or url, and known share and start).
+// config.json: Load never panics, it refuses or reads within the budget
+// of a refusal, an error names the file, and a config it accepts is valid
+// (a port, known groups, paths inside the project, servers with a valid
+// name, one of command or url, and known share and start).
 func FuzzLoad(f *testing.F) {
-	for _, seed := range []string{
+	for _, seed := range append(hostileConfigs(), []string{
 		"mcp:\n  http_port: 4300\n  enabled_tool_groups: [rag, pos]\n",
 		"rag:\n  standards_path: ../outside\n",
 		"mcp: [1, 2]\n",
@@ -30,7 +66,7 @@ func FuzzLoad(f *testing.F) {
 		"servers:\n  m: {command: \"a\\e[2K\", args: [\"\\r\\e[8m\"], roots: [src, /x], env: {NODE_OPTIONS: --require ./x.js}}\n",
 		"servers:\n  m: {command: x, roots: []}\n",
 		"",
-	} {
+	}...) {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
 	}
@@ -47,7 +83,12 @@ func FuzzLoad(f *testing.F) {
 		if err := os.WriteFile(file, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := Load(root)
+		var cfg Config
+		var err error
+		cost := budgettest.Measure(func() { cfg, err = Load(root) })
+		if over := cost.Over(budgettest.Refusal, budgettest.Slack); over != nil {
+			t.Fatalf("Load of %d bytes: %v (err %v)", len(data), over, err)
+		}
 		if err != nil {
 			if !strings.Contains(err.Error(), file) {
 				t.Fatalf("error does not name the file: %v", err)

@@ -4,24 +4,33 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
-	goccy "github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/parser"
 	"go.yaml.in/yaml/v3"
 )
 
 // ParseFile parses a configuration file's content: JSON when the name ends
-// in .json (as praxis-os reads it: no comments), else YAML. A syntax error
-// is an *Error at the line and column where the text goes wrong.
+// in .json (as praxis-os reads it: no comments), else YAML. A mistake is an
+// *Error at the line and column where the text goes wrong.
 //
-// yaml.v3 builds the document (its nodes carry every key's position and
-// comments) but reports a syntax error at the line where the enclosing
-// construct began ("line 1" for a brace left open on line 2), so the
-// position of a YAML syntax error comes from goccy/go-yaml's parser, which
-// points at the offending character.
+// The bounds (MaxFileSize, MaxDepth) are checked first, by a pass over the
+// text (lex) that no parser runs before; then yaml.v3 builds the document,
+// whose nodes carry every key's position, and MaxValues is checked on it.
+// yaml.v3 reports a syntax error at the line where the enclosing section
+// began ("line 1" for a brace left open on line 2): the position comes
+// from the pass over the text when it saw what went wrong, else the
+// error keeps yaml.v3's words.
 func ParseFile(file string, data []byte) (*yaml.Node, error) {
+	if err := checkSize(file, int64(len(data))); err != nil {
+		return nil, err
+	}
+	lx := lex(data)
+	if lx.deep.line > 0 {
+		return nil, &Error{File: file, Line: lx.deep.line, Column: lx.deep.col, Msg: fmt.Sprintf(
+			"sections and lists nested more than %d deep: a config file needs a few levels (write the values out flat)", MaxDepth)}
+	}
 	if strings.EqualFold(filepath.Ext(file), ".json") {
 		if err := jsonSyntax(file, data); err != nil {
 			return nil, err
@@ -29,7 +38,10 @@ func ParseFile(file string, data []byte) (*yaml.Node, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlSyntax(file, data, err)
+		return nil, yamlSyntax(file, err, lx.problem)
+	}
+	if err := checkValues(file, &doc); err != nil {
+		return nil, err
 	}
 	return &doc, nil
 }
@@ -53,18 +65,13 @@ func jsonSyntax(file string, data []byte) error {
 	return &Error{File: file, Msg: "invalid JSON: " + err.Error()}
 }
 
-// yamlSyntax turns yaml.v3's syntax error into an *Error at the position
-// goccy/go-yaml finds; when goccy accepts the text, yaml.v3's message stands.
-func yamlSyntax(file string, data []byte, v3err error) error {
-	msg := strings.TrimPrefix(v3err.Error(), "yaml: ")
-	if _, err := parser.ParseBytes(data, 0); err != nil {
-		var ge goccy.Error
-		if errors.As(err, &ge) && ge.GetToken() != nil {
-			pos := ge.GetToken().Position
-			return &Error{File: file, Line: pos.Line, Column: pos.Column, Msg: "invalid YAML: " + ge.GetMessage() + " (fix the YAML there)"}
-		}
+// yamlSyntax turns yaml.v3's syntax error into an *Error: at the problem
+// the pass over the text found, when it found one, else in yaml.v3's words.
+func yamlSyntax(file string, v3err error, at *lexAt) error {
+	if at != nil {
+		return &Error{File: file, Line: at.line, Column: at.col, Msg: "invalid YAML: " + at.msg + " (fix the YAML there)"}
 	}
-	return &Error{File: file, Msg: "invalid YAML: " + msg + " (fix the YAML there)"}
+	return &Error{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(v3err.Error(), "yaml: ") + " (fix the YAML there)"}
 }
 
 // LineColumn is the 1-based line and column (in bytes) of offset in data;

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -227,9 +226,9 @@ var ServersSchema = &Schema{Kind: KindMap, Example: "{memory: {command: npx, arg
 // result to ValidateServers. The broker's config file declares servers the
 // same way.
 func ReadServers(file string) (map[string]Server, error) {
-	data, err := os.ReadFile(file)
+	data, err := ReadFile(file)
 	if err != nil {
-		return nil, &Error{File: file, Msg: err.Error()}
+		return nil, err
 	}
 	doc, err := ParseFile(file, data)
 	if err != nil {

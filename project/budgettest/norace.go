@@ -1,0 +1,5 @@
+//go:build !race
+
+package budgettest
+
+const raceSlack = 1
