@@ -12,6 +12,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
+	"github.com/berth-dev/berth/broker/streamable"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -52,22 +53,22 @@ func checkPosts(next http.Handler) http.Handler {
 		switch {
 		case errors.As(err, &netErr) && netErr.Timeout():
 			w.Header().Set("Connection", "close")
-			writeRPCError(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest,
+			streamable.WriteRPCError(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("request body not received within %s: send the whole body at once", bodyTimeout))
 			return
 		case errors.As(err, &tooBig):
-			writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
+			streamable.WriteRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("request body over %d bytes: send smaller messages (the session is unchanged)", MaxBodyBytes))
 			return
 		case err != nil:
 			controlapi.WriteError(w, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "read request body: %v", err))
 			return
 		case len(body) > 0 && !json.Valid(body):
-			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: the body is not valid JSON (the session is unchanged)")
+			streamable.WriteRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "parse error: the body is not valid JSON (the session is unchanged)")
 			return
 		}
 		if r.URL.Path == "/mcp" && r.Header.Get("Mcp-Session-Id") == "" && !opensSession(body) {
-			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+			streamable.WriteRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
 				"missing Mcp-Session-Id header: send initialize first and then the session id it returns")
 			return
 		}
@@ -97,15 +98,4 @@ func opensSession(body []byte) bool {
 		}
 	}
 	return false
-}
-
-// writeRPCError answers with a JSON-RPC error that belongs to no request.
-func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      nil,
-		"error":   map[string]any{"code": code, "message": msg},
-	})
 }

@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/broker/streamable"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -59,12 +61,13 @@ const (
 )
 
 // limits enforces one project's session rule above and mcp.max_tool_calls
-// (tool calls running at once, every session and transport together). Each
+// (tool calls, resource reads, prompts and the requests of batches running
+// at once, every session and transport together). Each
 // mount has its own: a busy project never slows another.
 type limits struct {
 	project     string
 	maxSessions int           // 0 = no limit
-	calls       chan struct{} // a token per running tool call; nil = no limit
+	calls       chan struct{} // a token per running counted request; nil = no limit
 	timeout     time.Duration // session_timeout; 0 = never
 	book        *sessionBook
 	log         *slog.Logger
@@ -195,17 +198,40 @@ func (l *limits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				l.release(ss)
 			}
 			return res, err
-		case method == "tools/call" && l.calls != nil:
-			select {
-			case l.calls <- struct{}{}:
-				defer func() { <-l.calls }()
-			default:
-				return nil, &jsonrpc.Error{Code: CodeBusy, Message: fmt.Sprintf(
-					"project %s is running %d tool calls, its mcp.max_tool_calls: retry in a moment, or raise the limit in .praxis-os/config.yaml",
-					l.project, cap(l.calls))}
+		case l.calls != nil && !strings.HasPrefix(method, "notifications/") && (countedMethods[method] || streamable.InBatch(req.GetExtra())):
+			if err := l.take(ctx, streamable.InBatch(req.GetExtra())); err != nil {
+				return nil, err
 			}
+			defer func() { <-l.calls }()
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// countedMethods are the requests mcp.max_tool_calls counts wherever they
+// come from: those whose work a client chooses (a tool, a file read whole,
+// a prompt rendered). Every request of a JSON-RPC batch counts too.
+var countedMethods = map[string]bool{"tools/call": true, "resources/read": true, "prompts/get": true}
+
+// take takes a place among the requests mcp.max_tool_calls allows: at once
+// or a busy error, or for the request of a batch (whose entries all arrive
+// at once) when one frees, until ctx ends.
+func (l *limits) take(ctx context.Context, wait bool) error {
+	if wait {
+		select {
+		case l.calls <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	select {
+	case l.calls <- struct{}{}:
+		return nil
+	default:
+		return &jsonrpc.Error{Code: CodeBusy, Message: fmt.Sprintf(
+			"project %s is running %d requests (tool calls, resource reads, prompts), its mcp.max_tool_calls: retry in a moment, or raise the limit in .praxis-os/config.yaml",
+			l.project, cap(l.calls))}
 	}
 }
 

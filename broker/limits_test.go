@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/broker/streamable"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +38,12 @@ func gatedServer(t *testing.T, l *limits) (s *mcp.Server, started chan struct{},
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "quick"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
 		return &mcp.CallToolResult{}, struct{}{}, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "berth://quick", Name: "quick"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "berth://quick", Text: "q"}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "quick"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "q"}}}}, nil
 	})
 	s.AddReceivingMiddleware(l.book.middleware, l.middleware)
 	return s, started, release
@@ -89,6 +100,16 @@ func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 	if !busyCode(err) {
 		t.Fatalf("third concurrent call: %v, want JSON-RPC error %d", err, CodeBusy)
 	}
+	// Reading a resource and getting a prompt count too.
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "berth://quick"}); !busyCode(err) {
+		t.Fatalf("resources/read past the limit: %v, want JSON-RPC error %d", err, CodeBusy)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "quick"}); !busyCode(err) {
+		t.Fatalf("prompts/get past the limit: %v, want JSON-RPC error %d", err, CodeBusy)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatalf("tools/list is not counted: %v", err)
+	}
 
 	// Another project's limits are its own.
 	other, _, _ := gatedServer(t, testLimits("other", 0, 2, 0))
@@ -104,6 +125,62 @@ func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 	wg.Wait()
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
 		t.Fatalf("the same session after the calls ended: %v", err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "berth://quick"}); err != nil {
+		t.Fatalf("resources/read after the calls ended: %v", err)
+	}
+}
+
+// TestBatchRequestsTakeTheirTurn: every request of a JSON-RPC batch counts
+// against mcp.max_tool_calls, and those past it wait for a place instead
+// of being refused (a batch's requests all arrive at once), while a single
+// request is refused as before.
+func TestBatchRequestsTakeTheirTurn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := testLimits("batch", 0, 2, 0)
+	s, started, release := gatedServer(t, l)
+	ts := httptest.NewServer(streamable.New(s, streamable.Options{}))
+	t.Cleanup(ts.Close)
+	post := func(sid, body string) (*http.Response, string) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp, string(raw)
+	}
+	resp, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	answers := make(chan string, 1)
+	go func() {
+		_, body := post(sid, `[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait"}},`+
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait"}},`+
+			`{"jsonrpc":"2.0","id":4,"method":"tools/list"}]`)
+		answers <- body
+	}()
+	<-started
+	<-started
+	if _, body := post(sid, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"berth://quick"}}`); !strings.Contains(body, fmt.Sprint(CodeBusy)) {
+		t.Fatalf("a single request while the batch holds every place: %s", body)
+	}
+	close(release)
+	var body string
+	select {
+	case body = <-answers:
+	case <-ctx.Done():
+		t.Fatal("the batch was not answered")
+	}
+	if strings.Contains(body, `"error"`) || strings.Count(body, `"result"`) != 3 {
+		t.Fatalf("the batch's answers: %s", body)
 	}
 }
 

@@ -105,6 +105,8 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		Track:      m.book.track(transportNamed(transportHTTP)),
 	})
 	m.mcp.AddReceivingMiddleware(m.limits.middleware)
+	// Outside the limits: a batch's request takes its place when its turn comes.
+	m.mcp.AddReceivingMiddleware(m.streamable.Batches)
 	// Outside the limits: it saves what they admitted.
 	m.mcp.AddReceivingMiddleware(m.saved.middleware)
 	// Outside both: it sees every call, those they refuse included.

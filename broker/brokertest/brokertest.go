@@ -31,7 +31,9 @@ func Binaries(tb testing.TB) string { return BinariesVersion(tb, "") }
 
 // BinariesVersion builds berth and berth-shim that report version (set
 // with -ldflags -X on api.Version, as a release build does); "" keeps the
-// source's version. Each version is built once per test process.
+// source's version. Each version is built once per test process. With
+// BERTH_TEST_BIN set, the source's version is the berth and berth-shim in
+// that directory instead (another build, to compare its behaviour).
 func BinariesVersion(tb testing.TB, version string) string {
 	return BinariesProtocol(tb, version, "")
 }
@@ -40,6 +42,9 @@ func BinariesVersion(tb testing.TB, version string) string {
 // speak protocol (api.ProtocolVersion, "" for the source's).
 func BinariesProtocol(tb testing.TB, version, protocol string) string {
 	tb.Helper()
+	if dir := os.Getenv("BERTH_TEST_BIN"); dir != "" && version == "" {
+		return dir
+	}
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	key := version + "\x00" + protocol

@@ -8,7 +8,9 @@
 //     the state the broker saved ([Options.Restore]);
 //   - see each request of a session start and end ([Options.Track]): what
 //     makes a session busy or idle;
-//   - end a session so that its very next request gets 404 ([Handler.Close]).
+//   - end a session so that its very next request gets 404 ([Handler.Close]);
+//   - bound a JSON-RPC batch: its size, its answers' bytes, and its requests
+//     one at a time ([MaxBatch], [Handler.Batches]).
 //
 // What the table does not see, the go-sdk still does: the transport parses,
 // routes and streams every message, and requests that open no session (the
@@ -82,6 +84,9 @@ type Handler struct {
 
 	fastCalls sync.Map                          // *mcp.RequestExtra -> *fastCall, while the fast path serves it (fast.go)
 	chain     atomic.Pointer[mcp.MethodHandler] // the server's handling of a request, inside Middleware
+
+	batchMu sync.Mutex // guards batches; apart from mu, never held with it
+	batches map[string]*batch
 }
 
 type entry struct {
@@ -102,6 +107,7 @@ func New(srv *mcp.Server, opts Options) *Handler {
 		opts:     opts,
 		probe:    mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Logger: opts.Logger}),
 		sessions: make(map[string]*entry),
+		batches:  make(map[string]*batch),
 	}
 }
 
@@ -125,6 +131,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body, ok := readBody(w, r)
 		if !ok {
 			return
+		}
+		bid, b, ok := h.startBatch(w, r, body)
+		if !ok {
+			return
+		}
+		if b != nil {
+			defer h.endBatch(bid, b)
+			w = &batchWriter{ResponseWriter: w, b: b}
 		}
 		if id == "" {
 			h.open(w, r, body)
