@@ -29,7 +29,7 @@ type serverDeps struct {
 
 func newServerDeps(cfg Config, db *store.DB, log *slog.Logger, logs *logring.Ring, onChange func()) *serverDeps {
 	return &serverDeps{
-		pool:      hosted.NewPool(hosted.Options{Log: log, Version: api.Version, Home: cfg.Home}),
+		pool:      hosted.NewPool(hosted.Options{Log: log, Version: api.Version, Home: cfg.Home, CheckURL: selfURLs(cfg)}),
 		approvals: hosted.NewApprovals(db),
 		user:      cfg.Servers,
 		logs:      logs,

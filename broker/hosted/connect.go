@@ -44,6 +44,11 @@ func (u *upstream) connect() (*generation, *lists, error) {
 	var t mcp.Transport
 	var st *stdioTransport
 	if u.def.URL != "" {
+		if u.opts.CheckURL != nil {
+			if err := u.opts.CheckURL(ctx, u.label, u.def.URL); err != nil {
+				return nil, nil, refusedError{err}
+			}
+		}
 		t = &mcp.StreamableClientTransport{Endpoint: u.def.URL}
 	} else {
 		emit := func(text string) {
@@ -97,6 +102,12 @@ func (u *upstream) connect() (*generation, *lists, error) {
 // errUnrunnable marks a command that cannot be started at all (missing,
 // not executable, its cwd gone): the server fails at once.
 var errUnrunnable = errors.New("its command cannot be run")
+
+// refusedError is a connection refused before it was tried (Options.CheckURL):
+// trying again cannot help, so the server fails at once.
+type refusedError struct{ error }
+
+func (e refusedError) Unwrap() error { return e.error }
 
 // upstreamLogLevel is the level Berth asks of every server that logs: its
 // messages at that level and above go to the broker's log and to each

@@ -1,6 +1,7 @@
 package hosted
 
 import (
+	"context"
 	"log/slog"
 	"time"
 )
@@ -24,6 +25,11 @@ type Options struct {
 	Home string
 
 	procs *tracker // set by NewPool
+
+	// CheckURL refuses the url of a url server (named server) before
+	// each connection, with an error naming the fix; the server then
+	// fails at once, without restarts. nil checks nothing.
+	CheckURL func(ctx context.Context, server, url string) error
 }
 
 func (o Options) withDefaults() Options {

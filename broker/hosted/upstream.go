@@ -53,6 +53,7 @@ type upstream struct {
 	restarts  int
 	crashes   []time.Time // within CrashWindow
 	lastErr   string
+	refused   bool // the last start was refused before it was tried (Options.CheckURL)
 	startedAt time.Time
 	subs      map[int]func()
 	nextSub   int
@@ -318,7 +319,8 @@ func (u *upstream) crashed(err error) (delay time.Duration, failed bool) {
 		u.crashes = append(u.crashes, now)
 		u.lastErr = err.Error()
 		u.gen = nil
-		if unrunnable || len(u.crashes) >= u.opts.MaxCrashes {
+		u.refused = errors.As(err, new(refusedError))
+		if unrunnable || u.refused || len(u.crashes) >= u.opts.MaxCrashes {
 			failed = true
 			u.state, u.lists, u.crashes = StateFailed, nil, nil
 			u.version++
@@ -329,6 +331,8 @@ func (u *upstream) crashed(err error) (delay time.Duration, failed bool) {
 		delay = min(u.opts.BackoffMin<<(len(u.crashes)-1), u.opts.BackoffMax)
 	})
 	switch {
+	case errors.As(err, new(refusedError)):
+		u.log.Error("hosted server refused, not started", "server", u.label, "err", err)
 	case unrunnable:
 		u.log.Error("hosted server failed: its command cannot be run, not restarted", "server", u.label, "err", err)
 	case failed:
@@ -369,11 +373,13 @@ func (u *upstream) session(ctx context.Context) (*generation, error) {
 	u.start()
 	for {
 		u.mu.Lock()
-		st, g, ch, lastErr := u.state, u.gen, u.changed, u.lastErr
+		st, g, ch, lastErr, refused := u.state, u.gen, u.changed, u.lastErr, u.refused
 		u.mu.Unlock()
 		switch {
 		case st == StateRunning && !g.isEnded():
 			return g, nil
+		case st == StateFailed && refused:
+			return nil, fmt.Errorf("it is not started: %s", lastErr)
 		case st == StateFailed && strings.Contains(lastErr, errUnrunnable.Error()):
 			return nil, fmt.Errorf("it failed and is not restarted: %s", lastErr)
 		case st == StateFailed:

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/broker/streamable"
 	"github.com/berth-dev/berth/project/budgettest"
 )
@@ -98,4 +100,47 @@ func bigStandard(size int) string {
 		fmt.Fprintf(&b, "Paragraph %d says what the team agreed on, in a sentence or two of plain words.\n\n", i)
 	}
 	return b.String()
+}
+
+// Hosted servers whose url is Berth's own endpoint: refused, never dialled.
+var _ = addHostile(
+	selfServer("a hosted url naming its own project's port", "127.0.0.1", func(b *brokertest.Broker) int { return b.End }),
+	selfServer("a hosted url naming another project port by name", "localhost", func(b *brokertest.Broker) int { return b.Start }),
+)
+
+// selfServer is an entry whose project declares (and its user approves) a
+// url server at host:port(b), a port of the broker under test: the server
+// fails at once with the fix, and the broker serves no tool of it.
+func selfServer(name, host string, port func(b *brokertest.Broker) int) hostileCase {
+	var url string
+	return hostileCase{
+		name:   name,
+		budget: budgettest.Request,
+		prepare: func(t *testing.T, p *hostileProject) {
+			n := port(p.b)
+			url = fmt.Sprintf("http://%s:%d/mcp", host, n)
+			p.WriteFile(t, ".praxis-os/config.yaml", fmt.Sprintf("mcp:\n  http_port: %d\nservers:\n  self:\n    url: %s\n    start: eager\n", n, url))
+		},
+		run: func(ctx context.Context, t *testing.T, p *hostileProject) {
+			p.MustAttach(ctx, t)
+			if _, err := p.b.Client.ApproveServers(ctx, api.ApproveRequest{Root: p.Root}); err != nil {
+				t.Fatal(err)
+			}
+			var st api.ServerStatus
+			if !brokertest.Poll(20*time.Second, func() bool {
+				list, err := p.b.Client.Servers(ctx, p.Root)
+				if err != nil || len(list.Projects) != 1 || len(list.Projects[0].Servers) != 1 {
+					return false
+				}
+				st = list.Projects[0].Servers[0]
+				return st.State == api.ServerFailed
+			}) {
+				t.Fatalf("the server is not failed: %+v", st)
+			}
+			want := "servers.self.url " + url + " points at Berth itself"
+			if !strings.Contains(st.LastError, want) || !strings.Contains(st.LastError, "Point url at another MCP server") || st.Restarts != 0 {
+				t.Fatalf("status %+v, want %q", st, want)
+			}
+		},
+	}
 }

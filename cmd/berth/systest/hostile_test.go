@@ -71,7 +71,8 @@ type hostileCase struct {
 	run func(ctx context.Context, t *testing.T, p *hostileProject)
 	// changes reports whether the entry allows the file at rel (a path
 	// relative to the root) to change; nil allows nothing. The project's
-	// state file, which the broker writes as it serves it, is never checked.
+	// state file and .praxis-os/.gitignore, which the broker writes as it
+	// serves any project, are never checked.
 	changes func(rel string) bool
 }
 
@@ -267,7 +268,8 @@ func (p *hostileProject) detach(t *testing.T) {
 }
 
 // snapshotTree is a digest of every regular file under root by its path
-// (other files by their type), the state file left out.
+// (other files by their type), except what the broker writes for any
+// project it serves: the state file and its line in .praxis-os/.gitignore.
 func snapshotTree(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -276,7 +278,7 @@ func snapshotTree(t *testing.T, root string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		if rel == filepath.Join(api.ProjectDir, api.StateFileName) {
+		if rel == filepath.Join(api.ProjectDir, api.StateFileName) || rel == filepath.Join(api.ProjectDir, ".gitignore") {
 			return nil
 		}
 		if !d.Type().IsRegular() {
