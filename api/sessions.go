@@ -30,6 +30,10 @@ type Session struct {
 	State       string  `json:"state"` // SessionLive or SessionIdle
 	// Counted is true for sessions mcp.max_sessions counts (not the IDE's).
 	Counted bool `json:"counted"`
+	// Dropped counts the notifications it lost by reading too slowly, and
+	// StreamsCut the streams (GET streams on /mcp) cut for it.
+	Dropped    int64 `json:"dropped_notifications,omitempty"`
+	StreamsCut int64 `json:"streams_cut,omitempty"`
 }
 
 // SessionList is the body of GET /projects/{id}/sessions, oldest first.

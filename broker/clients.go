@@ -30,6 +30,9 @@ func (m *mount) clients() []api.Session {
 		if !s.busyLocked() {
 			c.State, c.IdleSeconds = api.SessionIdle, now.Sub(s.idleSince).Seconds()
 		}
+		if s.out != nil {
+			c.Dropped, c.StreamsCut = s.out.Dropped(), s.out.Cuts()
+		}
 		out = append(out, c)
 	}
 	m.book.mu.Unlock()

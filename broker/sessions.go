@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berth-dev/berth/broker/outbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,6 +46,9 @@ type session struct {
 	// used is set by its first request past the handshake (anything but
 	// initialize and notifications/initialized, a GET stream included).
 	used bool
+	// out counts what its streams lost to its reading slowly; nil until
+	// its first request (a transport without queues has none).
+	out *outbox.Stats
 }
 
 func newSessionBook(log *slog.Logger) *sessionBook {
@@ -174,6 +178,11 @@ func (b *sessionBook) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		tr := transportOf(ctx)
 		b.mu.Lock()
 		s := b.entryLocked(ss, tr, time.Now())
+		if s.out == nil {
+			if s.out = outbox.StatsOf(ctx); s.out != nil && ss.ID() == "" {
+				s.out.SetLabel(s.id) // the queue's log lines name the session as berth clients does
+			}
+		}
 		if method == "notifications/initialized" {
 			if s.initialized && ss.InitializeParams() != nil {
 				b.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/berth-dev/berth/broker/mcpws"
+	"github.com/berth-dev/berth/broker/outbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,8 +68,8 @@ var transports = []*transport{
 	{
 		name: transportSSE, path: "/sse", index: transportSSE, stream: true,
 		opens: func(r *http.Request) bool { return r.Method == http.MethodGet },
-		handler: func(_ *transport, srv *mcp.Server, _ handlerDeps) http.Handler {
-			return mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+		handler: func(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
+			return queuedStreams(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil), d.log.With("transport", tr.name))
 		},
 	},
 	{
@@ -95,7 +96,24 @@ func shimHandler(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
 // wsHandler serves MCP over WebSocket, tagging each session as it
 // connects: a WebSocket session may stay silent, and must still be known.
 func wsHandler(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
-	return mcpws.Handler(srv, d.log, func(ss *mcp.ServerSession) { d.book.tag(ss, tr) })
+	return mcpws.Handler(srv, d.log.With("transport", tr.name), func(ss *mcp.ServerSession) { d.book.tag(ss, tr) })
+}
+
+// queuedStreams serves each GET of h (a legacy SSE session's stream)
+// through an outbox.Stream, so that a session that stops reading never
+// holds up whoever notifies it; its context carries the session's
+// outbox.Stats for the book.
+func queuedStreams(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			h.ServeHTTP(w, r)
+			return
+		}
+		stats := &outbox.Stats{}
+		st := outbox.NewStream(w, r, stats, log)
+		defer st.Close()
+		h.ServeHTTP(st, r.WithContext(outbox.WithStats(st.Context(), stats)))
+	})
 }
 
 // transportAt is the transport served at path on a project port, or nil.

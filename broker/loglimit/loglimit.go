@@ -57,8 +57,11 @@ func New(next slog.Handler, opts Options) slog.Handler {
 // state is shared by a handler and every handler derived from it.
 type state struct {
 	opts  Options
-	mu    sync.Mutex // guards lines and every *line in it
+	mu    sync.Mutex // guards lines, every *line in it and nextForget
 	lines map[string]*line
+	// nextForget is the earliest a line can be forgotten: a flood of
+	// distinct lines does not walk the table for each one.
+	nextForget time.Time
 }
 
 // line is one line's count in its current window.
@@ -176,11 +179,20 @@ func Flush(h slog.Handler) {
 // forgetLocked drops the lines whose window is over and that dropped
 // nothing; it reports whether there is room now.
 func (st *state) forgetLocked(now time.Time) bool {
+	if now.Before(st.nextForget) {
+		return len(st.lines) < maxLines
+	}
+	next := now.Add(st.opts.Window) // a line counted from now on ends later
 	for k, l := range st.lines {
-		if l.flush == nil && now.Sub(l.start) >= st.opts.Window {
+		switch end := l.start.Add(st.opts.Window); {
+		case l.flush != nil: // its report forgets it
+		case !now.Before(end):
 			delete(st.lines, k)
+		case end.Before(next):
+			next = end
 		}
 	}
+	st.nextForget = next
 	return len(st.lines) < maxLines
 }
 

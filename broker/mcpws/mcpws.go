@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/berth-dev/berth/broker/outbox"
 	"github.com/berth-dev/berth/broker/rpcmsg"
 	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,8 +29,11 @@ const MaxMessageBytes = 4 << 20
 const dropLimit = 4 * MaxMessageBytes
 
 // Handler serves MCP sessions of server over WebSocket upgrades. The
-// request's context is the session's (server.Connect's). onSession, if
-// set, is called with each session as it connects.
+// request's context is the session's (server.Connect's), tagged with the
+// session's outbox.Stats. onSession, if set, is called with each session
+// as it connects. Each session's frames leave through an outbox.Queue:
+// one that stops reading loses its notifications past outbox.Max, and
+// its connection when answers pile up.
 func Handler(server *mcp.Server, logger *slog.Logger, onSession func(*mcp.ServerSession)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
@@ -38,8 +42,15 @@ func Handler(server *mcp.Server, logger *slog.Logger, onSession func(*mcp.Server
 			return // Accept has answered the request
 		}
 		ws.SetReadLimit(dropLimit)
+		stats := &outbox.Stats{}
 		conn := newConn(ws)
-		ss, err := server.Connect(r.Context(), transport{conn}, nil)
+		conn.out = outbox.New(outbox.Options{
+			Send:  func(ctx context.Context, p []byte) error { return ws.Write(ctx, websocket.MessageText, p) },
+			Cut:   func() { _ = ws.CloseNow() },
+			Stats: stats,
+			Log:   logger,
+		})
+		ss, err := server.Connect(outbox.WithStats(r.Context(), stats), transport{conn}, nil)
 		if err != nil {
 			logger.Warn("mcp over websocket: connect", "err", err)
 			conn.Close()
@@ -82,6 +93,7 @@ func (t transport) Connect(context.Context) (mcp.Connection, error) { return t.c
 // conn adapts a WebSocket to mcp.Connection.
 type conn struct {
 	ws       *websocket.Conn
+	out      *outbox.Queue   // the server's side: frames leave through it; nil = written at once
 	ctx      context.Context // canceled by Close: unblocks Read
 	cancel   context.CancelFunc
 	writeMu  sync.Mutex
@@ -133,6 +145,9 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *conn) writeRaw(ctx context.Context, data []byte) error {
+	if c.out != nil {
+		return c.out.Put(data)
+	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	return c.ws.Write(ctx, websocket.MessageText, data)
@@ -140,6 +155,9 @@ func (c *conn) writeRaw(ctx context.Context, data []byte) error {
 
 func (c *conn) Close() error {
 	c.once.Do(func() {
+		if c.out != nil {
+			c.out.Stop()
+		}
 		c.closeErr = c.ws.Close(websocket.StatusNormalClosure, "")
 		c.cancel()
 	})

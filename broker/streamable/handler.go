@@ -33,6 +33,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/berth-dev/berth/broker/outbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -90,10 +91,11 @@ type Handler struct {
 }
 
 type entry struct {
-	ss   *mcp.ServerSession
-	t    *mcp.StreamableServerTransport
-	conn *sessionConn
-	ctx  context.Context // what the session's handlers get their values from (the go-sdk's: the connecting request's, not canceled with it)
+	ss    *mcp.ServerSession
+	t     *mcp.StreamableServerTransport
+	conn  *sessionConn
+	ctx   context.Context // what the session's handlers get their values from (the go-sdk's: the connecting request's, not canceled with it)
+	stats *outbox.Stats   // what its GET streams lost to a slow reader
 }
 
 // New returns a Handler for srv's sessions. Its fast path (fast.go) is on
@@ -186,11 +188,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, e)
 }
 
-// serve hands r to its session's transport, tracked.
+// serve hands r to its session's transport, tracked. A GET stream's
+// events go through a queue of its own (outbox), so that a client that
+// stops reading it never holds up whoever notifies the session.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *entry) {
 	if h.opts.Track != nil {
 		done := h.opts.Track(e.ss, r.Method == http.MethodGet)
 		defer done()
+	}
+	if r.Method == http.MethodGet {
+		st := outbox.NewStream(w, r, e.stats, h.opts.Logger.With("transport", "http"))
+		defer st.Close()
+		w, r = st, r.WithContext(st.Context())
 	}
 	e.t.ServeHTTP(w, r)
 }
@@ -294,12 +303,16 @@ func (h *Handler) connect(r *http.Request, id string, state *mcp.ServerSessionSt
 		opts = &mcp.ServerSessionOptions{State: state}
 	}
 	// The request's context carries what the broker's middleware reads
-	// (the transport); the SDK detaches it from the request's end.
-	ss, err := h.srv.Connect(r.Context(), t, opts)
+	// (the transport, the session's outbox.Stats); the SDK detaches it
+	// from the request's end.
+	stats := &outbox.Stats{}
+	stats.SetLabel(id)
+	ctx := outbox.WithStats(r.Context(), stats)
+	ss, err := h.srv.Connect(ctx, t, opts)
 	if err != nil {
 		return nil, err
 	}
-	e := &entry{ss: ss, t: t.sdk, conn: t.conn, ctx: context.WithoutCancel(r.Context())}
+	e := &entry{ss: ss, t: t.sdk, conn: t.conn, ctx: context.WithoutCancel(ctx), stats: stats}
 	h.mu.Lock()
 	other, down := h.sessions[id], h.down
 	if other == nil && !down {

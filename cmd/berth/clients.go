@@ -105,6 +105,21 @@ func projectNames(ps []api.Project) string {
 	return strings.Join(names, ", ")
 }
 
+// slowReader says what a session lost by reading too slowly, or "-".
+func slowReader(s api.Session) string {
+	var parts []string
+	if s.Dropped > 0 {
+		parts = append(parts, fmt.Sprintf("%d notifications dropped", s.Dropped))
+	}
+	if s.StreamsCut > 0 {
+		parts = append(parts, fmt.Sprintf("%d streams cut", s.StreamsCut))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
 func printClients(w io.Writer, all []projectClients, withProject bool) {
 	n := 0
 	for _, pc := range all {
@@ -115,7 +130,7 @@ func printClients(w io.Writer, all []projectClients, withProject bool) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	head := "ID\tTRANSPORT\tCLIENT\tSTATE\tAGE\tIDLE"
+	head := "ID\tTRANSPORT\tCLIENT\tSTATE\tAGE\tIDLE\tSLOW READER"
 	if withProject {
 		head = "PROJECT\t" + head
 	}
@@ -130,7 +145,7 @@ func printClients(w io.Writer, all []projectClients, withProject bool) {
 			if s.State == api.SessionIdle {
 				idle = (time.Duration(s.IdleSeconds * float64(time.Second))).Round(time.Second).String()
 			}
-			row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", s.ID, s.Transport, client, s.State, time.Since(s.StartedAt).Round(time.Second), idle)
+			row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", s.ID, s.Transport, client, s.State, time.Since(s.StartedAt).Round(time.Second), idle, slowReader(s))
 			if withProject {
 				row = pc.Project + "\t" + row
 			}

@@ -218,6 +218,12 @@ func (p *hostileProject) WaitIndexed(ctx context.Context, t *testing.T) {
 // client would not (batches).
 func (p *hostileProject) RawSession(t *testing.T, port int, version string) *rawSession {
 	t.Helper()
+	return openRawSession(t, port, version)
+}
+
+// openRawSession is RawSession on a port.
+func openRawSession(t *testing.T, port int, version string) *rawSession {
+	t.Helper()
 	s := &rawSession{url: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), version: version, http: &http.Client{Timeout: time.Minute}}
 	resp, err := postMCP(s.http, s.url, "", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"hostile","version":"1"}}}`)
 	if err != nil || resp.StatusCode != http.StatusOK {
