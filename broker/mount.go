@@ -206,6 +206,7 @@ func (m *mount) close(ctx context.Context) {
 	// Streamable HTTP sessions stay saved: a broker that serves the
 	// project again restores them.
 	m.saved.touch(m.book, time.Now(), true)
+	m.saved.flush()
 	m.streamable.Shutdown()
 	for ss := range m.mcp.Sessions() {
 		ss.Close()

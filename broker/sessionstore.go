@@ -40,17 +40,70 @@ type savedSession struct {
 }
 
 // sessionStore saves a mount's streamable HTTP sessions in berth.db.
+//
+// No request waits for berth.db: every project shares its one writer, and
+// another project's index save or workflow write may hold it for a while.
+// Records are queued (save) and written by a goroutine that runs while
+// the queue holds some, each batch in one short transaction, encoded
+// before it. A session is saved a moment after its initialize is
+// answered: a broker that dies in that moment loses it, and its client
+// initializes again (the answer to an unknown session id is 404).
 type sessionStore struct {
 	area    *store.Area
 	timeout time.Duration // session_timeout: older saved sessions are not restored
 	log     *slog.Logger
 
-	mu    sync.Mutex // guards saved
-	saved map[string]*savedSession
+	mu      sync.Mutex // guards the fields below
+	saved   map[string]*savedSession
+	pending map[string]*savedSession // to write; nil deletes
+	idle    chan struct{}            // closed when the writer has written all and stopped; nil while none runs
 }
 
 func newSessionStore(db *store.DB, projectID string, timeout time.Duration, log *slog.Logger) *sessionStore {
-	return &sessionStore{area: db.Area(projectID, sessionArea), timeout: timeout, log: log, saved: make(map[string]*savedSession)}
+	return &sessionStore{area: db.Area(projectID, sessionArea), timeout: timeout, log: log,
+		saved: make(map[string]*savedSession), pending: make(map[string]*savedSession)}
+}
+
+// save queues recs (nil deletes) for the writer, starting it if it is not
+// running; it never waits for berth.db.
+func (st *sessionStore) save(recs map[string]*savedSession) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for id, rec := range recs {
+		st.pending[id] = rec
+	}
+	if st.idle == nil {
+		st.idle = make(chan struct{})
+		go st.write(st.idle)
+	}
+}
+
+// write writes what is queued, a batch per transaction, until nothing is;
+// then it closes idle.
+func (st *sessionStore) write(idle chan struct{}) {
+	for {
+		st.mu.Lock()
+		batch := st.pending
+		if len(batch) == 0 {
+			st.idle = nil
+			st.mu.Unlock()
+			close(idle)
+			return
+		}
+		st.pending = make(map[string]*savedSession)
+		st.mu.Unlock()
+		st.put(batch)
+	}
+}
+
+// flush waits until every record queued so far is written.
+func (st *sessionStore) flush() {
+	st.mu.Lock()
+	idle := st.idle
+	st.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
 }
 
 // expired reports whether a session last seen at seen is past session_timeout.
@@ -58,19 +111,28 @@ func (st *sessionStore) expired(seen, now time.Time) bool {
 	return st.timeout > 0 && now.Sub(seen) >= st.timeout
 }
 
-// put writes recs (nil deletes) in one transaction.
+// put writes recs (nil deletes) in one transaction, encoded before it.
 func (st *sessionStore) put(recs map[string]*savedSession) {
+	raws := make(map[string][]byte, len(recs))
+	for id, rec := range recs {
+		if rec == nil {
+			raws[id] = nil
+			continue
+		}
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			st.log.Warn("encode an MCP session to save it", "session", id, "err", err)
+			continue
+		}
+		raws[id] = raw
+	}
 	err := st.area.Update(func(b *store.Bucket) error {
-		for id, rec := range recs {
-			if rec == nil {
+		for id, raw := range raws {
+			if raw == nil {
 				if err := b.Delete([]byte(id)); err != nil {
 					return err
 				}
 				continue
-			}
-			raw, err := json.Marshal(rec)
-			if err != nil {
-				return err
 			}
 			if err := b.Put([]byte(id), raw); err != nil {
 				return err
@@ -84,17 +146,25 @@ func (st *sessionStore) put(recs map[string]*savedSession) {
 }
 
 // restore is the state of saved session id, or false when it is unknown,
-// ended, or past session_timeout (then it is deleted).
+// ended, or past session_timeout (then it is deleted). A record still
+// queued is the one that counts.
 func (st *sessionStore) restore(id string) (*mcp.ServerSessionState, bool) {
+	st.mu.Lock()
+	queued, isQueued := st.pending[id]
+	st.mu.Unlock()
 	var raw []byte
-	_ = st.area.View(func(b *store.Bucket) error { raw = b.Get([]byte(id)); return nil })
+	if isQueued && queued != nil {
+		raw, _ = json.Marshal(queued)
+	} else if !isQueued {
+		_ = st.area.View(func(b *store.Bucket) error { raw = b.Get([]byte(id)); return nil })
+	}
 	if raw == nil {
 		return nil, false
 	}
 	var rec savedSession
 	now := time.Now()
 	if err := json.Unmarshal(raw, &rec); err != nil || rec.Initialize == nil || st.expired(rec.SeenAt, now) {
-		st.put(map[string]*savedSession{id: nil})
+		st.save(map[string]*savedSession{id: nil})
 		return nil, false
 	}
 	rec.SeenAt = now
@@ -116,13 +186,13 @@ func (st *sessionStore) forget(id string) {
 	delete(st.saved, id)
 	st.mu.Unlock()
 	if ok {
-		st.put(map[string]*savedSession{id: nil})
+		st.save(map[string]*savedSession{id: nil})
 	}
 }
 
 // middleware saves each streamable HTTP session as its initialize succeeds,
-// and again when it sets its log level. The write is done before the
-// answer leaves, so a session whose id the client has is always saved.
+// and again when it sets its log level; the records are written a moment
+// later (save), never while the answer waits.
 func (st *sessionStore) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -142,7 +212,7 @@ func (st *sessionStore) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			st.mu.Lock()
 			st.saved[ss.ID()] = rec
 			st.mu.Unlock()
-			st.put(map[string]*savedSession{ss.ID(): rec})
+			st.save(map[string]*savedSession{ss.ID(): rec})
 		case "logging/setLevel":
 			p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
 			st.mu.Lock()
@@ -154,7 +224,7 @@ func (st *sessionStore) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			st.mu.Unlock()
 			if rec != nil && p != nil {
-				st.put(map[string]*savedSession{ss.ID(): rec})
+				st.save(map[string]*savedSession{ss.ID(): rec})
 			}
 		}
 		return res, err
@@ -184,7 +254,7 @@ func (st *sessionStore) touch(book *sessionBook, now time.Time, all bool) {
 	}
 	st.mu.Unlock()
 	if len(dirty) > 0 {
-		st.put(dirty)
+		st.save(dirty)
 	}
 }
 
@@ -216,7 +286,7 @@ func (st *sessionStore) prune(now time.Time) {
 		}
 	}
 	if len(drop) > 0 {
-		st.put(drop)
+		st.save(drop)
 		st.log.Info("saved MCP sessions dropped (past session_timeout, or too many)", "dropped", len(drop))
 	}
 }

@@ -43,12 +43,17 @@ func TestSavedSessionsRestoreExpireAndEnd(t *testing.T) {
 	if _, ok := st.restore("stale"); ok {
 		t.Fatal("a session unused past session_timeout was restored")
 	}
+	st.flush()
 	if _, ok := newSessionStore(db, "p", 0, st.log).restore("stale"); ok {
 		t.Fatal("the stale session was not deleted when it was refused")
 	}
 	st.forget("fresh")
 	if _, ok := st.restore("fresh"); ok {
 		t.Fatal("an ended session came back")
+	}
+	st.flush()
+	if _, ok := newSessionStore(db, "p", time.Hour, st.log).restore("fresh"); ok {
+		t.Fatal("an ended session is still in berth.db")
 	}
 	if _, ok := newSessionStore(db, "other", time.Hour, st.log).restore("fresh"); ok {
 		t.Fatal("another project restored this project's session")
@@ -65,6 +70,38 @@ func TestSavedSessionsRestoreExpireAndEnd(t *testing.T) {
 		if want := i < maxSaved; ok != want {
 			t.Fatalf("session %d after prune: restored %v, want %v (the newest %d kept)", i, ok, want, maxSaved)
 		}
+	}
+}
+
+// TestSavingASessionNeverWaitsForTheDatabase: while another project's
+// write holds berth.db, sessions are saved (queued) at once; they reach
+// berth.db once it is free, and one queued is restorable meanwhile.
+func TestSavingASessionNeverWaitsForTheDatabase(t *testing.T) {
+	st, db := testStore(t, time.Hour)
+	holding, release := make(chan struct{}), make(chan struct{})
+	go db.Area("other", "index").Update(func(*store.Bucket) error { // a long index save
+		close(holding)
+		<-release
+		return nil
+	})
+	<-holding
+	saving := make(chan struct{})
+	go func() {
+		st.save(map[string]*savedSession{"new": saved(time.Now())})
+		close(saving)
+	}()
+	select {
+	case <-saving:
+	case <-time.After(10 * time.Second):
+		t.Fatal("saving a session waited for another project's write")
+	}
+	if _, ok := st.restore("new"); !ok {
+		t.Fatal("a queued session is not restorable")
+	}
+	close(release)
+	st.flush()
+	if _, ok := newSessionStore(db, "p", time.Hour, st.log).restore("new"); !ok {
+		t.Fatal("the session did not reach berth.db")
 	}
 }
 

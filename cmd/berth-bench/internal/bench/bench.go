@@ -1,13 +1,18 @@
 // Package bench is berth-bench: end-to-end benchmarks of real Berth
 // processes against their peers, measured side by side in one run.
 //
-//	go run ./cmd/berth-bench [load|e2e|hosted|all] [flags]
+//	go run ./cmd/berth-bench [load|e2e|hosted|hostile|all] [flags]
 //
 // e2e: warm attach and cold start of berth-shim, the forwarding hop of a
 // small tool call (peer: mcp-remote, installed with npm into the user cache
 // on first use), the standards search against bleve (`go test -bench`
 // in the source tree), and a hosted MCP server (the npm servers of the
-// tests, installed into the user cache) against running it per window. load: P projects mounted (broker RSS, mount time,
+// tests, installed into the user cache) against running it per window.
+// hostile: another project's initialize (200 new sessions) while a
+// hostile input runs on the same broker (an index saved over and over,
+// batches of large reads, a hosted server flooding a session that does not
+// read, attaches of a nested config), with the broker's CPU and peak RSS.
+// load: P projects mounted (broker RSS, mount time,
 // memory per idle project), then S concurrent sessions calling
 // get_server_info for a bounded time (calls/s, latency, errors, RSS,
 // goroutines before and after). It prints a markdown table and writes the
@@ -37,7 +42,7 @@ import (
 
 // Options are the sizes and switches of a run.
 type Options struct {
-	Mode        string // load, e2e, hosted or all
+	Mode        string // load, e2e, hosted, hostile or all
 	NoPeer      bool
 	Out         string // directory of the raw output; "" = docs/bench in the source tree, else ./berth-bench
 	Bin         string // directory holding berth and berth-shim; "" = build them from the source tree
@@ -54,6 +59,10 @@ type Options struct {
 	Files       int // standards files per project of the scale figure
 	Sessions    int
 	Duration    time.Duration
+	// HostileSamples and HostileFiles size the hostile figures: the
+	// initializes measured per load, the files of the index-save load.
+	HostileSamples int
+	HostileFiles   int
 
 	Stdout, Stderr io.Writer
 }
@@ -80,9 +89,11 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.Files, "files", 100, "standards files per project of the scale figure")
 	fs.IntVar(&o.Sessions, "sessions", 20, "concurrent sessions of the load figure")
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long the load runs")
+	fs.IntVar(&o.HostileSamples, "hostile-samples", 200, "initializes of another project measured during each hostile load")
+	fs.IntVar(&o.HostileFiles, "hostile-files", 4000, "standards files of the project whose index is saved over and over (hostile)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|hosted|all] [flags]\n%s", fs.FlagUsages())
+			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|hosted|hostile|all] [flags]\n%s", fs.FlagUsages())
 		}
 		return o, fmt.Errorf("%w (see go run ./cmd/berth-bench --help)", err)
 	}
@@ -92,17 +103,19 @@ func ParseArgs(args []string) (Options, error) {
 	case 1:
 		o.Mode = fs.Arg(0)
 	default:
-		return o, fmt.Errorf("one mode only: load, e2e, hosted or all (got %q)", strings.Join(fs.Args(), " "))
+		return o, fmt.Errorf("one mode only: load, e2e, hosted, hostile or all (got %q)", strings.Join(fs.Args(), " "))
 	}
-	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "hosted" && o.Mode != "all" {
-		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted or all", o.Mode)
+	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "hosted" && o.Mode != "hostile" && o.Mode != "all" {
+		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted, hostile or all", o.Mode)
 	}
 	if *quick {
 		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 2, 30, 50, 60, 3
 		o.Projects, o.Files, o.Sessions, o.Duration = 3, 5, 4, time.Second
+		o.HostileSamples, o.HostileFiles = 20, 50
 	}
 	for name, v := range map[string]int{"launches": o.Launches, "cold-runs": o.ColdRuns, "cold-files": o.ColdFiles,
-		"hop-calls": o.HopCalls, "search-files": o.SearchFiles, "windows": o.Windows, "projects": o.Projects, "files": o.Files, "sessions": o.Sessions} {
+		"hop-calls": o.HopCalls, "search-files": o.SearchFiles, "windows": o.Windows, "projects": o.Projects, "files": o.Files, "sessions": o.Sessions,
+		"hostile-samples": o.HostileSamples, "hostile-files": o.HostileFiles} {
 		if v < 1 || v > 100_000 {
 			return o, fmt.Errorf("--%s %d: use 1 to 100000", name, v)
 		}
@@ -114,7 +127,7 @@ func ParseArgs(args []string) (Options, error) {
 		if fi, err := os.Stat(filepath.Join(o.Baseline, "berth")); err != nil || fi.IsDir() {
 			return o, fmt.Errorf("--baseline %s: no berth binary there (build one with go build -o DIR/ ./cmd/berth)", o.Baseline)
 		}
-		if o.Mode == "load" {
+		if o.Mode == "load" || o.Mode == "hostile" {
 			return o, errors.New("--baseline runs with the hosted hop: use it with hosted, e2e or all")
 		}
 	}
@@ -190,6 +203,11 @@ func RunOptions(ctx context.Context, o Options) (err error) {
 	if o.Mode == "load" || o.Mode == "all" {
 		if err := r.scaleAndLoad(ctx); err != nil {
 			return fmt.Errorf("scale and load: %w", err)
+		}
+	}
+	if o.Mode == "hostile" || o.Mode == "all" {
+		if err := r.hostile(ctx); err != nil {
+			return fmt.Errorf("hostile: %w", err)
 		}
 	}
 	machine := machineLine(ctx)

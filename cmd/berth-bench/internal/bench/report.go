@@ -124,6 +124,9 @@ func rows(mode string) []row {
 	if mode == "hosted" {
 		out = append(out, hostedRows()...)
 	}
+	if mode == "hostile" || mode == "all" {
+		out = append(out, hostileRows()...)
+	}
 	if mode == "load" || mode == "all" {
 		out = append(out,
 			row{label: "broker idle RSS (no project)", bench: "memory", metric: "idle-rss"},
