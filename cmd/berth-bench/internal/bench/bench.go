@@ -63,6 +63,7 @@ type Options struct {
 	// initializes measured per load, the files of the index-save load.
 	HostileSamples int
 	HostileFiles   int
+	HostileLoads   []string // the hostile loads to run, by name; empty: all
 
 	Stdout, Stderr io.Writer
 }
@@ -91,6 +92,7 @@ func ParseArgs(args []string) (Options, error) {
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long the load runs")
 	fs.IntVar(&o.HostileSamples, "hostile-samples", 200, "initializes of another project measured during each hostile load")
 	fs.IntVar(&o.HostileFiles, "hostile-files", 4000, "standards files of the project whose index is saved over and over (hostile)")
+	fs.StringSliceVar(&o.HostileLoads, "hostile-loads", nil, "the hostile loads to run (none, index-save, batch, flood, nested-config; default all)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|hosted|hostile|all] [flags]\n%s", fs.FlagUsages())
