@@ -34,6 +34,9 @@ type Session struct {
 	// StreamsCut the streams (GET streams on /mcp) cut for it.
 	Dropped    int64 `json:"dropped_notifications,omitempty"`
 	StreamsCut int64 `json:"streams_cut,omitempty"`
+	// Saved is set once a streamable HTTP session is in berth.db (a moment
+	// after its initialize): a broker restart keeps it under its id.
+	Saved bool `json:"saved,omitempty"`
 }
 
 // SessionList is the body of GET /projects/{id}/sessions, oldest first.

@@ -33,6 +33,9 @@ func (m *mount) clients() []api.Session {
 		if s.out != nil {
 			c.Dropped, c.StreamsCut = s.out.Dropped(), s.out.Cuts()
 		}
+		if s.tr.name == transportHTTP {
+			c.Saved = m.saved.isSaved(s.id)
+		}
 		out = append(out, c)
 	}
 	m.book.mu.Unlock()

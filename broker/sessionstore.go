@@ -53,15 +53,17 @@ type sessionStore struct {
 	timeout time.Duration // session_timeout: older saved sessions are not restored
 	log     *slog.Logger
 
-	mu      sync.Mutex // guards the fields below
-	saved   map[string]*savedSession
-	pending map[string]*savedSession // to write; nil deletes
-	idle    chan struct{}            // closed when the writer has written all and stopped; nil while none runs
+	mu       sync.Mutex // guards the fields below
+	saved    map[string]*savedSession
+	pending  map[string]*savedSession // to write; nil deletes
+	inflight map[string]*savedSession // being written by the writer
+	onDisk   map[string]bool          // sessions of this broker written to berth.db
+	idle     chan struct{}            // closed when the writer has written all and stopped; nil while none runs
 }
 
 func newSessionStore(db *store.DB, projectID string, timeout time.Duration, log *slog.Logger) *sessionStore {
 	return &sessionStore{area: db.Area(projectID, sessionArea), timeout: timeout, log: log,
-		saved: make(map[string]*savedSession), pending: make(map[string]*savedSession)}
+		saved: make(map[string]*savedSession), pending: make(map[string]*savedSession), onDisk: make(map[string]bool)}
 }
 
 // save queues recs (nil deletes) for the writer, starting it if it is not
@@ -90,10 +92,27 @@ func (st *sessionStore) write(idle chan struct{}) {
 			close(idle)
 			return
 		}
-		st.pending = make(map[string]*savedSession)
+		st.pending, st.inflight = make(map[string]*savedSession), batch
 		st.mu.Unlock()
-		st.put(batch)
+		ok := st.put(batch)
+		st.mu.Lock()
+		st.inflight = nil
+		for id, rec := range batch {
+			st.onDisk[id] = ok && rec != nil
+			if !st.onDisk[id] {
+				delete(st.onDisk, id)
+			}
+		}
+		st.mu.Unlock()
 	}
+}
+
+// isSaved reports whether session id is in berth.db: a broker restart
+// keeps it.
+func (st *sessionStore) isSaved(id string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.onDisk[id]
 }
 
 // flush waits until every record queued so far is written.
@@ -111,8 +130,9 @@ func (st *sessionStore) expired(seen, now time.Time) bool {
 	return st.timeout > 0 && now.Sub(seen) >= st.timeout
 }
 
-// put writes recs (nil deletes) in one transaction, encoded before it.
-func (st *sessionStore) put(recs map[string]*savedSession) {
+// put writes recs (nil deletes) in one transaction, encoded before it,
+// and reports whether it did.
+func (st *sessionStore) put(recs map[string]*savedSession) bool {
 	raws := make(map[string][]byte, len(recs))
 	for id, rec := range recs {
 		if rec == nil {
@@ -143,14 +163,18 @@ func (st *sessionStore) put(recs map[string]*savedSession) {
 	if err != nil {
 		st.log.Warn("save MCP sessions (they will not survive a broker restart)", "err", err)
 	}
+	return err == nil
 }
 
 // restore is the state of saved session id, or false when it is unknown,
 // ended, or past session_timeout (then it is deleted). A record still
-// queued is the one that counts.
+// queued, or being written, is the one that counts.
 func (st *sessionStore) restore(id string) (*mcp.ServerSessionState, bool) {
 	st.mu.Lock()
 	queued, isQueued := st.pending[id]
+	if !isQueued {
+		queued, isQueued = st.inflight[id]
+	}
 	st.mu.Unlock()
 	var raw []byte
 	if isQueued && queued != nil {

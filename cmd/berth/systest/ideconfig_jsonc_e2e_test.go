@@ -325,7 +325,7 @@ func TestIDEConfigImport(t *testing.T) {
 	writeFile(t, cfgFile, "mcp: {max_sessions: 4\n")
 	snap = tree(t, root)
 	out, code = runAs(t, env, "ide-config", "import", "cursor", "--project", root)
-	want := "berth ide-config: " + cfgFile + ":1:6: invalid YAML: could not find flow mapping end token '}' (fix the YAML there) (fix it before importing; nothing was changed)\n"
+	want := "berth ide-config: " + cfgFile + ":1:6: invalid YAML: the '{' opened here is never closed: close it with '}' (fix the YAML there) (fix it before importing; nothing was changed)\n"
 	if code != 1 || out != want {
 		t.Errorf("broken target: exit %d\n%q\nwant\n%q", code, out, want)
 	}

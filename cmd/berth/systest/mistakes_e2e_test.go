@@ -86,7 +86,7 @@ func TestBrokerConfigMistakes(t *testing.T) {
 		{name: "misspelt key", config: "port:\n  start: 6000\n", code: 1,
 			want: "berth serve: " + file + `:1:1: unknown key "port": did you mean "ports"?`},
 		{name: "unclosed brace on line 2", config: "listen: ''\nports: {start: 6000\nauth: none\n", code: 1,
-			want: "berth serve: " + file + ":3:1: invalid YAML: ',' or '}' must be specified (fix the YAML there)"},
+			want: "berth serve: " + file + ":3:1: invalid YAML: the '{' opened at 2:8 is not closed before this line: close it with '}' (fix the YAML there)"},
 		{name: "variable", env: []string{"BERTH_MOUNT_GRACE=5 minutes"}, code: 1,
 			want: `berth serve: BERTH_MOUNT_GRACE: "5 minutes" is not a duration: use a Go duration such as 30s (units ns, us, ms, s, m, h)`},
 		{name: "misspelt variable", env: []string{"BERTH_PORT_START=6000"}, code: 1,
@@ -150,7 +150,7 @@ func TestProjectConfigMistakes(t *testing.T) {
 	for _, tc := range []struct{ name, file, body, want string }{
 		{"misspelt key", "config.yaml", "mcp:\n  http_prot: 4300\n", `config.yaml:2:3: unknown key "mcp.http_prot": did you mean "mcp.http_port"?`},
 		{"wrong form", "config.yaml", "mcp:\n  max_sessions: ten\n", `config.yaml:2:17: mcp.max_sessions: "ten" is not a whole number: use a whole number such as 10`},
-		{"unclosed brace", "config.yaml", "rag:\n  standards_path: docs\nmcp: {http_port: 4300\n", `config.yaml:3:6: invalid YAML: could not find flow mapping end token '}' (fix the YAML there)`},
+		{"unclosed brace", "config.yaml", "rag:\n  standards_path: docs\nmcp: {http_port: 4300\n", `config.yaml:3:6: invalid YAML: the '{' opened here is never closed: close it with '}' (fix the YAML there)`},
 		{"praxis json", "config.json", "{\"rag\": {\"standards_path\": \"docs\",}}", `config.json:1:35: invalid JSON: invalid character '}' looking for beginning of object key string (fix the JSON there; praxis-os reads this file too, so no comments or trailing commas)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
