@@ -28,8 +28,8 @@ var (
 
 // Slack is how many times its budget a test lets an input cost: machines
 // are noisy, and a regression is far past it. The race detector's builds
-// run several times slower (raceSlack).
-const Slack = 4 * raceSlack
+// run several times slower (RaceSlowdown).
+const Slack = 4 * RaceSlowdown
 
 // Cost is what a call cost.
 type Cost struct {

@@ -2,4 +2,6 @@
 
 package budgettest
 
-const raceSlack = 10
+// RaceSlowdown is how many times slower a build with the race detector
+// runs, for the limits of timings (1 without it).
+const RaceSlowdown = 10

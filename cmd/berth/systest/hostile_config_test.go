@@ -119,7 +119,7 @@ func TestHostileBrokerConfig(t *testing.T) {
 			}
 			cost := budgettest.Cost{CPU: max(0, c.CPU-base.CPU), Memory: max(0, c.Memory-base.Memory)}
 			t.Logf("cost %s over a plain mistake's %s", cost, base.Cost)
-			if err := cost.Over(budgettest.Refusal, budgettest.Slack); err != nil {
+			if err := cost.Over(budgettest.Refusal, hostileSlack); err != nil {
 				t.Error(err)
 			}
 		})
