@@ -117,7 +117,7 @@ func TestHostileInputs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			runHostile(t, b, probe, c)
 			if !brokertest.Alive(b.PID()) {
-				t.Fatalf("the broker died:\n%s", tail(b.Stderr(), 4000))
+				t.Fatalf("the broker died:\n%s", lastBytes(b.Stderr(), 4000))
 			}
 		})
 	}
@@ -153,7 +153,7 @@ func runHostile(t *testing.T, b *brokertest.Broker, probe *initProbe, c hostileC
 		worst := stop()
 		u1, err := brokertest.ProcUsage(pid)
 		if err != nil {
-			t.Errorf("the broker is gone: %v\n%s", err, tail(b.Stderr(), 4000))
+			t.Errorf("the broker is gone: %v\n%s", err, lastBytes(b.Stderr(), 4000))
 			return
 		}
 		cost := budgettest.Cost{CPU: u1.CPU - u0.CPU, Memory: max(0, u1.Peak-u0.RSS)}
@@ -463,8 +463,8 @@ func wantAPIError(t *testing.T, err error, code api.Code, want ...string) {
 	}
 }
 
-// tail is the last n bytes of s.
-func tail(s string, n int) string {
+// lastBytes is the last n bytes of s.
+func lastBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
