@@ -12,7 +12,9 @@ import (
 // TestHoldEnv, set only by tests, names a folder: every mount then offers
 // a tool berth_test_hold {"name": N} that returns once the file N exists in
 // that folder. A test holds a tool call in flight for exactly as long as it
-// needs (a busy session), without guessing at durations.
+// needs (a busy session), without guessing at durations. The tool writes
+// N.started in the folder when it starts, and N.cancelled when its context
+// ends first, so that a test sees the call run and its cancellation.
 const TestHoldEnv = "BERTH_TEST_HOLD_DIR"
 
 // addTestHold adds berth_test_hold to srv when TestHoldEnv is set.
@@ -27,6 +29,7 @@ func addTestHold(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "berth_test_hold", Description: "tests only: returns once the file name exists in " + TestHoldEnv},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, struct{}, error) {
 			file := filepath.Join(dir, filepath.Base(a.Name))
+			_ = os.WriteFile(file+".started", nil, 0o600)
 			tick := time.NewTicker(20 * time.Millisecond)
 			defer tick.Stop()
 			for {
@@ -35,6 +38,7 @@ func addTestHold(srv *mcp.Server) {
 				}
 				select {
 				case <-ctx.Done():
+					_ = os.WriteFile(file+".cancelled", nil, 0o600)
 					return nil, struct{}{}, ctx.Err()
 				case <-tick.C:
 				}

@@ -76,13 +76,14 @@ type sessionConn struct {
 	closed chan struct{}
 	once   sync.Once
 
-	mu    sync.Mutex
-	calls map[jsonrpc.ID]*fastCall // fast calls not answered yet
+	mu     sync.Mutex
+	calls  map[jsonrpc.ID]*fastCall     // fast calls not answered yet
+	posted map[jsonrpc.ID]chan struct{} // calls whose POSTs wait for their answers, closed by the answer (left.go)
 }
 
 func newSessionConn(sdk mcp.Connection) *sessionConn {
 	c := &sessionConn{sdk: sdk, in: make(chan jsonrpc.Message), ended: make(chan struct{}),
-		closed: make(chan struct{}), calls: map[jsonrpc.ID]*fastCall{}}
+		closed: make(chan struct{}), calls: map[jsonrpc.ID]*fastCall{}, posted: map[jsonrpc.ID]chan struct{}{}}
 	go c.pump()
 	return c
 }
@@ -152,6 +153,7 @@ func (c *sessionConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if fc = c.calls[resp.ID]; fc != nil {
 			delete(c.calls, resp.ID)
 		}
+		c.answered(resp.ID)
 		c.mu.Unlock()
 	} else if v, ok := ctx.Value(fastKey{}).(*fastCall); ok && v.conn == c {
 		fc = v
@@ -280,6 +282,7 @@ func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []
 		writeRPCError(w, http.StatusBadRequest, req.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate in-flight request ID %v", req.ID.Raw()))
 		return true
 	}
+	defer h.watchPost(r, e, []jsonrpc.ID{req.ID})()
 	extra := &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}
 	req.Extra = extra
 	h.fastCalls.Store(extra, fc)
@@ -311,7 +314,7 @@ func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []
 	}
 	select {
 	case <-fc.answered:
-	case <-r.Context().Done(): // the client left: the call runs on, its answer is dropped
+	case <-r.Context().Done(): // the client left: the call is cancelled unless it resumes (left.go)
 	case <-c.closed:
 	case <-c.ended:
 	}
@@ -395,8 +398,9 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64,
 // notifications/cancelled or the session's end; the answer (or the error,
 // as the go-sdk encodes it) goes to the call's POST.
 func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.MethodHandler, params *mcp.CallToolParamsRaw, extra *mcp.RequestExtra) {
+	// Cancelled when the call returns, or by the client (its
+	// notifications/cancelled, or its leaving: left.go), or the session's end.
 	ctx, cancel := context.WithCancel(context.WithValue(e.ctx, fastKey{}, fc))
-	defer cancel()
 	fc.conn.mu.Lock()
 	fc.cancel = cancel
 	fc.conn.mu.Unlock()
@@ -408,6 +412,7 @@ func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.Met
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer cancel()
 		res, err := chain(ctx, "tools/call", &mcp.CallToolRequest{Session: e.ss, Params: params, Extra: extra})
 		resp := &jsonrpc.Response{ID: fc.id, Error: err}
 		switch {
@@ -421,12 +426,13 @@ func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.Met
 		}
 		fc.conn.mu.Lock()
 		delete(fc.conn.calls, fc.id)
+		fc.conn.answered(fc.id)
 		fc.conn.mu.Unlock()
 		fc.write(resp)
 	}()
 	select {
 	case <-fc.answered:
-	case <-r.Context().Done(): // the client left: the call runs on, its answer is dropped
+	case <-r.Context().Done(): // the client left: the call is cancelled unless it resumes (left.go)
 	case <-fc.conn.closed: // the session ended: the call was cancelled
 	}
 	fc.finish()

@@ -96,6 +96,8 @@ type entry struct {
 	conn  *sessionConn
 	ctx   context.Context // what the session's handlers get their values from (the go-sdk's: the connecting request's, not canceled with it)
 	stats *outbox.Stats   // what its GET streams lost to a slow reader
+
+	resumes atomic.Int64 // GETs with Last-Event-ID: its client resumed a stream (left.go)
 }
 
 // New returns a Handler for srv's sessions. Its fast path (fast.go) is on
@@ -119,7 +121,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.Header.Get(HeaderSessionID)
-	var one []byte // a POST's body of one message, for the fast path
+	var body, one []byte // a POST's body; when it holds one message, for the fast path
 	switch r.Method {
 	case http.MethodPost:
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
@@ -130,8 +132,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
 			return
 		}
-		body, ok := readBody(w, r)
-		if !ok {
+		var ok bool
+		if body, ok = readBody(w, r); !ok {
 			return
 		}
 		bid, b, ok := h.startBatch(w, r, body)
@@ -185,6 +187,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w = &answerWriter{ResponseWriter: w}
 	}
+	if r.Method == http.MethodPost {
+		defer h.watchPost(r, e, callIDs(body))()
+	}
 	h.serve(w, r, e)
 }
 
@@ -197,6 +202,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *entry) {
 		defer done()
 	}
 	if r.Method == http.MethodGet {
+		if r.Header.Get("Last-Event-ID") != "" {
+			e.resumes.Add(1)
+		}
 		st := outbox.NewStream(w, r, e.stats, h.opts.Logger.With("transport", "http"))
 		defer st.Close()
 		w, r = st, r.WithContext(st.Context())
