@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/project/logring"
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,7 +62,7 @@ var recentLogsSchema = sync.OnceValue(func() *jsonschema.Schema {
 // addRecentLogs registers get_recent_logs, answering from the broker's
 // ring of this project's records only.
 func addRecentLogs(s *mcp.Server, e *Engine) {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name:  ToolRecentLogs,
 		Title: "Recent broker logs for this project",
 		Description: "Returns the broker's recent log records about this project (never another project's), oldest first: " +

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -82,7 +83,7 @@ var inputSchema = sync.OnceValue(func() *jsonschema.Schema {
 // runs, a call waits for it and, when the client sent a progress token,
 // reports the indexing progress as MCP progress notifications.
 func AddTools(s *mcp.Server, ix *Index) {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name:        ToolName,
 		Title:       "Search project standards",
 		Description: toolDescription,

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -14,7 +15,7 @@ type completePhaseArgs struct {
 }
 
 func addCompletePhase(s *mcp.Server, e *Engine) string {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name: ToolCompletePhase,
 		Description: "Submit evidence for the current phase. The gate checks required fields, types and declared checks: " +
 			"a strict gate that fails records the attempt and does not advance (see errors and fields_missing); " +

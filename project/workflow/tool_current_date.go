@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,7 +27,7 @@ func AddCurrentDate(s *mcp.Server) {
 }
 
 func addCurrentDate(s *mcp.Server, now func() time.Time) {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name:        ToolCurrentDate,
 		Description: "Return the current date and time (ISO 8601), the weekday and the unix time. Use it instead of guessing today's date.",
 		Annotations: readOnly("Current date"),

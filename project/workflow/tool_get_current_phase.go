@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -11,7 +12,7 @@ type sessionArgs struct {
 }
 
 func addGetCurrentPhase(s *mcp.Server, e *Engine) string {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name: ToolGetCurrentPhase,
 		Description: "Return the session's current phase: its overview (phase.md), its tasks, and the evidence " +
 			"its gate expects from complete_phase.",

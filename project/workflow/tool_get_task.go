@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -13,7 +14,7 @@ type getTaskArgs struct {
 }
 
 func addGetTask(s *mcp.Server, e *Engine) string {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name:        ToolGetTask,
 		Description: "Return the full text of one task of the current phase (or of a completed phase). Later phases stay locked.",
 		Annotations: readOnly("Get task"),

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -11,7 +12,7 @@ type listSessionsArgs struct {
 }
 
 func addListWorkflowSessions(s *mcp.Server, e *Engine) string {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name:        ToolListWorkflowSessions,
 		Description: "List this project's workflow sessions with their progress, most recently updated first.",
 		Annotations: readOnly("List workflow sessions"),

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -11,7 +12,7 @@ type listWorkflowsArgs struct {
 }
 
 func addListWorkflows(s *mcp.Server, e *Engine) string {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name: ToolListWorkflows,
 		Description: "List the project's phase-gated workflows (from its workflows folder) with their phases. " +
 			"Broken definitions are listed with their error, ready ones with their warnings; " +

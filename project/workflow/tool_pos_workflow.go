@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -46,7 +47,7 @@ var posSchema = sync.OnceValue(func() *jsonschema.Schema {
 })
 
 func addPOSWorkflow(s *mcp.Server, e *Engine) string {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name: ToolPOSWorkflow,
 		Description: "praxis-os compatible workflow tool: one tool, many actions (" + strings.Join(posActions, ", ") +
 			"), running on the same engine and sessions as the workflow tools.",

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 
+	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -13,7 +14,7 @@ type startWorkflowArgs struct {
 }
 
 func addStartWorkflow(s *mcp.Server, e *Engine) string {
-	mcp.AddTool(s, &mcp.Tool{
+	typedtool.Add(s, &mcp.Tool{
 		Name: ToolStartWorkflow,
 		Description: "Start a workflow on a target and return its session_id and first phase. " +
 			"If an active session exists for the same workflow and target it is resumed (resumed: true), " +
