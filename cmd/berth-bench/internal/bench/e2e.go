@@ -183,6 +183,12 @@ func (r *runner) hop(ctx context.Context, e *e2eBroker) error {
 		return err
 	}
 	defer errLog.Close()
+	floor, err := startFloors(ctx, hc, errLog)
+	if err != nil {
+		return err
+	}
+	defer floor.stop()
+	subjects = append(subjects, floor.subject, floor.inProcess)
 	// The bridges end with the hop: left running, a shim would start a
 	// broker of its own once the warm one stops.
 	var children []*child
@@ -217,10 +223,11 @@ func (r *runner) hop(ctx context.Context, e *e2eBroker) error {
 		return err
 	}
 	base := percentile(subjects[0].lat, 50)
+	r.rs.add("hop", "direct-http", "vs-floor-p50", base.Seconds()/percentile(floor.subject.lat, 50).Seconds(), "x", len(subjects[0].lat))
 	for _, s := range subjects {
 		p50 := percentile(s.lat, 50)
 		r.rs.add("hop", s.name, "call-p50", ms(p50), "ms", len(s.lat))
-		if s.name != "direct-http" {
+		if s.name != "direct-http" && s.name != subjectFloor && s.name != subjectFloorInProcess {
 			r.rs.add("hop", s.name, "added-p50", ms(p50-base), "ms", len(s.lat))
 		}
 	}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -8,6 +9,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == floorMode { // the bench under test starts its floor from this binary
+		if err := serveFloor(context.Background(), os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	brokertest.Cleanup() // the binaries TestHostedBaseline built
 	os.Exit(code)

@@ -100,7 +100,13 @@ func rows(mode string) []row {
 				}},
 			row{label: "cold start p50 (no broker, 1k-file index on disk)", bench: "cold-start", metric: "p50",
 				target: "<= 500 ms", met: atMost("cold-start", "p50", 500)},
-			row{label: "small tool call p50, direct on the project's HTTP port", bench: "hop", metric: "call-p50", berthSubject: "direct-http"},
+			row{label: "small tool call p50, direct on the project's HTTP port", bench: "hop", metric: "call-p50", berthSubject: "direct-http", peer: subjectFloor},
+			row{label: "the same call / a minimal net/http JSON-RPC handler's, same client, same rounds", bench: "hop", metric: "vs-floor-p50", berthSubject: "direct-http",
+				target: "<= 3x", met: func(rs *results) (bool, bool) {
+					r, ok := rs.get("hop", "direct-http", "vs-floor-p50")
+					return ok && r.Value <= 3, ok
+				}},
+			row{label: "the floor's call p50 with its handler in the bench's own process (no second process to wake)", bench: "hop", metric: "call-p50", berthSubject: subjectFloorInProcess},
 			row{label: "small tool call p50 through the stdio bridge", bench: "hop", metric: "call-p50", peer: peerName},
 			row{label: "forwarding hop p50 (bridge minus direct)", bench: "hop", metric: "added-p50", peer: peerName,
 				target: "<= 0.3 ms and <= 1/5 of peer", met: func(rs *results) (bool, bool) {
