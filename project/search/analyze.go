@@ -96,6 +96,12 @@ func (a *analyzer) stem(part string) string {
 	return t
 }
 
+// forgetStems empties the stem cache and gives its memory back. An index
+// keeps its writer's analyzer for its whole life, and after a build or a
+// catch-up its cache holds every word of the project: more than the
+// index's own dictionary, for words an edit may never bring back.
+func (a *analyzer) forgetStems() { a.stems = make(map[string]string) }
+
 func (a *analyzer) lowerString(s string) string {
 	a.lower = appendLower(a.lower[:0], s)
 	return string(a.lower)

@@ -164,6 +164,9 @@ func (ix *Index) catchUp(ctx context.Context) {
 	defer close(ix.done)
 	start := time.Now()
 	err := ix.refresh(ctx)
+	ix.writeMu.Lock()
+	ix.w.an.forgetStems()
+	ix.writeMu.Unlock()
 	st := ix.Status()
 	if err != nil {
 		ix.noteErr(err)
