@@ -27,11 +27,16 @@ import (
 //     docs and bbolt's README), run once at the end;
 //   - fresh: sets added after the figures of the three parts above had been
 //     read, judged and committed before any later ranking change, so that
-//     the ranking is measured on documentation no choice was made on.
+//     the ranking is measured on documentation no choice was made on;
+//   - phrased: sets whose queries carry two or three phrasings each (the
+//     first in the agent's own words, the others naming the terms it
+//     expects the document to use), written and judged, and committed,
+//     before any engine ran on them.
 //
 // A set's queries live in <set>.queries beside SUITE:
 //
 //	? the query, as an agent would type it
+//	+ another phrasing of it   (optional: the terms an agent expects the document to use)
 //	= file#Heading > Path      (one line per section that answers it)
 //
 // The documents come from "go mod download -json MODULE@VERSION". Without
@@ -54,6 +59,7 @@ type relSet struct {
 // relQuery is one judged query.
 type relQuery struct {
 	text string
+	more []string // the other phrasings ("+" lines), if any
 	rel  []string // "file#section", file relative to the set's folder
 	line int
 }
@@ -87,6 +93,11 @@ func loadSuite(tb testing.TB) []*relSet {
 			}
 		}
 		s.queries = loadQueries(tb, filepath.Join(relevanceDir, s.name+".queries"))
+		for _, q := range s.queries {
+			if s.part == "phrased" && len(q.more) == 0 {
+				tb.Fatalf("%s.queries:%d: a set of part phrased gives every query another phrasing (\"+ ...\" lines)", s.name, q.line)
+			}
+		}
 		sets = append(sets, s)
 	}
 	if err := sc.Err(); err != nil {
@@ -142,10 +153,12 @@ func loadQueries(tb testing.TB, file string) []relQuery {
 		case line == "" || strings.HasPrefix(line, "#"):
 		case strings.HasPrefix(line, "? "):
 			qs = append(qs, relQuery{text: strings.TrimSpace(line[2:]), line: i + 1})
+		case strings.HasPrefix(line, "+ ") && len(qs) > 0 && len(qs[len(qs)-1].rel) == 0:
+			qs[len(qs)-1].more = append(qs[len(qs)-1].more, strings.TrimSpace(line[2:]))
 		case strings.HasPrefix(line, "= ") && len(qs) > 0:
 			qs[len(qs)-1].rel = append(qs[len(qs)-1].rel, strings.TrimSpace(line[2:]))
 		default:
-			tb.Fatalf("%s:%d: want \"? query\" or \"= file#section\", got %q", file, i+1, line)
+			tb.Fatalf("%s:%d: want \"? query\", \"+ another phrasing\" (before the judgements) or \"= file#section\", got %q", file, i+1, line)
 		}
 	}
 	for _, q := range qs {
