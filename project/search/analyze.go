@@ -10,7 +10,7 @@ import (
 
 // analyzerVersion changes whenever the terms produced for a text change, so
 // that an index built by an older analyzer is rebuilt rather than misread.
-const analyzerVersion = 1
+const analyzerVersion = 2
 
 // maxStemCache bounds the per-analyzer stem cache; it is cleared when full.
 const maxStemCache = 1 << 17
@@ -51,12 +51,19 @@ func (a *analyzer) stream(text string, fn func(term string)) {
 // word analyzes one word from the tokenizer.
 func (a *analyzer) word(w string, compound bool, fn func(term string)) {
 	a.parts = splitIdentifier(w, a.parts[:0])
-	if compound && len(a.parts) > 1 {
-		if c := a.compound(w); c != "" {
-			fn(c)
+	whole := ""
+	if len(a.parts) > 1 {
+		if whole = a.compound(w); whole != "" && compound {
+			fn(whole)
 		}
 	}
 	for _, p := range a.parts {
+		if whole != "" && utf8.RuneCountInString(p) == 1 {
+			// A one-character piece of a compound (the 8s of 8.8.8.8)
+			// says nothing the whole does not (and phrases, which
+			// match on pieces, skip it on both sides alike).
+			continue
+		}
 		if t := a.stem(p); t != "" {
 			fn(t)
 		}
@@ -167,8 +174,9 @@ func splitIdentifier(w string, dst []string) []string {
 				start = i
 			} else if unicode.IsUpper(prev) {
 				// Inside an acronym: HTTPServer splits before the 'S'
-				// when a lowercase letter follows it.
-				if next, ok := runeAfter(w, i); ok && unicode.IsLower(next) {
+				// when a lowercase word follows it; a single lowercase
+				// letter is the acronym's own (URLs, IPv6 stay whole).
+				if lowerAfter(w, i) >= 2 {
 					dst = append(dst, w[start:i])
 					start = i
 				}
@@ -182,11 +190,15 @@ func splitIdentifier(w string, dst []string) []string {
 	return dst
 }
 
-func runeAfter(w string, i int) (rune, bool) {
+// lowerAfter counts the lowercase letters that follow the rune at i.
+func lowerAfter(w string, i int) int {
 	_, size := utf8.DecodeRuneInString(w[i:])
-	if i+size >= len(w) {
-		return 0, false
+	n := 0
+	for _, r := range w[i+size:] {
+		if !unicode.IsLower(r) {
+			break
+		}
+		n++
 	}
-	r, _ := utf8.DecodeRuneInString(w[i+size:])
-	return r, true
+	return n
 }

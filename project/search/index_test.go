@@ -393,3 +393,33 @@ func TestLongSectionContentTrimmed(t *testing.T) {
 		t.Fatalf("content not trimmed around the match (%d bytes):\n%s", len(c), c)
 	}
 }
+
+// TestLengthFloor checks that a body shorter than the floor (a share of
+// the average) is normalized as if it were that long, and that longer
+// bodies are normalized as before.
+func TestLengthFloor(t *testing.T) {
+	s := &snapshot{}
+	for _, n := range []uint32{2, 10, 20, 100, 268} { // average 80: floor 0.25 is 20
+		s.chunks = append(s.chunks, &chunk{bodyLen: n, headLen: 4})
+		s.live++
+		s.totalBody += uint64(n)
+		s.totalHead += 4
+	}
+	rk := defaultRanking
+	rk.lenFloor = 0
+	s.computeNorms(&rk)
+	plain := slices.Clone(s.bodyNorm)
+	if !(plain[0] > plain[1] && plain[1] > plain[2]) {
+		t.Fatalf("without a floor shorter bodies must weigh more: %v", plain)
+	}
+	rk.lenFloor = 0.25
+	s.computeNorms(&rk)
+	if s.bodyNorm[0] != s.bodyNorm[2] || s.bodyNorm[1] != s.bodyNorm[2] {
+		t.Errorf("bodies of 2, 10 and 20 words under the floor of 20: norms %v, want equal", s.bodyNorm[:3])
+	}
+	for i := 2; i < len(plain); i++ {
+		if s.bodyNorm[i] != plain[i] {
+			t.Errorf("body %d at or above the floor: norm %v with the floor, %v without", s.chunks[i].bodyLen, s.bodyNorm[i], plain[i])
+		}
+	}
+}

@@ -149,13 +149,20 @@ func compile(q Query) (*plan, error) {
 	all := map[string]bool{} // term -> required
 	phrases := map[string]bool{}
 	joined := map[string]bool{}
+	// share is each term's weight: a compound's pieces share one word's
+	// weight beside the whole identifier, so that IPv6-only or
+	// resolv.conf does not count as three words of the question.
+	share := map[string]float32{}
+	var ts []string
 	parts := strings.Split(text, `"`)
 	for i, part := range parts {
 		// Odd parts are quoted, unless the last quote is unbalanced.
 		quoted := i%2 == 1 && i < len(parts)-1
 		tokenize(part, func(start, end int) {
 			w := part[start:end]
+			ts = ts[:0]
 			an.word(w, true, func(t string) {
+				ts = append(ts, t)
 				if !all[t] {
 					all[t] = false
 				}
@@ -164,6 +171,17 @@ func compile(q Query) (*plan, error) {
 					p.order = append(p.order, t)
 				}
 			})
+			piece := float32(1)
+			if len(ts) > 2 && ts[0] == an.compound(w) {
+				piece = 1 / float32(len(ts)-1)
+			}
+			for k, t := range ts {
+				if k == 0 {
+					share[t] = 1
+				} else {
+					share[t] = max(share[t], piece)
+				}
+			}
 		})
 		if !quoted {
 			for _, j := range joinedPairs(an, part) {
@@ -197,6 +215,15 @@ func compile(q Query) (*plan, error) {
 		p.terms = append(p.terms, t)
 	}
 	slices.Sort(p.terms)
+	for _, t := range p.terms {
+		if share[t] != 1 {
+			p.weights = make([]float32, len(p.terms))
+			for i, t := range p.terms {
+				p.weights[i] = share[t]
+			}
+			break
+		}
+	}
 	p.required = make([]bool, len(p.terms))
 	for i, t := range p.terms {
 		if all[t] {

@@ -134,3 +134,36 @@ func FuzzQuery(f *testing.F) {
 		}
 	})
 }
+
+// TestCompoundPiecesShareAWord checks that a compound's pieces share one
+// word's weight beside the whole identifier, while a word that also stands
+// alone keeps its full weight.
+func TestCompoundPiecesShareAWord(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want map[string]float32
+	}{
+		{"resolv.conf servers", map[string]float32{"resolv.conf": 1, "resolv": 0.5, "conf": 0.5, "server": 1}},
+		{"resolv.conf conf", map[string]float32{"resolv.conf": 1, "resolv": 0.5, "conf": 1}},
+		{"snake_case_name", map[string]float32{"snake_case_name": 1, "snake": 1.0 / 3, "case": 1.0 / 3, "name": 1.0 / 3}},
+		{"plain words", map[string]float32{"plain": 1, "word": 1}},
+	} {
+		p, err := compile(Query{Text: tc.text})
+		if err != nil {
+			t.Fatalf("compile(%q): %v", tc.text, err)
+		}
+		got := map[string]float32{}
+		for i, term := range p.terms {
+			got[term] = p.weight(i)
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("compile(%q) terms %v, want %v", tc.text, got, tc.want)
+			continue
+		}
+		for term, w := range tc.want {
+			if g, ok := got[term]; !ok || g < w-1e-6 || g > w+1e-6 {
+				t.Errorf("compile(%q): weight of %q = %v, want %v (all: %v)", tc.text, term, g, w, got)
+			}
+		}
+	}
+}

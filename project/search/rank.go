@@ -42,6 +42,13 @@ type ranking struct {
 	// the question in several places lifts each of them.
 	filePrior float32
 
+	// lenFloor is the shortest body length, as a share of the average,
+	// that length normalization credits (0: none): a one-line section
+	// ("## Name" and a sentence) is normalized as if it were that long,
+	// so that one common word in it does not outweigh a section that
+	// answers the question at length.
+	lenFloor float32
+
 	// joinedWeight is the weight of adjacent query words joined into an
 	// identifier the index holds ("parameter names" -> parameternames).
 	joinedWeight float32
@@ -57,6 +64,7 @@ var defaultRanking = ranking{
 	k1:         2, bodyB: 0.75, headB: 0.75,
 	joinedWeight: 1,
 	filePrior:    0.2,
+	lenFloor:     0.25,
 	rm3Docs:      5, rm3Terms: 10,
 }
 

@@ -30,6 +30,13 @@ type relBerth struct {
 	ix *Index
 }
 
+// useRanking switches the engine's query-time ranking and recomputes the
+// length normalizations that depend on it (the length floor, b).
+func (e *relBerth) useRanking(rk *ranking) {
+	e.ix.rk = rk
+	e.ix.snap.Load().computeNorms(rk)
+}
+
 func newRelBerth(tb testing.TB, root string, sources []string, rk *ranking) *relBerth {
 	tb.Helper()
 	db, err := store.Open(filepath.Join(tb.TempDir(), "berth.db"), time.Second)

@@ -37,18 +37,20 @@ func locoChoices(anc uint8) []locoChoice {
 	for _, k1 := range []float32{1.2, 2} {
 		for _, hw := range []float32{0.7, 1, 1.5} {
 			for _, prior := range []float32{0, 0.2} {
-				for _, rm3 := range []float32{0, 0.3, 0.5} {
-					r := defaultRanking
-					r.anc = anc
-					r.k1, r.headWeight, r.filePrior = k1, hw, prior
-					r.rm3Docs, r.rm3Terms, r.rm3Weight = 5, 10, rm3
-					name := fmt.Sprintf("enclosing headings x%d, k1 %g, heading x%g, file prior %g, ", anc, k1, hw, prior)
-					if rm3 == 0 {
-						name += "no feedback"
-					} else {
-						name += fmt.Sprintf("RM3 %g", rm3)
+				for _, floor := range []float32{0, 0.25} {
+					for _, rm3 := range []float32{0, 0.3, 0.5} {
+						r := defaultRanking
+						r.anc = anc
+						r.k1, r.headWeight, r.filePrior, r.lenFloor = k1, hw, prior, floor
+						r.rm3Docs, r.rm3Terms, r.rm3Weight = 5, 10, rm3
+						name := fmt.Sprintf("enclosing headings x%d, k1 %g, heading x%g, file prior %g, length floor %g, ", anc, k1, hw, prior, floor)
+						if rm3 == 0 {
+							name += "no feedback"
+						} else {
+							name += fmt.Sprintf("RM3 %g", rm3)
+						}
+						out = append(out, locoChoice{name, r})
 					}
-					out = append(out, locoChoice{name, r})
 				}
 			}
 		}
@@ -92,12 +94,12 @@ func BenchmarkRelevanceLOCO(b *testing.B) {
 				e := newRelBerth(b, p.root, p.sources, &built)
 				for c := range choices {
 					if choices[c].rk.anc == anc {
-						e.ix.rk = &choices[c].rk
+						e.useRanking(&choices[c].rk)
 						byChoice[c][i] = scoreSet(b, s, func(q string) []string { return e.rank(b, q, 10) })
 					}
 				}
 				if anc == defaultRanking.anc {
-					e.ix.rk = &defaultRanking
+					e.useRanking(&defaultRanking)
 					shipped[i] = scoreSet(b, s, func(q string) []string { return e.rank(b, q, 10) })
 				}
 				e.close()

@@ -95,7 +95,8 @@ func (s *snapshot) computeNorms(rk *ranking) {
 	avgHead := max(1, float64(s.totalHead)/float64(s.live))
 	for id, c := range s.chunks {
 		if c != nil {
-			s.bodyNorm[id] = float32(1 / (1 - float64(rk.bodyB) + float64(rk.bodyB)*float64(c.bodyLen)/avgBody))
+			body := max(float64(c.bodyLen), float64(rk.lenFloor)*avgBody)
+			s.bodyNorm[id] = float32(1 / (1 - float64(rk.bodyB) + float64(rk.bodyB)*body/avgBody))
 			s.headNorm[id] = float32(1 / (1 - float64(rk.headB) + float64(rk.headB)*float64(c.headLen)/avgHead))
 		}
 	}
