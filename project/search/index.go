@@ -51,6 +51,7 @@ type Index struct {
 	// filesChanged is closed and replaced after every commit.
 	filesChanged chan struct{}
 	lastErr      string
+	lastErrSave  bool // lastErr is a failure to save, mended by the next save
 	rebuild      string
 
 	filesRead atomic.Int64

@@ -68,8 +68,9 @@ func (ix *Index) persist(ns *snapshot, d *delta) error {
 	})
 	if err != nil {
 		ix.w.dirty = true
-		return fmt.Errorf("store index: %w", err)
+		return &saveError{err}
 	}
+	ix.noteSaved()
 	return nil
 }
 
@@ -98,11 +99,19 @@ func (ix *Index) persistFull(ns *snapshot, files map[string]*fileEntry, pending 
 	err := ix.writeFull(ns, merged)
 	if err != nil {
 		ix.w.dirty = true
-		return fmt.Errorf("store index: %w", err)
+		return &saveError{err}
 	}
 	ix.w.dirty = false
+	ix.noteSaved()
 	return nil
 }
+
+// saveError is a failure to write the index to the store (a full disk,
+// say): the next save writes the whole index and mends it.
+type saveError struct{ err error }
+
+func (e *saveError) Error() string { return "store index: " + e.err.Error() }
+func (e *saveError) Unwrap() error { return e.err }
 
 // fullTxBytes bounds the encoded bytes written by one transaction of a full
 // rewrite.

@@ -1,6 +1,9 @@
 package search
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Index states, as reported in [Status.State].
 const (
@@ -104,4 +107,16 @@ func (ix *Index) noteErr(err error) {
 	ix.stateMu.Lock()
 	defer ix.stateMu.Unlock()
 	ix.lastErr = err.Error()
+	var se *saveError
+	ix.lastErrSave = errors.As(err, &se)
+}
+
+// noteSaved clears the last error once the stored copy is whole again, if
+// that error was a failure to save it.
+func (ix *Index) noteSaved() {
+	ix.stateMu.Lock()
+	defer ix.stateMu.Unlock()
+	if ix.lastErrSave {
+		ix.lastErr, ix.lastErrSave = "", false
+	}
 }
