@@ -4,17 +4,38 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
-// TestSaveErrorClearedByALaterSave lowers this process's file-size limit
+// saveErrChildEnv tells the test binary it runs as the child of
+// TestSaveErrorClearedByALaterSave.
+const saveErrChildEnv = "BERTH_TEST_SAVE_ERROR_CHILD"
+
+// TestSaveErrorClearedByALaterSave lowers a process's file-size limit
 // to the database's size while a change is applied, as on a full disk: the
 // save fails, the change is served from memory and Status names the
 // error. Once there is room, the next change saves the whole index, and
 // the error is cleared; the first change survives a reopen.
+//
+// The limit is the whole process's: the test runs in a child of its own
+// (this test binary, told by saveErrChildEnv), so that no other test's
+// file and not the go command's test log meet the lowered limit.
 func TestSaveErrorClearedByALaterSave(t *testing.T) {
+	if os.Getenv(saveErrChildEnv) != "1" {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSaveErrorClearedByALaterSave$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), saveErrChildEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestSaveErrorClearedByALaterSave") {
+			t.Fatalf("the test's child process: %v\n%s", err, out)
+		}
+		return
+	}
 	root := t.TempDir()
 	writeFiles(t, root, baseCorpus)
 	dir := t.TempDir()
