@@ -9,9 +9,10 @@ import (
 
 // A session in use holds its project. When the last holder (shim or pin)
 // leaves, mount_grace starts; when it ends, the mount is closed only if its
-// network sessions (/mcp, /sse, /ws) are quiet too: none is busy (a
-// request in flight, a stream open: the session rule's busy, limits.go),
-// and the last of their requests ended (or the last of them ended) at
+// network sessions (/mcp, /sse, /ws) are quiet too: none has a request
+// in flight (an open stream alone does not count: every go-sdk and
+// TypeScript client keeps a GET stream open while it does nothing), and
+// the last of their requests ended (or the last of them ended) at
 // least mount_grace ago. Otherwise the grace is asked again when it could
 // end: mount_grace after the last request, or a whole mount_grace later
 // while one is busy. So a sub-agent that keeps calling, or waits on a long
@@ -39,8 +40,8 @@ const minRecheck = 100 * time.Millisecond
 
 // holdFor is how long from now the sessions of srv hold the mount beyond
 // its holders (0: they do not): grace (at least minRecheck) while one of
-// them is busy, else what
-// is left of grace since the last went quiet.
+// them has a request in flight, else what is left of grace since the last
+// went quiet.
 func (b *sessionBook) holdFor(srv *mcp.Server, now time.Time, grace time.Duration) time.Duration {
 	all := slices.Collect(srv.Sessions())
 	b.mu.Lock()
@@ -50,9 +51,13 @@ func (b *sessionBook) holdFor(srv *mcp.Server, now time.Time, grace time.Duratio
 		if s.tr != nil && s.tr.ide {
 			continue
 		}
-		if s.busyLocked() {
+		if s.inFlightLocked() {
 			return max(grace, minRecheck)
 		}
 	}
 	return max(0, b.quietAt.Add(grace).Sub(now))
 }
+
+// inFlightLocked reports whether s is answering a request: a message
+// being handled, or a POST on /mcp being answered.
+func (s *session) inFlightLocked() bool { return s.posts > 0 || s.calls > 0 }

@@ -80,7 +80,7 @@ var keys = []Key{
 	},
 	{
 		Name: "mount_grace", Default: 30 * time.Second, field: func(c *Config) any { return &c.MountGrace },
-		Doc: "how long a project stays mounted after its last shim or pin leaves and its sessions go quiet: a sub-agent's session holds the project while a request of it is in flight or its stream is open, and for this long after its last request (see [sessions](#sessions))",
+		Doc: "how long a project stays mounted after its last shim or pin leaves and its sessions go quiet: a sub-agent's session holds the project while a request of it is in flight (an open stream alone does not), and for this long after its last request (see [sessions](#sessions))",
 	},
 	{
 		Name: "idle_timeout", Default: 10 * time.Minute, field: func(c *Config) any { return &c.IdleTimeout },

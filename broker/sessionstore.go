@@ -203,7 +203,11 @@ func (st *sessionStore) restore(id string) (*mcp.ServerSessionState, bool) {
 	}, true
 }
 
-// forget deletes session id: it ended for good.
+// forget deletes session id: it ended for good. It waits (at most
+// forgetWait) for the deletion to be written, so that a session its client
+// ended (DELETE) is not restored by the next broker should this one die
+// right after answering; ending a session is rare, and its answer may wait
+// a moment where an initialize's may not.
 func (st *sessionStore) forget(id string) {
 	st.mu.Lock()
 	_, ok := st.saved[id]
@@ -211,6 +215,27 @@ func (st *sessionStore) forget(id string) {
 	st.mu.Unlock()
 	if ok {
 		st.save(map[string]*savedSession{id: nil})
+		st.flushWithin(forgetWait)
+	}
+}
+
+// forgetWait bounds how long ending a session waits for berth.db.
+const forgetWait = 2 * time.Second
+
+// flushWithin is flush, giving up after d.
+func (st *sessionStore) flushWithin(d time.Duration) {
+	st.mu.Lock()
+	idle := st.idle
+	st.mu.Unlock()
+	if idle == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+		st.log.Warn("ending a session: berth.db is busy; its record is deleted a moment later", "wait", d)
 	}
 }
 

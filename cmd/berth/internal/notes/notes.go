@@ -198,7 +198,7 @@ func Server(s *Store, version string) (*mcp.Server, error) {
 			if err != nil {
 				return nil, mcp.ResourceNotFoundError(n.URI())
 			}
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: cur.URI(), MIMEType: "text/markdown", Text: "# " + cur.Title + "\n\n" + cur.Body}}}, nil
+			return readResult(cur), nil
 		})
 	}
 	all, err := s.List()
@@ -208,6 +208,17 @@ func Server(s *Store, version string) (*mcp.Server, error) {
 	for _, n := range all {
 		addResource(n)
 	}
+	// The template answers a note added a moment ago, before a client (or
+	// a broker in front of this server) has heard its list_changed.
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "note://{id}", Name: "note", Title: "A note, by its id", MIMEType: "text/markdown"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			id, ok := strings.CutPrefix(req.Params.URI, "note://")
+			cur, err := s.Get(id)
+			if !ok || err != nil {
+				return nil, mcp.ResourceNotFoundError(req.Params.URI)
+			}
+			return readResult(cur), nil
+		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "add_note", Description: "Store a note (title, body, optional tags); it becomes the resource note://ID."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, noteOut, error) {
 			n, err := s.Add(in.Title, in.Body, in.Tags)
@@ -228,6 +239,11 @@ func Server(s *Store, version string) (*mcp.Server, error) {
 			return nil, listOut{Notes: summaries(found), ServerPID: pid}, err
 		})
 	return srv, nil
+}
+
+// readResult is a note as resources/read answers it.
+func readResult(n Note) *mcp.ReadResourceResult {
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: n.URI(), MIMEType: "text/markdown", Text: "# " + n.Title + "\n\n" + n.Body}}}
 }
 
 type addIn struct {
