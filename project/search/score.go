@@ -34,8 +34,7 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 		if pl == nil {
 			continue
 		}
-		df := float64(len(pl.ids))
-		w := float32(math.Log(1+(n-df+0.5)/(df+0.5))) * (k1 + 1) * p.weight(i)
+		w := idf(n, float64(len(pl.ids))) * (k1 + 1) * p.weight(i)
 		req := p.required[i]
 		for j, id := range pl.ids {
 			if j > 0 && j%checkEvery == 0 && ix.interrupted(ctx) {
@@ -45,11 +44,24 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 			if sc.scores[id] == 0 {
 				sc.touched = append(sc.touched, id)
 			}
-			sc.scores[id] += w * t / (t + k1)
+			sc.scores[id] += w * saturate(t, k1)
 			if req {
 				sc.req[id]++
 			}
 		}
 	}
 	return nil
+}
+
+// idf is BM25's inverse document frequency of a term held by df of n
+// documents.
+func idf(n, df float64) float32 { return float32(math.Log(1 + (n-df+0.5)/(df+0.5))) }
+
+// saturate is BM25F's saturation of a term's pseudo-frequency t.
+func saturate(t, k1 float32) float32 { return t / (t + k1) }
+
+// lengthNorm is 1/(1-b+b*length/avg): BM25F's length normalization of a
+// field, inverted, so that a frequency is multiplied by it.
+func lengthNorm(b float32, length, avg float64) float32 {
+	return float32(1 / (1 - float64(b) + float64(b)*length/avg))
 }

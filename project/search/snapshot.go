@@ -96,8 +96,8 @@ func (s *snapshot) computeNorms(rk *ranking) {
 	for id, c := range s.chunks {
 		if c != nil {
 			body := max(float64(c.bodyLen), float64(rk.lenFloor)*avgBody)
-			s.bodyNorm[id] = float32(1 / (1 - float64(rk.bodyB) + float64(rk.bodyB)*body/avgBody))
-			s.headNorm[id] = float32(1 / (1 - float64(rk.headB) + float64(rk.headB)*float64(c.headLen)/avgHead))
+			s.bodyNorm[id] = lengthNorm(rk.bodyB, body, avgBody)
+			s.headNorm[id] = lengthNorm(rk.headB, float64(c.headLen), avgHead)
 		}
 	}
 }

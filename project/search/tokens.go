@@ -63,3 +63,8 @@ func isASCIILetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && 
 func isASCIIPunct(c byte) bool {
 	return c < utf8.RuneSelf && c > ' ' && !isASCIILetter(c) && !('0' <= c && c <= '9')
 }
+
+// EstimateTokens is estimateTokens for other packages: what a text costs a
+// language model, as search_standards counts it (`berth tools` sizes the
+// tool listings with it).
+func EstimateTokens(s string) int { return estimateTokens(s) }

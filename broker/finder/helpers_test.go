@@ -1,0 +1,156 @@
+package finder
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/broker/finder/findertest"
+	"github.com/berth-dev/berth/broker/hosted"
+	"github.com/berth-dev/berth/project"
+	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/logring"
+	"github.com/berth-dev/berth/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMain(m *testing.M) {
+	findertest.ServeIfAsked()
+	os.Exit(m.Run())
+}
+
+func testCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// validServer is a declaration with defaults filled, as
+// config.ValidateServers leaves it.
+func validServer(command string, args []string, env map[string]string) config.Server {
+	s := map[string]config.Server{"x": {Command: command, Args: args, Env: env}}
+	if err := config.ValidateServers(s); err != nil {
+		panic(err)
+	}
+	return s["x"]
+}
+
+// realDecls declares the servers of the finder's figures: the npm
+// server-everything, server-memory and server-filesystem (allowed dir),
+// and the fixture server of 100 tools.
+func realDecls(t testing.TB, dir string) []hosted.Decl {
+	t.Helper()
+	node, everything := brokertest.NPMServer(t, "server-everything")
+	_, memory := brokertest.NPMServer(t, "server-memory")
+	_, fs := brokertest.NPMServer(t, "server-filesystem")
+	ws, env := findertest.Command(t)
+	return []hosted.Decl{
+		{Name: "everything", Origin: hosted.OriginUser, Server: validServer(node, []string{everything, "stdio"}, nil)},
+		{Name: "filesystem", Origin: hosted.OriginUser, Server: validServer(node, []string{fs, dir}, nil)},
+		{Name: "memory", Origin: hosted.OriginUser, Server: validServer(node, []string{memory},
+			map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")})},
+		{Name: "workspace", Origin: hosted.OriginUser, Server: validServer(ws, nil, env)},
+	}
+}
+
+// fixture is a project engine with hosted servers installed on its MCP
+// server, as a mount has them.
+type fixture struct {
+	eng  *project.Engine
+	hp   *hosted.Project
+	root string
+	db   *store.DB
+}
+
+// openFixture opens a project (tool groups rag and workflow, the log ring
+// on) hosting decls.
+func openFixture(t testing.TB, decls []hosted.Decl) *fixture {
+	t.Helper()
+	ctx := testCtx(t, 2*time.Minute)
+	root := filepath.Join(t.TempDir(), "proj")
+	if err := os.MkdirAll(filepath.Join(root, ".praxis-os", "standards"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	eng, err := project.Open(ctx, project.Options{Root: root, ID: "proj", DB: db, Logs: logring.New(logring.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	pool := hosted.NewPool(hosted.Options{})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		pool.Close(ctx)
+	})
+	hp, err := pool.Open(ctx, hosted.ProjectSpec{ID: "proj", Name: "proj", Root: root}, decls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		hp.Close(ctx)
+	})
+	eng.Server().AddReceivingMiddleware(hp.Middleware())
+	hp.Install(eng.Server())
+	return &fixture{eng: eng, hp: hp, root: root, db: db}
+}
+
+// connect opens an in-memory client session on the fixture's server.
+func (f *fixture) connect(t testing.TB, name string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ctx := testCtx(t, time.Minute)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := f.eng.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// listTools lists every tool of the session.
+func listTools(t testing.TB, ctx context.Context, cs *mcp.ClientSession) []*mcp.Tool {
+	t.Helper()
+	var out []*mcp.Tool
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tool)
+	}
+	return out
+}
+
+// catalogOf makes a catalog of listed tools; a name with __ comes from
+// that server.
+func catalogOf(t testing.TB, tools []*mcp.Tool) *Catalog {
+	t.Helper()
+	var entries []*Tool
+	for _, tool := range tools {
+		server, _, _ := strings.Cut(tool.Name, Sep)
+		if server == tool.Name {
+			server = ""
+		}
+		e, err := NewTool(tool, server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, e)
+	}
+	return NewCatalog(entries)
+}
