@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"github.com/berth-dev/berth/broker/finder"
 	"log/slog"
 	"net/http"
 	"os"
@@ -45,7 +46,7 @@ func (b *Broker) dashboard() any {
 // toolCalled feeds a mount's tool call to the metrics and the dashboard.
 func (b *Broker) toolCalled(m *mount, c api.ToolCall) {
 	tool := c.Tool
-	if !slices.Contains(m.engine.ToolNames(), tool) && !m.servesHosted(tool) {
+	if !slices.Contains(m.engine.ToolNames(), tool) && !m.servesHosted(tool) && tool != finder.FindTools && tool != finder.CallTool {
 		tool = unknownTool
 	}
 	b.metrics.ToolCall(m.id, tool, outcome(c.OK), time.Duration(c.DurationMS*float64(time.Millisecond)))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
+	"github.com/berth-dev/berth/broker/finder"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/broker/streamable"
@@ -44,6 +45,7 @@ type mount struct {
 	streamable     *streamable.Handler // /mcp's session table
 	saved          *sessionStore       // /mcp's sessions in berth.db
 	servers        *mountServers       // hosted MCP servers (servers.go); nil when off
+	finder         *finder.Finder      // finder mode, find_tools and call_tool
 	stateMu        sync.Mutex          // serializes the writes of its state file (statefile.go)
 
 	httpMu  sync.Mutex // guards the port's fields, set once when it is bound
@@ -87,6 +89,11 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		// against a call's slot, and its failures are the call's.
 		m.mcp.AddReceivingMiddleware(m.servers.hp.Middleware())
 	}
+	m.finder = newFinder(eng, id, deps.db, m.servers, m.log)
+	// Just outside the hosted servers': a call_tool reaches a hosted tool
+	// as a direct call does, inside the limits and the observer.
+	m.mcp.AddReceivingMiddleware(m.finder.Middleware)
+	m.mcp.AddSendingMiddleware(m.finder.Sending)
 	cfg := eng.Config().MCP
 	m.limits = newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout, m.book)
 	m.limits.end = m.endSession
@@ -228,6 +235,7 @@ func (m *mount) close(ctx context.Context) {
 	sctx, scancel := context.WithTimeout(outer, 3*time.Second)
 	defer scancel()
 	m.servers.close(sctx)
+	m.finder.Close()
 	if err := m.engine.Close(); err != nil {
 		m.log.Warn("close engine", "err", err)
 	}

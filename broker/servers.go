@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/finder"
 	"github.com/berth-dev/berth/broker/hosted"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
@@ -183,6 +184,23 @@ func (ms *mountServers) Servers() []project.HostedServer {
 		out[i] = project.HostedServer{Name: st.Name, State: string(st.State), Origin: string(st.Origin), Tools: st.Tools, LastError: st.LastError, Fix: st.Fix}
 	}
 	return out
+}
+
+// newFinder makes the mount's finder over the engine's tools and the
+// hosted servers (nil: none), its cache in db.
+func newFinder(eng *project.Engine, id string, db *store.DB, ms *mountServers, log *slog.Logger) *finder.Finder {
+	opts := finder.Options{Tools: eng.Tools, Config: eng.Config, Log: log}
+	if db != nil {
+		opts.Cache = finder.NewCache(db, id)
+	}
+	if ms != nil {
+		opts.Servers = ms.hp.Status
+	}
+	f := finder.New(opts)
+	if ms != nil {
+		ms.hp.OnChange(f.Changed)
+	}
+	return f
 }
 
 // servesHosted reports whether tool is a hosted tool the mount serves now.

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/finder"
 	"github.com/berth-dev/berth/broker/mcpws"
 	"github.com/berth-dev/berth/broker/outbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -167,11 +169,18 @@ func transportName(ctx context.Context) string {
 }
 
 // serve wraps the transport's handler so that every request's context
-// carries the transport: the SDK passes that context on to the session
-// it opens and to the handlers of its messages.
+// carries the transport, and the tools listing its client asked for with
+// ?tools=all|finder|auto (broker/finder): the SDK passes that context on
+// to the session it opens and to the handlers of its messages. A tools=
+// of another value is refused with 400, naming the values.
 func (tr *transport) serve(srv *mcp.Server, d handlerDeps) http.Handler {
 	h := tr.handler(tr, srv, d)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(withTransport(r.Context(), tr)))
+		mode, err := finder.ParseMode(r.URL.Query().Get(api.ToolsParam))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(finder.WithMode(withTransport(r.Context(), tr), mode)))
 	})
 }

@@ -34,6 +34,19 @@ func newToolLister(s *mcp.Server) *toolLister {
 
 // names lists the tools the server offers, in its order.
 func (l *toolLister) names(ctx context.Context) ([]string, error) {
+	tools, err := l.tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return names, nil
+}
+
+// tools lists the tools the server offers, in its order.
+func (l *toolLister) tools(ctx context.Context) ([]*mcp.Tool, error) {
 	// The handler needs a session of the server; this one never hears a word.
 	_, st := mcp.NewInMemoryTransports()
 	ss, err := l.s.Connect(ctx, st, nil)
@@ -41,7 +54,7 @@ func (l *toolLister) names(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer ss.Close()
-	var names []string
+	var tools []*mcp.Tool
 	params := &mcp.ListToolsParams{}
 	for range 100 {
 		res, err := l.inner(ctx, "tools/list", &mcp.ListToolsRequest{Session: ss, Params: params})
@@ -52,16 +65,20 @@ func (l *toolLister) names(ctx context.Context) ([]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("tools/list answered %T", res)
 		}
-		for _, t := range page.Tools {
-			names = append(names, t.Name)
-		}
+		tools = append(tools, page.Tools...)
 		if page.NextCursor == "" {
-			return names, nil
+			return tools, nil
 		}
 		params = &mcp.ListToolsParams{Cursor: page.NextCursor}
 	}
 	return nil, errors.New("tools/list: more than 100 pages")
 }
+
+// Tools lists every tool the project's server offers now, Berth's own and
+// the hosted servers' it carries, as a tools/list answers them before any
+// middleware (the finder ranks them). The tools are the server's own: do
+// not change them.
+func (e *Engine) Tools(ctx context.Context) ([]*mcp.Tool, error) { return e.lister.tools(ctx) }
 
 // schemaBytes holds the tool schemas of one server marshaled once, by
 // pointer: they never change after registration.

@@ -12,7 +12,7 @@ import (
 )
 
 // Usage is berth-shim's --help.
-const Usage = `usage: berth-shim [--project DIR] [--transport dual|stdio|http] [--log-level L] [--home DIR]
+const Usage = `usage: berth-shim [--project DIR] [--transport dual|stdio|http] [--tools all|finder|auto] [--log-level L] [--home DIR]
 
 An IDE runs berth-shim as an MCP server. It attaches the project to the
 Berth broker, starting one if none runs. The project is --project, else
@@ -34,6 +34,16 @@ the IDE's requests with an error that names the problem and the fix.
          shim attaches (the state file says http, or dual) and holds the
          project until stdin closes; point the IDE at the state file's url.
 
+--tools, what this window's tools/list holds (default: the project's
+mcp.tools_listing):
+  all    every tool the project offers, Berth's own and its hosted servers'.
+  finder Berth's core tools with find_tools, which finds any other tool for
+         a task, and call_tool, which calls it: a short listing for clients
+         that send every tool to the model at every turn.
+  auto   the finder once the project offers more than mcp.finder_threshold
+         tools, unless the client searches tools itself (Claude Code, the
+         Copilot CLI: finder.clients_with_tool_search).
+
 Logs go to stderr; stdout carries only MCP.`
 
 // ErrHelp is what ParseFlags returns for --help: its text is Usage.
@@ -51,6 +61,7 @@ func ParseFlags(args []string) (Options, int, error) {
 	fs.StringVar(&o.Transport, "transport", "dual", "what the state file offers sub-agents: dual, stdio or http")
 	fs.StringVar(&level, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&o.Home, "home", "", "broker home (default: $BERTH_HOME, else the user state dir)")
+	fs.StringVar(&o.Tools, "tools", "", "what this window's tools/list holds: all, finder or auto (default: the project's mcp.tools_listing)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, 0, ErrHelp
@@ -59,6 +70,11 @@ func ParseFlags(args []string) (Options, int, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, 2, fmt.Errorf("unexpected argument %q (usage: berth-shim [--project DIR] [--transport dual|stdio|http])", fs.Arg(0))
+	}
+	switch o.Tools {
+	case "", "all", "finder", "auto":
+	default:
+		return o, 2, fmt.Errorf("--tools %q: use all, finder or auto", o.Tools)
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ type Options struct {
 	Project   string // --project; else FindProject's other sources, else the IDE's roots
 	Transport string // dual (default), stdio or http: what this window asks the state file to offer
 	Home      string // broker home; "" = api.DefaultHome()
+	Tools     string // --tools: all, finder or auto (api.ToolsParam); "" = the project's mcp.tools_listing
 	Autostart Autostart
 	Stdin     io.Reader
 	Stdout    io.Writer
@@ -126,7 +128,11 @@ func (s *session) run(ctx context.Context) error {
 			}
 		}
 		first = false
-		conn, _, err := websocket.Dial(ctx, "ws://berth/projects/"+s.att.Resp.ID+"/mcp", &websocket.DialOptions{
+		bridge := "ws://berth/projects/" + url.PathEscape(s.att.Resp.ID) + "/mcp"
+		if s.opts.Tools != "" {
+			bridge += "?" + url.Values{api.ToolsParam: {s.opts.Tools}}.Encode()
+		}
+		conn, _, err := websocket.Dial(ctx, bridge, &websocket.DialOptions{
 			HTTPClient:   s.att.Client.HTTP,
 			HTTPHeader:   http.Header{api.LeaseHeader: {s.att.Resp.Lease}},
 			Subprotocols: []string{"mcp"},

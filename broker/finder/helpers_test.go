@@ -57,29 +57,50 @@ func realDecls(t testing.TB, dir string) []hosted.Decl {
 	}
 }
 
-// fixture is a project engine with hosted servers installed on its MCP
-// server, as a mount has them.
+// fixture is a project engine with hosted servers and the finder
+// installed on its MCP server, as a mount has them.
 type fixture struct {
-	eng  *project.Engine
-	hp   *hosted.Project
-	root string
-	db   *store.DB
+	eng    *project.Engine
+	hp     *hosted.Project
+	finder *Finder
+	root   string
+	db     *store.DB
+}
+
+// fixtureOpts vary a fixture.
+type fixtureOpts struct {
+	config    string    // the project's config.yaml; "" = none
+	db        *store.DB // nil: a new one
+	approvals hosted.ApprovalChecker
 }
 
 // openFixture opens a project (tool groups rag and workflow, the log ring
 // on) hosting decls.
 func openFixture(t testing.TB, decls []hosted.Decl) *fixture {
+	return openFixtureWith(t, decls, fixtureOpts{})
+}
+
+func openFixtureWith(t testing.TB, decls []hosted.Decl, o fixtureOpts) *fixture {
 	t.Helper()
 	ctx := testCtx(t, 2*time.Minute)
 	root := filepath.Join(t.TempDir(), "proj")
 	if err := os.MkdirAll(filepath.Join(root, ".praxis-os", "standards"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
+	if o.config != "" {
+		if err := os.WriteFile(filepath.Join(root, ".praxis-os", "config.yaml"), []byte(o.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	t.Cleanup(func() { db.Close() })
+	db := o.db
+	if db == nil {
+		var err error
+		db, err = store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+	}
 	eng, err := project.Open(ctx, project.Options{Root: root, ID: "proj", DB: db, Logs: logring.New(logring.Options{})})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +112,7 @@ func openFixture(t testing.TB, decls []hosted.Decl) *fixture {
 		defer cancel()
 		pool.Close(ctx)
 	})
-	hp, err := pool.Open(ctx, hosted.ProjectSpec{ID: "proj", Name: "proj", Root: root}, decls)
+	hp, err := pool.Open(ctx, hosted.ProjectSpec{ID: "proj", Name: "proj", Root: root, Approvals: o.approvals}, decls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,25 +123,38 @@ func openFixture(t testing.TB, decls []hosted.Decl) *fixture {
 	})
 	eng.Server().AddReceivingMiddleware(hp.Middleware())
 	hp.Install(eng.Server())
-	return &fixture{eng: eng, hp: hp, root: root, db: db}
+	f := New(Options{Tools: eng.Tools, Config: eng.Config, Servers: hp.Status, Cache: NewCache(db, "proj")})
+	t.Cleanup(f.Close)
+	hp.OnChange(f.Changed)
+	eng.Server().AddReceivingMiddleware(f.Middleware)
+	eng.Server().AddSendingMiddleware(f.Sending)
+	return &fixture{eng: eng, hp: hp, finder: f, root: root, db: db}
 }
 
-// connect opens an in-memory client session on the fixture's server.
+// connect opens an in-memory client session on the fixture's server, on
+// MCP 2025-11-25 (where a server may tell a session its tools changed).
 func (f *fixture) connect(t testing.TB, name string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	_, cs := connectTo(t, f.eng.Server(), name, opts)
+	return cs
+}
+
+// connectTo connects a client called name to srv over an in-memory pipe.
+func connectTo(t testing.TB, srv *mcp.Server, name string, opts *mcp.ClientOptions) (*mcp.ServerSession, *mcp.ClientSession) {
 	t.Helper()
 	ctx := testCtx(t, time.Minute)
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := f.eng.Server().Connect(ctx, st, nil)
+	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs
+	return ss, cs
 }
 
 // listTools lists every tool of the session.

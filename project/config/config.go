@@ -38,7 +38,38 @@ type MCP struct {
 	MaxToolsWarning   int      `mapstructure:"max_tools_warning" yaml:"max_tools_warning"`
 	MaxSessions       int      `mapstructure:"max_sessions" yaml:"max_sessions"`
 	MaxToolCalls      int      `mapstructure:"max_tool_calls" yaml:"max_tool_calls"`
+	// ToolsListing is what a session's tools/list holds: every tool (all),
+	// Berth's core tools with find_tools and call_tool (finder), or the
+	// finder once the project offers more than FinderThreshold tools, for
+	// clients that do not search tools themselves (auto).
+	ToolsListing    string `mapstructure:"tools_listing" yaml:"tools_listing"`
+	FinderThreshold int    `mapstructure:"finder_threshold" yaml:"finder_threshold"`
 }
+
+// Listing modes of mcp.tools_listing.
+const (
+	ListingAll    = "all"
+	ListingFinder = "finder"
+	ListingAuto   = "auto"
+)
+
+// DefaultFinderThreshold is mcp.finder_threshold's default: where Cursor
+// starts to warn.
+const DefaultFinderThreshold = 40
+
+// Finder holds the finder.* keys (broker/finder).
+type Finder struct {
+	// Promote adds a tool that a session found and called through
+	// call_tool to that session's tools/list.
+	Promote bool `mapstructure:"promote" yaml:"promote"`
+	// ClientsWithToolSearch are the clientInfo names of clients that
+	// search their tools themselves: auto lists every tool to them.
+	ClientsWithToolSearch []string `mapstructure:"clients_with_tool_search" yaml:"clients_with_tool_search"`
+}
+
+// DefaultClientsWithToolSearch are the clients known to search tools
+// themselves: Claude Code and the GitHub Copilot CLI.
+var DefaultClientsWithToolSearch = []string{"claude-code", "github-copilot-developer"}
 
 // RAG holds the rag.* keys: source folders relative to the project root,
 // and the folders outside it that symlinks in them may lead to.
@@ -55,8 +86,9 @@ type RAG struct {
 
 // Config is one project's configuration with defaults applied.
 type Config struct {
-	MCP MCP `mapstructure:"mcp"`
-	RAG RAG `mapstructure:"rag"`
+	MCP    MCP    `mapstructure:"mcp"`
+	RAG    RAG    `mapstructure:"rag"`
+	Finder Finder `mapstructure:"finder"`
 	// Servers are the MCP servers the project declares (servers.go).
 	Servers map[string]Server `mapstructure:"servers"`
 	// File is the file the settings came from, or "" when defaults alone apply.
@@ -75,7 +107,10 @@ func Default() Config {
 			MaxToolsWarning:   20,
 			MaxSessions:       DefaultMaxSessions,
 			MaxToolCalls:      DefaultMaxToolCalls,
+			ToolsListing:      ListingAll,
+			FinderThreshold:   DefaultFinderThreshold,
 		},
+		Finder: Finder{ClientsWithToolSearch: slices.Clone(DefaultClientsWithToolSearch)},
 		RAG: RAG{
 			StandardsPath: filepath.Join(Dir, "standards"),
 			UsagePath:     filepath.Join(Dir, "usage"),
@@ -126,9 +161,10 @@ func Load(root string) (Config, error) {
 	var f struct {
 		MCP     *MCP                 `yaml:"mcp"`
 		RAG     *RAG                 `yaml:"rag"`
+		Finder  *Finder              `yaml:"finder"`
 		Servers map[string]rawServer `yaml:"servers"`
 	}
-	f.MCP, f.RAG = &cfg.MCP, &cfg.RAG
+	f.MCP, f.RAG, f.Finder = &cfg.MCP, &cfg.RAG, &cfg.Finder
 	if err := doc.Decode(&f); err != nil {
 		return cfg, &Error{File: file, Msg: err.Error()}
 	}
@@ -158,6 +194,16 @@ func (c *Config) validate() error {
 	}
 	if c.MCP.MaxToolCalls < 0 {
 		return keyErrorf("mcp.max_tool_calls", "mcp.max_tool_calls %d must not be negative (0 = no limit)", c.MCP.MaxToolCalls)
+	}
+	switch c.MCP.ToolsListing {
+	case "":
+		c.MCP.ToolsListing = ListingAll
+	case ListingAll, ListingFinder, ListingAuto:
+	default:
+		return keyErrorf("mcp.tools_listing", "mcp.tools_listing %q: use all, finder or auto", c.MCP.ToolsListing)
+	}
+	if c.MCP.FinderThreshold < 0 {
+		return keyErrorf("mcp.finder_threshold", "mcp.finder_threshold %d must not be negative (auto lists the finder past that many tools)", c.MCP.FinderThreshold)
 	}
 	def := Default()
 	if c.RAG.StandardsPath == "" {

@@ -53,7 +53,7 @@ func TestLoadNamesTheMistake(t *testing.T) {
 		{"range, placed", "config.yaml", "mcp:\n  http_port: 70000\n",
 			`config.yaml:2:14: mcp.http_port 70000 is not a port (use 1-65535)`},
 		{"not a mapping", "config.yaml", "- a\n- b\n",
-			`config.yaml:1:1: the file must hold keys (such as mcp), not a list`},
+			`config.yaml:1:1: the file must hold keys (such as finder), not a list`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

@@ -15,6 +15,8 @@ var projectSchema = &Schema{Kind: KindSection, Keys: map[string]*Schema{
 		"max_tools_warning":   {Kind: KindInt, Example: "20"},
 		"max_sessions":        {Kind: KindInt, Example: "10"},
 		"max_tool_calls":      {Kind: KindInt, Example: "16"},
+		"tools_listing":       {Kind: KindString, Example: "auto"},
+		"finder_threshold":    {Kind: KindInt, Example: "40"},
 		// praxis-os's own server settings: Berth binds loopback and serves /mcp.
 		"http_host": {Kind: KindString, Ignored: true},
 		"http_path": {Kind: KindString, Ignored: true},
@@ -27,6 +29,10 @@ var projectSchema = &Schema{Kind: KindSection, Keys: map[string]*Schema{
 		// praxis-os's vector index: Berth keeps its index in berth.db.
 		"index_path":         {Kind: KindString, Ignored: true},
 		"embedding_provider": {Kind: KindString, Ignored: true},
+	}},
+	"finder": {Kind: KindSection, Example: "{promote: true}", Keys: map[string]*Schema{
+		"promote":                  {Kind: KindBool, Example: "true"},
+		"clients_with_tool_search": {Kind: KindStrings, Example: "[claude-code]"},
 	}},
 	"servers": ServersSchema,
 }}
