@@ -77,7 +77,7 @@ const (
 var specs = [nFields]search.FieldSpec{
 	fieldName:   {Weight: 3, B: 0.5},
 	fieldDesc:   {Weight: 1, B: 0.75},
-	fieldParams: {Weight: 0.5, B: 0.75},
+	fieldParams: {Weight: 0.25, B: 0.75},
 	fieldServer: {Weight: 1, B: 0},
 }
 

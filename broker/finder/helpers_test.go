@@ -2,12 +2,14 @@ package finder
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/broker/finder/findertest"
 	"github.com/berth-dev/berth/broker/hosted"
@@ -48,13 +50,17 @@ func realDecls(t testing.TB, dir string) []hosted.Decl {
 	_, memory := brokertest.NPMServer(t, "server-memory")
 	_, fs := brokertest.NPMServer(t, "server-filesystem")
 	ws, env := findertest.Command(t)
-	return []hosted.Decl{
+	decls := []hosted.Decl{
 		{Name: "everything", Origin: hosted.OriginUser, Server: validServer(node, []string{everything, "stdio"}, nil)},
 		{Name: "filesystem", Origin: hosted.OriginUser, Server: validServer(node, []string{fs, dir}, nil)},
 		{Name: "memory", Origin: hosted.OriginUser, Server: validServer(node, []string{memory},
 			map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")})},
 		{Name: "workspace", Origin: hosted.OriginUser, Server: validServer(ws, nil, env)},
 	}
+	for i := range decls { // started at once, so that waitRunning can wait for them
+		decls[i].Server.Start = config.StartEager
+	}
+	return decls
 }
 
 // fixture is a project engine with hosted servers and the finder
@@ -129,6 +135,28 @@ func openFixtureWith(t testing.TB, decls []hosted.Decl, o fixtureOpts) *fixture 
 	eng.Server().AddReceivingMiddleware(f.Middleware)
 	eng.Server().AddSendingMiddleware(f.Sending)
 	return &fixture{eng: eng, hp: hp, finder: f, root: root, db: db}
+}
+
+// waitRunning waits until every declared server answers, so that a
+// listing holds every server's tools.
+func (f *fixture) waitRunning(t testing.TB, ctx context.Context) {
+	t.Helper()
+	for {
+		var waiting []string
+		for _, st := range f.hp.Status() {
+			if st.State != api.ServerRunning {
+				waiting = append(waiting, fmt.Sprintf("%s (%s %s)", st.Name, st.State, st.LastError))
+			}
+		}
+		if len(waiting) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("servers not running: %v", waiting)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // connect opens an in-memory client session on the fixture's server, on

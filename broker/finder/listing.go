@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/berth-dev/berth/project/search"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -128,4 +129,14 @@ func (f *Finder) listing(ss *mcp.ServerSession, full *mcp.ListToolsResult, curso
 		}
 	}
 	return out
+}
+
+// ListingTokens estimates what a tools/list answer costs a model at every
+// turn: its tools as JSON, in tokens as search_standards estimates them.
+func ListingTokens(tools []*mcp.Tool) int {
+	raw, err := json.Marshal(tools)
+	if err != nil {
+		return 0
+	}
+	return search.EstimateTokens(string(raw))
 }

@@ -82,6 +82,7 @@ func allRealTools(t testing.TB) []*mcp.Tool {
 	realTools.once.Do(func() {
 		f := openFixture(t, realDecls(t, t.TempDir()))
 		ctx := testCtx(t, 2*time.Minute)
+		f.waitRunning(t, ctx)
 		realTools.tools = listTools(t, ctx, f.connect(t, "lister", nil))
 	})
 	if len(realTools.tools) < 140 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 
 	"github.com/berth-dev/berth/api"
@@ -50,6 +51,12 @@ func runCall(ctx context.Context, args []string) error {
 // detaches. A wait over a second shows a progress line on a terminal;
 // f's MCP progress notifications feed it.
 func withSession(ctx context.Context, dir string, f func(*mcp.ClientSession, *progress) error) error {
+	return withSessions(ctx, dir, []string{""}, func(sess []*mcp.ClientSession, prog *progress) error { return f(sess[0], prog) })
+}
+
+// withSessions is withSession with one session per tools listing of modes
+// (api.ToolsParam: all, finder or auto; "" the project's own).
+func withSessions(ctx context.Context, dir string, modes []string, f func([]*mcp.ClientSession, *progress) error) error {
 	root, err := api.ProjectRootOf(dir)
 	if err != nil {
 		return err
@@ -72,12 +79,20 @@ func withSession(ctx context.Context, dir string, f func(*mcp.ClientSession, *pr
 		},
 	})
 	holder := &http.Client{Transport: leaseTransport{lease: att.Lease, next: c.HTTP.Transport}}
-	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.MCPURL(att.ID), HTTPClient: holder, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		return fmt.Errorf("connect to %s: %w", att.ID, err)
+	var sessions []*mcp.ClientSession
+	for _, mode := range modes {
+		endpoint := c.MCPURL(att.ID)
+		if mode != "" {
+			endpoint += "?" + url.Values{api.ToolsParam: {mode}}.Encode()
+		}
+		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: holder, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			return fmt.Errorf("connect to %s: %w", att.ID, err)
+		}
+		defer sess.Close()
+		sessions = append(sessions, sess)
 	}
-	defer sess.Close()
-	return f(sess, prog)
+	return f(sessions, prog)
 }
 
 // callTool calls one tool of the project at dir and returns its result.

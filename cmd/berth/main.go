@@ -43,7 +43,7 @@ func commands() []command {
 		{"projects", "[--json]", "list the projects the broker serves", runProjects, false},
 		{"attach", "DIR", "serve a project over HTTP with no IDE (kept across restarts)", runAttach, true},
 		{"detach", "DIR", "stop serving a project attached with `berth attach`", runDetach, true},
-		{"tools", "--project DIR [--json]", "list the project's MCP tools: name, group, what each does", runTools, false},
+		{"tools", "--project DIR [--json]", "list the project's MCP tools (name, group, what each does) and what each tools listing mode holds, in tokens", runTools, false},
 		{"call", "--project DIR TOOL [JSON-args]", "call one MCP tool and print its result", runCall, false},
 		{"search", "--project DIR QUERY", "search the project's standards", runSearch, false},
 		{"workflows", "--project DIR", "list the project's workflow definitions (with errors)", runWorkflows, false},

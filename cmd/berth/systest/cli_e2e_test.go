@@ -83,7 +83,8 @@ func TestCallOfAnUnknownToolNamesTheFix(t *testing.T) {
 }
 
 // TestToolsListsNameGroupAndDescription: `berth tools` shows every tool
-// the project serves with its group, through the real broker.
+// the project serves with its group and whether finder mode lists it, and
+// the size of each mode's listing, through the real broker.
 func TestToolsListsNameGroupAndDescription(t *testing.T) {
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "tools", map[string]string{".praxis-os/config.yaml": "mcp:\n  enabled_tool_groups: [rag, pos, browser]\n"})
@@ -92,31 +93,47 @@ func TestToolsListsNameGroupAndDescription(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("berth tools: exit %d\n%s", code, out)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) < 3 || !strings.HasPrefix(lines[0], "TOOL") || !strings.Contains(lines[0], "GROUP") || !strings.Contains(lines[0], "DESCRIPTION") {
+	table, summary, ok := strings.Cut(strings.TrimSpace(out), "\n\n")
+	lines := strings.Split(table, "\n")
+	if !ok || len(lines) < 3 || !strings.HasPrefix(lines[0], "TOOL") || !strings.Contains(lines[0], "GROUP") || !strings.Contains(lines[0], "FINDER") || !strings.Contains(lines[0], "DESCRIPTION") {
 		t.Fatalf("berth tools output:\n%s", out)
 	}
-	groups := map[string]string{}
-	for _, l := range lines[1 : len(lines)-1] {
+	groups, listed := map[string]string{}, map[string]string{}
+	for _, l := range lines[1:] {
 		f := strings.Fields(l)
-		if len(f) < 3 {
+		if len(f) < 4 {
 			t.Fatalf("line %q has no description", l)
 		}
-		groups[f[0]] = f[1]
+		groups[f[0]], listed[f[0]] = f[1], f[2]
 	}
 	want := map[string]string{"get_server_info": "always", "current_date": "always", "get_recent_logs": "always", "search_standards": "rag", "pos_workflow": "pos"}
 	if diff := cmp.Diff(want, groups); diff != "" {
 		t.Errorf("tools and groups (-want +got):\n%s", diff)
 	}
-	if last := lines[len(lines)-1]; last != fmt.Sprintf("5 tools; call one with `berth call --project %s TOOL [JSON-args]`", root) {
-		t.Errorf("last line %q", last)
+	wantListed := map[string]string{"get_server_info": "listed", "current_date": "listed", "get_recent_logs": "found", "search_standards": "listed", "pos_workflow": "listed"}
+	if diff := cmp.Diff(wantListed, listed); diff != "" {
+		t.Errorf("finder column (-want +got):\n%s", diff)
+	}
+	if first := strings.Split(summary, "\n")[0]; first != fmt.Sprintf("5 tools; call one with `berth call --project %s TOOL [JSON-args]`", root) {
+		t.Errorf("summary %q", first)
 	}
 	out, code = berthCmd(t, b.Home, "tools", "--project", root, "--json")
 	var js struct {
-		Tools []struct{ Name, Group, Description string } `json:"tools"`
+		Tools    []struct{ Name, Group, Description string } `json:"tools"`
+		Listings map[string]struct {
+			Tools  []string `json:"tools"`
+			Tokens int      `json:"tokens"`
+		} `json:"listings"`
+		ToolsListing string `json:"tools_listing"`
+		Auto         string `json:"auto"`
 	}
 	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil || len(js.Tools) != 5 || js.Tools[0].Description == "" {
 		t.Fatalf("berth tools --json: exit %d, %v\n%s", code, err, out)
+	}
+	all, fm := js.Listings["all"], js.Listings["finder"]
+	if len(all.Tools) != 5 || len(fm.Tools) != 6 || fm.Tools[0] != "find_tools" || fm.Tools[1] != "call_tool" ||
+		all.Tokens < 500 || fm.Tokens <= 0 || js.ToolsListing != "all" || js.Auto != "all" {
+		t.Errorf("listings: %+v, tools_listing %q, auto %q", js.Listings, js.ToolsListing, js.Auto)
 	}
 	// A misspelt flag names the right one.
 	if out, code := berthCmd(t, b.Home, "tools", "--projct", root); code != 2 || !strings.Contains(out, "unknown flag --projct (did you mean --project?)") {
