@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // tsClientDir holds the TypeScript SDK client and its package-lock.json.
@@ -384,4 +385,123 @@ func TestTypeScriptSDKCompletesWhereNothingMatches(t *testing.T) {
 			t.Errorf("%s: the TypeScript SDK's complete() gave values %v, error %q; want %q", name, a.Values, a.Error, want)
 		}
 	}
+}
+
+// TestTypeScriptSDKInFinderMode: the TypeScript SDK asks for finder mode
+// over streamable HTTP (?tools=finder) and over stdio (berth-shim --tools
+// finder) on a project that lists every tool by default and promotes
+// called tools. Its listing holds the finder and not the hosted tools;
+// find_tools ranks server-everything's long operation first with its
+// schema; call_tool runs it with progress, adds it to the session's
+// listing with notifications/tools/list_changed, and is cancelled by the
+// client mid-call without disturbing the server; schema-invalid arguments
+// get the schema validator's own message; a tool of a server awaiting
+// approval answers the approve command.
+func TestTypeScriptSDKInFinderMode(t *testing.T) {
+	tsNode := needTSClient(t)
+	ctx := testCtx(t, 4*time.Minute)
+	node, everything := brokertest.NPMServer(t, "server-everything")
+	_, memory := brokertest.NPMServer(t, "server-memory")
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "tsfinder", nil)
+	config := fmt.Sprintf("finder:\n  promote: true\nservers:\n  everything:\n    command: %q\n    args: [%q, stdio]\n"+
+		"  memory:\n    command: %q\n    args: [%q]\n    env: {MEMORY_FILE_PATH: %q}\n",
+		node, everything, node, memory, filepath.Join(t.TempDir(), "graph.jsonl"))
+	if err := os.WriteFile(filepath.Join(root, api.ProjectDir, "config.yaml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Client.ApproveServers(ctx, api.ApproveRequest{Root: root, Servers: []string{"everything"}}); err != nil {
+		t.Fatal(err)
+	}
+	url := b.Attach(t, root).URL
+	approve := "berth servers approve " + root
+	for _, where := range []string{url, "stdio"} {
+		t.Run(strings.SplitN(where, ":", 2)[0], func(t *testing.T) {
+			cmd := exec.CommandContext(ctx, tsNode, "finder.mjs", where, root)
+			cmd.Dir = tsClientDir
+			cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home,
+				"PATH="+brokertest.Binaries(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("node finder.mjs %s: %v\nstdout: %s\nstderr: %s", where, err, out, stderr.String())
+			}
+			var got struct {
+				Before, After []string
+				Found         []struct {
+					Name   string
+					Schema json.RawMessage
+				}
+				Progress      []float64
+				Long          string
+				LongError     bool
+				Changed       int
+				Cancelled     string
+				CancelSeconds float64
+				Echo          string
+				Bad           struct {
+					IsError bool
+					Text    string
+				}
+				Unapproved string
+				EchoSchema json.RawMessage
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("output is not the expected JSON: %v\n%s", err, out)
+			}
+			const long = "everything__trigger-long-running-operation"
+			if !slices.Contains(got.Before, "find_tools") || !slices.Contains(got.Before, "call_tool") || !slices.Contains(got.Before, "get_server_info") ||
+				slices.ContainsFunc(got.Before, func(n string) bool { return strings.Contains(n, "__") }) {
+				t.Errorf("finder listing = %v, want the core tools with find_tools and call_tool and no hosted tool", got.Before)
+			}
+			if len(got.Found) == 0 || got.Found[0].Name != long || !strings.Contains(string(got.Found[0].Schema), `"steps"`) {
+				t.Errorf("find_tools = %+v, want %s first with its schema", got.Found, long)
+			}
+			if !slices.Equal(got.Progress, []float64{1, 2, 3}) || got.LongError || got.Long == "" {
+				t.Errorf("call_tool %s: progress %v, answer %q (error %v)", long, got.Progress, got.Long, got.LongError)
+			}
+			if got.Changed == 0 || !slices.Contains(got.After, long) || len(got.After) != len(got.Before)+1 {
+				t.Errorf("after the call: %d tools/list_changed, listing %v; want %s added to %v", got.Changed, got.After, long, got.Before)
+			}
+			if !strings.Contains(got.Cancelled, "changed their mind") || got.CancelSeconds > 60 {
+				t.Errorf("the cancelled call: %q after %.1fs, want the abort's reason well before the 120s operation ends", got.Cancelled, got.CancelSeconds)
+			}
+			if !strings.Contains(got.Echo, "after the cancel") {
+				t.Errorf("call_tool after the cancel: %q", got.Echo)
+			}
+			if st := serverStatus(t, ctx, b, root, "everything"); st.State != api.ServerRunning || st.Restarts != 0 {
+				t.Errorf("the cancel disturbed the server: %+v", st)
+			}
+			if want := schemaMessage(t, got.EchoSchema, `{"message": 5}`); !got.Bad.IsError || !strings.Contains(got.Bad.Text, want) {
+				t.Errorf("call_tool with a number for echo's message: %+v, want a tool error with %q", got.Bad, want)
+			}
+			if !strings.Contains(got.Unapproved, approve) {
+				t.Errorf("call_tool of the unapproved memory server: %q, want it to name %q", got.Unapproved, approve)
+			}
+		})
+	}
+}
+
+// schemaMessage is what the JSON Schema validator says of args (as JSON
+// decodes them) against schema.
+func schemaMessage(t *testing.T, schema json.RawMessage, args string) string {
+	t.Helper()
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		t.Fatalf("schema %s: %v", schema, err)
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("resolve %s: %v", schema, err)
+	}
+	var instance any
+	if err := json.Unmarshal([]byte(args), &instance); err != nil {
+		t.Fatal(err)
+	}
+	err = resolved.Validate(instance)
+	if err == nil {
+		t.Fatalf("%s matches %s", args, schema)
+	}
+	return err.Error()
 }
