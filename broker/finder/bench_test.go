@@ -2,11 +2,13 @@ package finder
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/project/search"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,9 +17,10 @@ import (
 // server of 100 tools beside Berth's own (rag and workflow groups), all in
 // one run:
 //
-//   - tokens of tools/list as a session in each mode receives it (its
-//     tools as JSON, estimated as search_standards estimates tokens):
-//     tokens-all, tokens-finder, finder/all (goal <= 0.1);
+//   - tokens of tools/list in each mode, as a client sends it to the
+//     model (ListingTokens: name, description and input schema):
+//     tokens-all, tokens-finder, finder/all (goal <= 0.1); and of the
+//     whole answer's tools as JSON (json-tokens-*);
 //
 //   - the task set (testdata/tasks.txt): find_tools's hits@1 and hits@3
 //     (goals 45 and 54 of 60) and a plain BM25 over names and
@@ -25,7 +28,8 @@ import (
 //
 //   - find_tools's latency over 500 tools (the project's and 349 more):
 //     the ranking alone (rank-p50-us) and the whole call through an MCP
-//     session (find-p50-us; goal <= 1000);
+//     session (find-p50-us; goal <= 1000), against a call of a tool that
+//     does nothing through the same session (ping-p50-us), alternated;
 //
 //   - call_tool against a direct tools/call of the same hosted tool,
 //     alternated: call-direct-p50-us, call-tool-p50-us and what call_tool
@@ -45,6 +49,10 @@ func BenchmarkFinder(b *testing.B) {
 	b.ReportMetric(float64(ta), "tokens-all")
 	b.ReportMetric(float64(tf), "tokens-finder")
 	b.ReportMetric(float64(tf)/float64(ta), "finder/all")
+	ja, jf := jsonTokens(b, allTools), jsonTokens(b, finderTools)
+	b.ReportMetric(float64(ja), "json-tokens-all")
+	b.ReportMetric(float64(jf), "json-tokens-finder")
+	b.ReportMetric(float64(jf)/float64(ja), "json-finder/all")
 
 	c := catalogOf(b, allTools)
 	plain := newPlainBM25(allTools)
@@ -85,14 +93,22 @@ func BenchmarkFinder(b *testing.B) {
 	bigFinder := New(Options{Tools: func(context.Context) ([]*mcp.Tool, error) { return big, nil }, Config: f.eng.Config})
 	b.Cleanup(bigFinder.Close)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	// ping is the baseline: an MCP round trip to a tool that does nothing.
+	mcp.AddTool(srv, &mcp.Tool{Name: "ping"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil, nil
+	})
 	srv.AddReceivingMiddleware(bigFinder.Middleware)
 	_, bigSession := connectTo(b, srv, "bench", nil)
 	if v := bigFinder.mustView(b); v.cat.Len() != 500 {
 		b.Fatalf("catalog of %d tools", v.cat.Len())
 	}
-	var rank, find []time.Duration
-	for i := range max(b.N, 1) * 5 {
+	var rank, find, ping []time.Duration
+	for i := range max(b.N, 1) * 600 {
 		q := tasks[i%len(tasks)].text
+		tp := time.Now()
+		if res, err := bigSession.CallTool(ctx, &mcp.CallToolParams{Name: "ping"}); err != nil || res.IsError {
+			b.Fatalf("ping: %v %s", err, text(res))
+		}
 		t0 := time.Now()
 		if _, err := bigFinder.Find(ctx, q, DefaultResults); err != nil {
 			b.Fatal(err)
@@ -102,10 +118,11 @@ func BenchmarkFinder(b *testing.B) {
 		if err != nil || res.IsError {
 			b.Fatalf("find_tools: %v %s", err, text(res))
 		}
-		rank, find = append(rank, t1.Sub(t0)), append(find, time.Since(t1))
+		rank, find, ping = append(rank, t1.Sub(t0)), append(find, time.Since(t1)), append(ping, t0.Sub(tp))
 	}
 	b.ReportMetric(float64(median(rank).Nanoseconds())/1000, "rank-p50-us")
 	b.ReportMetric(float64(median(find).Nanoseconds())/1000, "find-p50-us")
+	b.ReportMetric(float64(median(ping).Nanoseconds())/1000, "ping-p50-us")
 
 	args := map[string]any{"severity": "critical"}
 	direct := func() {
@@ -150,6 +167,16 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// jsonTokens are the tokens of the whole tools/list answer's tools as
+// JSON, output schemas, annotations and _meta included.
+func jsonTokens(t testing.TB, tools []*mcp.Tool) int {
+	raw, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return search.EstimateTokens(string(raw))
 }
 
 // connectMode opens a session that asks for mode, as ?tools= does.

@@ -75,7 +75,8 @@ func foundNames(fr FindResult) []string {
 // call_tool calls it; a session of another project mode lists every tool.
 func TestFinderModeListsCoreToolsAndFindsTheRest(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
-	f := openFixtureWith(t, []hosted.Decl{memoryDecl(t, t.TempDir()), workspaceDecl(t)}, fixtureOpts{config: "mcp:\n  tools_listing: finder\n"})
+	f := openFixtureWith(t, []hosted.Decl{eager(memoryDecl(t, t.TempDir())), eager(workspaceDecl(t))}, fixtureOpts{config: "mcp:\n  tools_listing: finder\n"})
+	f.waitRunning(t, ctx)
 	cs := f.connect(t, "cursor", nil)
 	got := names(listTools(t, ctx, cs))
 	want := []string{"find_tools", "call_tool", "current_date", "get_server_info", "search_standards", "start_workflow"}
@@ -132,9 +133,9 @@ func TestFinderModeListsCoreToolsAndFindsTheRest(t *testing.T) {
 // and unknown call_tool members are refused by name.
 func TestCallToolRefusesArgumentsWithTheSchemasMessage(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
-	f := openFixture(t, []hosted.Decl{workspaceDecl(t)})
+	f := openFixture(t, []hosted.Decl{eager(workspaceDecl(t))})
+	f.waitRunning(t, ctx)
 	cs := f.connect(t, "cursor", nil)
-	listTools(t, ctx, cs) // starts the server
 	tool := f.finder.mustView(t).cat.Lookup("workspace__merge_pull_request")
 	resolved, err := tool.Resolved()
 	if err != nil {

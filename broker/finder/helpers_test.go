@@ -57,10 +57,18 @@ func realDecls(t testing.TB, dir string) []hosted.Decl {
 			map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")})},
 		{Name: "workspace", Origin: hosted.OriginUser, Server: validServer(ws, nil, env)},
 	}
-	for i := range decls { // started at once, so that waitRunning can wait for them
-		decls[i].Server.Start = config.StartEager
+	for i := range decls {
+		decls[i] = eager(decls[i])
 	}
 	return decls
+}
+
+// eager is d started at once, so that waitRunning can wait for it (a
+// lazy server starts on a session's first listing, which waits for it a
+// bounded time only).
+func eager(d hosted.Decl) hosted.Decl {
+	d.Server.Start = config.StartEager
+	return d
 }
 
 // fixture is a project engine with hosted servers and the finder
@@ -137,19 +145,25 @@ func openFixtureWith(t testing.TB, decls []hosted.Decl, o fixtureOpts) *fixture 
 	return &fixture{eng: eng, hp: hp, finder: f, root: root, db: db}
 }
 
-// waitRunning waits until every declared server answers, so that a
-// listing holds every server's tools.
+// waitRunning waits until every declared server answers, its tools are
+// served and the finder ranks them, so that a listing holds every
+// server's tools.
 func (f *fixture) waitRunning(t testing.TB, ctx context.Context) {
 	t.Helper()
 	for {
 		var waiting []string
 		for _, st := range f.hp.Status() {
-			if st.State != api.ServerRunning {
+			if st.State != api.ServerRunning || st.Tools == 0 {
 				waiting = append(waiting, fmt.Sprintf("%s (%s %s)", st.Name, st.State, st.LastError))
 			}
 		}
 		if len(waiting) == 0 {
-			return
+			// The finder hears of the servers just after they serve
+			// (OnChange): wait until it ranks their tools.
+			if v := f.finder.mustView(t); len(v.servers) == 0 {
+				return
+			}
+			waiting = append(waiting, "the finder's view")
 		}
 		select {
 		case <-ctx.Done():

@@ -131,10 +131,21 @@ func (f *Finder) listing(ss *mcp.ServerSession, full *mcp.ListToolsResult, curso
 	return out
 }
 
-// ListingTokens estimates what a tools/list answer costs a model at every
-// turn: its tools as JSON, in tokens as search_standards estimates them.
+// ListingTokens estimates what a listing costs a model at every turn: the
+// tokens (as search_standards estimates them) of what clients send it of
+// each tool, its name, description and input schema as JSON. Output
+// schemas, annotations and _meta stay with the client.
 func ListingTokens(tools []*mcp.Tool) int {
-	raw, err := json.Marshal(tools)
+	type sent struct {
+		Name        string `json:"name"`
+		Description string `json:"description,omitempty"`
+		InputSchema any    `json:"input_schema"`
+	}
+	out := make([]sent, len(tools))
+	for i, t := range tools {
+		out[i] = sent{t.Name, t.Description, t.InputSchema}
+	}
+	raw, err := json.Marshal(out)
 	if err != nil {
 		return 0
 	}

@@ -28,7 +28,7 @@ type toolInfo struct {
 // listing is what one tools listing mode holds.
 type listing struct {
 	Tools  []string `json:"tools"`
-	Tokens int      `json:"tokens"` // of its tools/list tools, as search_standards estimates tokens
+	Tokens int      `json:"tokens"` // what the model reads of it at every turn: finder.ListingTokens
 }
 
 // toolsReport is `berth tools --json`.
@@ -119,7 +119,7 @@ func printTools(w io.Writer, rep toolsReport, dir string) {
 	tw.Flush()
 	all, fm := rep.Listings[string(finder.ModeAll)], rep.Listings[string(finder.ModeFinder)]
 	fmt.Fprintf(w, "\n%d tools; call one with `berth call --project %s TOOL [JSON-args]`\n", len(rep.Tools), dir)
-	fmt.Fprintf(w, "tools/list by mode (tokens as search_standards estimates them):\n")
+	fmt.Fprintf(w, "tools/list by mode, in the tokens a model reads of it (names, descriptions, input schemas):\n")
 	fmt.Fprintf(w, "  all     %4d tools  %6d tokens\n", len(all.Tools), all.Tokens)
 	fmt.Fprintf(w, "  finder  %4d tools  %6d tokens  (%s)\n", len(fm.Tools), fm.Tokens, strings.Join(fm.Tools, ", "))
 	fmt.Fprintf(w, "  auto    %s (%d tools, mcp.finder_threshold %d); all for %s\n", rep.Auto, len(rep.Tools), rep.FinderThreshold, strings.Join(rep.ClientsWithToolSearch, ", "))

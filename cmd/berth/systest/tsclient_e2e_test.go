@@ -404,7 +404,7 @@ func TestTypeScriptSDKInFinderMode(t *testing.T) {
 	_, memory := brokertest.NPMServer(t, "server-memory")
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "tsfinder", nil)
-	config := fmt.Sprintf("finder:\n  promote: true\nservers:\n  everything:\n    command: %q\n    args: [%q, stdio]\n"+
+	config := fmt.Sprintf("finder:\n  promote: true\nservers:\n  everything:\n    command: %q\n    args: [%q, stdio]\n    start: eager\n"+
 		"  memory:\n    command: %q\n    args: [%q]\n    env: {MEMORY_FILE_PATH: %q}\n",
 		node, everything, node, memory, filepath.Join(t.TempDir(), "graph.jsonl"))
 	if err := os.WriteFile(filepath.Join(root, api.ProjectDir, "config.yaml"), []byte(config), 0o644); err != nil {
@@ -414,6 +414,11 @@ func TestTypeScriptSDKInFinderMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := b.Attach(t, root).URL
+	// find_tools ranks the tools of running servers (a lazy one's once it
+	// ran): wait until everything answers.
+	if !brokertest.Poll(brokertest.WaitLimit, func() bool { return serverStatus(t, ctx, b, root, "everything").State == api.ServerRunning }) {
+		t.Fatalf("server-everything is not running: %+v", serverStatus(t, ctx, b, root, "everything"))
+	}
 	approve := "berth servers approve " + root
 	for _, where := range []string{url, "stdio"} {
 		t.Run(strings.SplitN(where, ":", 2)[0], func(t *testing.T) {
