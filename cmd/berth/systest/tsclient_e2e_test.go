@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -509,4 +511,36 @@ func schemaMessage(t *testing.T, schema json.RawMessage, args string) string {
 		t.Fatalf("%s matches %s", args, schema)
 	}
 	return err.Error()
+}
+
+// TestBadToolsListingIsRefusedWithTheValues: a project URL with a tools=
+// that is not a mode answers 400 naming the modes, and berth-shim --tools
+// with one exits with a usage error naming them.
+func TestBadToolsListingIsRefusedWithTheValues(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	root := brokertest.Project(t, "badtools", nil)
+	url := b.Attach(t, root).URL
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"?"+api.ToolsParam+"=some", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `tools="some": use all, finder or auto`) {
+		t.Errorf("POST ?tools=some: %d %q, want 400 naming all, finder and auto", resp.StatusCode, body)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(brokertest.Binaries(t), "berth-shim"), "--project", root, "--tools", "some")
+	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home)
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); err == nil || code != 2 || !strings.Contains(string(out), `--tools "some": use all, finder or auto`) {
+		t.Errorf("berth-shim --tools some: exit %d %v %q, want 2 naming all, finder and auto", code, err, out)
+	}
 }
