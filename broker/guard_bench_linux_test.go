@@ -80,7 +80,7 @@ func BenchmarkProjectPortGuard(b *testing.B) {
 }
 
 // benchMount mounts a small real project on a loopback port.
-func benchMount(b *testing.B, ctx context.Context) *mount {
+func benchMount(b testing.TB, ctx context.Context) *mount {
 	b.Helper()
 	root := b.TempDir()
 	std := filepath.Join(root, api.ProjectDir, "standards")
@@ -105,7 +105,7 @@ func benchMount(b *testing.B, ctx context.Context) *mount {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return newMount(ctx, eng, "bench", ln, nil, mountDeps{log: log, sessionTimeout: time.Hour, onCall: func(*mount, api.ToolCall) {}})
+	return newMount(ctx, eng, "bench", ln, nil, mountDeps{log: log, db: db, sessionTimeout: time.Hour, onCall: func(*mount, api.ToolCall) {}})
 }
 
 // benchSession initializes a streamable-HTTP session and returns its id.

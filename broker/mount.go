@@ -39,6 +39,7 @@ type mount struct {
 	startedAt      time.Time
 	log            *slog.Logger
 	stopIdle       context.CancelFunc  // ends the session sweep
+	sweepDone      chan struct{}       // closed when the session sweep has returned
 	observer       *observer           // tool calls
 	book           *sessionBook        // each session's transport and activity
 	limits         *limits             // the session rule and mcp.max_tool_calls
@@ -126,8 +127,11 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	// the above (broker/streamable/fast.go).
 	m.mcp.AddReceivingMiddleware(m.streamable.Middleware)
 	sweepCtx, stopSweep := context.WithCancel(ctx)
-	m.stopIdle = stopSweep
-	go m.limits.sweep(sweepCtx, m.mcp, func(now time.Time) { m.saved.touch(m.book, now, false) })
+	m.stopIdle, m.sweepDone = stopSweep, make(chan struct{})
+	go func() {
+		defer close(m.sweepDone)
+		m.limits.sweep(sweepCtx, m.mcp, func(now time.Time) { m.saved.touch(m.book, now, false) })
+	}()
 
 	hd := handlerDeps{
 		streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log},
@@ -207,6 +211,7 @@ func (m *mount) url() string {
 // close stops serving, ends every session and releases the port.
 func (m *mount) close(ctx context.Context) {
 	m.stopIdle()
+	<-m.sweepDone // a sweep in progress ends its sessions and saves before the final save below
 	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()

@@ -18,6 +18,10 @@ import (
 // concurrent attaches and detaches reach this in, the last write records
 // the table's latest pin state.
 //
+// A record that cannot be read is not rewritten by a write that is not a
+// pin change: that write does not know the pin, and writing false would
+// unpin the project. A pin change knows it and writes the record anew.
+//
 // A record that already says all this, and whose UsedAt is less than
 // usedResolution old, is not written again (the write's fsyncs were on the
 // path of every first attach after a broker start), so UpdatedAt is when
@@ -28,7 +32,15 @@ func (t *mounts) remember(e *entry, pinChange bool) {
 	t.mu.Lock()
 	m, pinned := e.m, e.pinned
 	t.mu.Unlock()
-	rec, ok, _ := t.db.GetProject(m.id)
+	rec, ok, err := t.db.GetProject(m.id)
+	if err != nil {
+		if !pinChange {
+			t.log.Warn("registry read failed; the project's record is left as it is (`berth attach` or `berth detach` writes it anew)", "project", m.id, "err", err)
+			return
+		}
+		t.log.Warn("registry read failed; writing the project's record anew", "project", m.id, "err", err)
+		rec, ok = store.ProjectRecord{}, false
+	}
 	if ok && !pinChange {
 		pinned = pinned || rec.Pinned
 	}

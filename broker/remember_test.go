@@ -1,12 +1,14 @@
 package broker
 
 import (
+	"bytes"
 	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/berth-dev/berth/store"
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestRememberWritesTheRegistryOnlyOnChange(t *testing.T) {
@@ -58,5 +60,67 @@ func TestRememberKeepsThePinUnlessAskedToChangeIt(t *testing.T) {
 	tbl.remember(e, true) // `berth detach`
 	if rec, _, _ := db.GetProject("shop-1"); rec.Pinned {
 		t.Fatal("an unpin left the pin")
+	}
+}
+
+// A record that cannot be read (here one that does not decode) is not
+// rewritten without its pin by a write that is not a pin change; a pin
+// change writes it anew.
+func TestRememberKeepsARecordItCannotRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "berth.db")
+	db, err := store.Open(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := &mounts{db: db, log: slog.New(slog.DiscardHandler)}
+	e := &entry{m: &mount{id: "shop-1", root: "/src/shop", name: "shop", port: 4300}, pinned: true}
+	tbl.remember(e, true)
+	db.Close()
+	corrupt := []byte(`{"id":"shop-1","pinned":true,"last_port":"not a number"}`)
+	raw, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("registry")).Put([]byte("shop-1"), corrupt)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	if db, err = store.Open(path, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl.db = db
+	if _, _, err := db.GetProject("shop-1"); err == nil {
+		t.Fatal("the injected record decodes: the test injects no failure")
+	}
+
+	e.pinned = false // a new broker's table, before it remounts the pin
+	tbl.remember(e, false)
+	db.Close()
+	raw, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []byte
+	_ = raw.View(func(tx *bolt.Tx) error {
+		kept = bytes.Clone(tx.Bucket([]byte("registry")).Get([]byte("shop-1")))
+		return nil
+	})
+	raw.Close()
+	if !bytes.Equal(kept, corrupt) {
+		t.Fatalf("a write that is not a pin change rewrote a record it could not read: %s", kept)
+	}
+
+	if db, err = store.Open(path, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tbl.db = db
+	e.pinned = true
+	tbl.remember(e, true) // `berth attach`
+	if rec, ok, err := db.GetProject("shop-1"); err != nil || !ok || !rec.Pinned || rec.LastPort != 4300 {
+		t.Fatalf("after a pin the record is %+v, %v, %v; want it written anew, pinned", rec, ok, err)
 	}
 }

@@ -180,7 +180,10 @@ func (st *sessionStore) restore(id string) (*mcp.ServerSessionState, bool) {
 	if isQueued && queued != nil {
 		raw, _ = json.Marshal(queued)
 	} else if !isQueued {
-		_ = st.area.View(func(b *store.Bucket) error { raw = b.Get([]byte(id)); return nil })
+		if err := st.area.View(func(b *store.Bucket) error { raw = b.Get([]byte(id)); return nil }); err != nil {
+			st.log.Warn("read a saved MCP session; the client initializes again", "session", id, "err", err)
+			return nil, false
+		}
 	}
 	if raw == nil {
 		return nil, false
@@ -317,7 +320,7 @@ func (st *sessionStore) prune(now time.Time) {
 	}
 	var all []kept
 	drop := make(map[string]*savedSession)
-	_ = st.area.View(func(b *store.Bucket) error {
+	err := st.area.View(func(b *store.Bucket) error {
 		return b.ForEach(func(k, v []byte) error {
 			var rec savedSession
 			if json.Unmarshal(v, &rec) != nil || rec.Initialize == nil || st.expired(rec.SeenAt, now) {
@@ -328,6 +331,10 @@ func (st *sessionStore) prune(now time.Time) {
 			return nil
 		})
 	})
+	if err != nil {
+		st.log.Warn("read the saved MCP sessions to prune them; all are kept until the next mount", "err", err)
+		return
+	}
 	if len(all) > maxSaved {
 		slices.SortFunc(all, func(a, b kept) int { return b.seen.Compare(a.seen) })
 		for _, k := range all[maxSaved:] {

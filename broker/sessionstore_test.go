@@ -1,9 +1,11 @@
 package broker
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +116,24 @@ func BenchmarkSaveSession(b *testing.B) {
 	for b.Loop() {
 		i++
 		st.put(map[string]*savedSession{fmt.Sprint(i): rec})
+	}
+}
+
+// A store that cannot be read (here closed under the mount) is reported,
+// and neither prune nor restore acts on what it did not read.
+func TestSavedSessionsReportAStoreTheyCannotRead(t *testing.T) {
+	st, db := testStore(t, time.Hour)
+	var logs bytes.Buffer
+	st.log = slog.New(slog.NewTextHandler(&logs, nil))
+	st.put(map[string]*savedSession{"fresh": saved(time.Now())})
+	db.Close()
+	st.prune(time.Now())
+	if _, ok := st.restore("fresh"); ok {
+		t.Fatal("restored a session from a store that cannot be read")
+	}
+	for _, want := range []string{"read the saved MCP sessions to prune them", "read a saved MCP session"} {
+		if !strings.Contains(logs.String(), want) || !strings.Contains(logs.String(), "database not open") {
+			t.Errorf("no warning %q naming the store's error in:\n%s", want, logs.String())
+		}
 	}
 }

@@ -96,6 +96,8 @@ func Main(ctx context.Context, o Options) error {
 // closes, shortly after the last answer, or after 30 s.
 func Refuse(ctx context.Context, in io.Reader, out io.Writer, problem error) {
 	lines := make(chan []byte)
-	go readLines(in, lines, slog.New(slog.DiscardHandler))
+	done := make(chan struct{})
+	defer close(done)
+	go readLines(in, lines, done, slog.New(slog.DiscardHandler))
 	refuse(ctx, lines, nil, out, problem)
 }

@@ -80,7 +80,9 @@ func (f *forwarder) run(ctx context.Context) error {
 	lines := f.lines
 	if lines == nil {
 		ch := make(chan []byte)
-		go readLines(f.in, ch, f.log)
+		done := make(chan struct{})
+		defer close(done)
+		go readLines(f.in, ch, done, f.log)
 		lines = ch
 	}
 
@@ -350,8 +352,11 @@ func (f *forwarder) replay(ctx context.Context, conn *websocket.Conn) (<-chan ws
 }
 
 // readLines sends each non-empty line of r (without its newline) to out, a
-// nil slice for a line over MaxMessageBytes, and closes out at EOF.
-func readLines(r io.Reader, out chan<- []byte, log *slog.Logger) {
+// nil slice for a line over MaxMessageBytes, and closes out at EOF. Once
+// done is closed (its reader returned) it returns at its next line instead
+// of waiting for a reader that is gone; a read in progress on r ends only
+// with r.
+func readLines(r io.Reader, out chan<- []byte, done <-chan struct{}, log *slog.Logger) {
 	defer close(out)
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
@@ -367,10 +372,16 @@ func readLines(r io.Reader, out chan<- []byte, log *slog.Logger) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if tooBig {
-			out <- nil
-		} else if line := bytes.TrimSpace(buf); len(line) > 0 {
-			out <- bytes.Clone(line)
+		var line []byte
+		if !tooBig {
+			line = bytes.TrimSpace(buf)
+		}
+		if tooBig || len(line) > 0 {
+			select {
+			case out <- bytes.Clone(line): // nil for a line too big
+			case <-done:
+				return
+			}
 		}
 		buf, tooBig = buf[:0], false
 		if err != nil {

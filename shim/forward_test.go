@@ -13,7 +13,7 @@ func TestReadLinesSplitsTrimsAndCapsSize(t *testing.T) {
 	big := strings.Repeat("x", MaxMessageBytes+10)
 	in := "  {\"a\":1}  \n\n{\"b\":2}\n" + big + "\n{\"c\":3}"
 	out := make(chan []byte, 10)
-	readLines(strings.NewReader(in), out, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	readLines(strings.NewReader(in), out, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	var got []string
 	for l := range out {
 		if l == nil {
@@ -89,7 +89,7 @@ func FuzzReadLines(f *testing.F) {
 	f.Add([]byte("{\"x\":1}{\"y\":2}\n  \t\n{\"z\":3}\r\n"), []byte{200, 7})
 	f.Fuzz(func(t *testing.T, data, sizes []byte) {
 		out := make(chan []byte)
-		go readLines(&chunkReader{data: data, sizes: sizes}, out, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		go readLines(&chunkReader{data: data, sizes: sizes}, out, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		var got [][]byte
 		for l := range out {
 			if len(l) == 0 || bytes.Contains(l, []byte("\n")) {
@@ -118,7 +118,7 @@ func TestTenMiBLineIsForwardedWhole(t *testing.T) {
 	big := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"s":"` + strings.Repeat("y", 10<<20) + `"}}}`)
 	in := append(append([]byte("{\"a\":1}\n"), big...), "\n{\"b\":2}\n"...)
 	out := make(chan []byte, 4)
-	readLines(&chunkReader{data: in, sizes: []byte{255, 17, 3}}, out, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	readLines(&chunkReader{data: in, sizes: []byte{255, 17, 3}}, out, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	var got [][]byte
 	for l := range out {
 		got = append(got, l)

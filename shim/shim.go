@@ -42,7 +42,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel(nil)
 	go watchParent(ctx, cancel)
 	lines := make(chan []byte)
-	go readLines(opts.Stdin, lines, log)
+	go readLines(opts.Stdin, lines, ctx.Done(), log)
 
 	s := &session{opts: opts, log: log, lines: lines}
 	err := s.run(ctx)
