@@ -26,16 +26,14 @@ const MaxBodyBytes = mcp.DefaultMaxRequestBodyBytes
 // answer may take, so SSE and GET streams last as long as they need.
 const readTimeout = 10 * time.Second
 
-// bodyTimeout is readTimeout for bodies; tests shorten it.
-var bodyTimeout = readTimeout
-
 // checkPosts answers a POST whose body is over MaxBodyBytes with 413, one
-// whose body does not arrive within bodyTimeout with 408, one that is not
-// JSON with a JSON-RPC parse error, and a POST to /mcp without
-// Mcp-Session-Id that does not open a session with 400 (the spec's answer;
-// the go-sdk handler would make a session of it) before the MCP handlers
-// see them: a bad message is refused alone and its session carries on.
-func checkPosts(next http.Handler) http.Handler {
+// whose body does not arrive within bodyTimeout (readTimeout on a project
+// port) with 408, one that is not JSON with a JSON-RPC parse error, and a
+// POST to /mcp without Mcp-Session-Id that does not open a session with
+// 400 (the spec's answer; the go-sdk handler would make a session of it)
+// before the MCP handlers see them: a bad message is refused alone and its
+// session carries on.
+func checkPosts(next http.Handler, bodyTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)

@@ -15,8 +15,7 @@ import (
 // arriving is answered 408 once bodyTimeout passes; a POST whose body
 // arrived gets an answer that streams for longer than that.
 func TestStalledBodyIsCutButLongAnswersAreNot(t *testing.T) {
-	defer func(d time.Duration) { bodyTimeout = d }(bodyTimeout)
-	bodyTimeout = 200 * time.Millisecond
+	const bodyTimeout = 200 * time.Millisecond
 	release := make(chan struct{})
 	ts := httptest.NewServer(checkPosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -27,7 +26,7 @@ func TestStalledBodyIsCutButLongAnswersAreNot(t *testing.T) {
 			fmt.Fprint(w, "data: two\n\n")
 		case <-r.Context().Done():
 		}
-	})))
+	}), bodyTimeout))
 	defer ts.Close()
 
 	// A body that stops after 10 of its 100 bytes.

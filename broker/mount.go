@@ -148,7 +148,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	mux.HandleFunc("/{$}", m.serveIndex)
 	mux.HandleFunc("GET /health", m.serveHealth)
 
-	h := m.limits.refuseSessions(checkPosts(mux))
+	h := m.limits.refuseSessions(checkPosts(mux, readTimeout))
 	m.handler = controlapi.LoopbackHostOnly(controlapi.OwnOriginOnly(h))
 	// Outermost, on every server of the port: another account's connection gets nothing else.
 	m.guard = peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log, Budget: deps.budget})

@@ -1,3 +1,5 @@
+//go:build berthtest
+
 package broker
 
 import (
@@ -9,24 +11,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestHoldEnv, set only by tests, names a folder: every mount then offers
-// a tool berth_test_hold {"name": N} that returns once the file N exists in
-// that folder. A test holds a tool call in flight for exactly as long as it
-// needs (a busy session), without guessing at durations. The tool writes
-// N.started in the folder when it starts, and N.cancelled when its context
-// ends first, so that a test sees the call run and its cancellation.
-const TestHoldEnv = "BERTH_TEST_HOLD_DIR"
+// In binaries built with the tag berthtest (the system tests build theirs
+// so, see brokertest), BERTH_TEST_HOLD_DIR (brokertest.HoldEnv) names a
+// folder: every mount then offers a tool berth_test_hold {"name": N} that
+// returns once the file N exists in that folder. A test holds a tool call
+// in flight for exactly as long as it needs (a busy session), without
+// guessing at durations. The tool writes N.started in the folder when it
+// starts, and N.cancelled when its context ends first, so that a test sees
+// the call run and its cancellation. Berth's own builds have no such tool
+// (testhold_off.go).
 
-// addTestHold adds berth_test_hold to srv when TestHoldEnv is set.
+// addTestHold adds berth_test_hold to srv when BERTH_TEST_HOLD_DIR is set.
 func addTestHold(srv *mcp.Server) {
-	dir := os.Getenv(TestHoldEnv)
+	dir := os.Getenv("BERTH_TEST_HOLD_DIR")
 	if dir == "" {
 		return
 	}
 	type args struct {
 		Name string `json:"name"`
 	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "berth_test_hold", Description: "tests only: returns once the file name exists in " + TestHoldEnv},
+	mcp.AddTool(srv, &mcp.Tool{Name: "berth_test_hold", Description: "tests only: returns once the file name exists in BERTH_TEST_HOLD_DIR"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, struct{}, error) {
 			file := filepath.Join(dir, filepath.Base(a.Name))
 			_ = os.WriteFile(file+".started", nil, 0o600)

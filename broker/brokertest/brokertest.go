@@ -70,7 +70,8 @@ func build(version, protocol string) (string, error) {
 	}
 	// No VCS stamp: the binaries report the version the test process has
 	// (its own build is never stamped), "(devel)" unless one is set.
-	args := []string{"build", "-buildvcs=false", "-o", dir + string(filepath.Separator)}
+	// The tag berthtest adds what only tests use (HoldEnv's tool).
+	args := []string{"build", "-buildvcs=false", "-tags", "berthtest", "-o", dir + string(filepath.Separator)}
 	if os.Getenv("BERTH_TEST_RACE") != "" { // build the processes under test with the race detector
 		args = append(args, "-race")
 	}
@@ -101,6 +102,11 @@ func Cleanup() {
 		delete(builds, v)
 	}
 }
+
+// HoldEnv, set in a broker's environment, names a folder: every mount of
+// the binaries built here then offers a tool berth_test_hold {"name": N}
+// that returns once the file N exists in that folder (broker/testhold.go).
+const HoldEnv = "BERTH_TEST_HOLD_DIR"
 
 // Berth is the path of the built berth binary.
 func Berth(tb testing.TB) string { return filepath.Join(Binaries(tb), "berth") }

@@ -170,11 +170,8 @@ func (d *demo) run(ctx context.Context) (err error) {
 
 // extraSteps shows the engine's tools (search, workflows) when present.
 func (d *demo) extraSteps(ctx context.Context, ide, agent *mcp.ClientSession) error {
-	return demoEngineSteps(ctx, d, ide, agent)
+	return demoSearchAndWorkflow(ctx, d, ide, agent)
 }
-
-// demoEngineSteps is replaced as the engine grows; see demo_engine.go.
-var demoEngineSteps = func(context.Context, *demo, *mcp.ClientSession, *mcp.ClientSession) error { return nil }
 
 func (d *demo) startShim(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error) {
 	var cmd *exec.Cmd

@@ -13,8 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func init() { demoEngineSteps = demoSearchAndWorkflow }
-
 // exampleWorkflows adds the built-in example workflow to the demo project.
 func exampleWorkflows(root string) error {
 	return os.CopyFS(filepath.Join(root, api.ProjectDir, "workflows"), workflow.ExampleWorkflows())

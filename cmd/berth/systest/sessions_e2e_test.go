@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
-	"github.com/berth-dev/berth/broker"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/broker/mcpws"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,7 +46,7 @@ func openGET(t *testing.T, ctx context.Context, url, sid string) {
 }
 
 // holdCall starts berth_test_hold on session sid (the broker runs with
-// broker.TestHoldEnv set to dir): the call stays in flight until release.
+// brokertest.HoldEnv set to dir): the call stays in flight until release.
 func holdCall(t *testing.T, ctx context.Context, url, sid, dir, name string) (release func(), done <-chan *rpcMessage) {
 	t.Helper()
 	out := make(chan *rpcMessage, 1)
@@ -126,7 +125,7 @@ func use(t *testing.T, ctx context.Context, url, sid string) {
 // 404, and it initializes again and works.
 func TestBusySessionsKeepTheirPlacesAndAnIdleOneMakesWay(t *testing.T) {
 	hold := t.TempDir()
-	b := brokertest.StartBroker(t, brokertest.Options{Env: []string{broker.TestHoldEnv + "=" + hold}})
+	b := brokertest.StartBroker(t, brokertest.Options{Env: []string{brokertest.HoldEnv + "=" + hold}})
 	ctx := testCtx(t, 90*time.Second)
 	p := b.Attach(t, maxSessionsProject(t, "three", 3))
 
