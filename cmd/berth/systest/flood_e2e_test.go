@@ -28,10 +28,7 @@ func needTool(t *testing.T, tool, pkg string) string {
 	if err == nil {
 		return p
 	}
-	if os.Getenv("BERTH_CI") != "" {
-		t.Fatalf("%s is not installed (apt-get install %s)", tool, pkg)
-	}
-	t.Skipf("%s is not installed", tool)
+	brokertest.Unavailable(t, "%s is not installed (apt-get install %s)", tool, pkg)
 	return ""
 }
 

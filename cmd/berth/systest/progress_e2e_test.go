@@ -40,12 +40,10 @@ func holdLock(t *testing.T, home string) (release func()) {
 // second for the broker says so on a terminal, erases the line when the
 // answer comes, and prints nothing of the kind when its output is piped.
 func TestCLIShowsProgressOnATerminalOnly(t *testing.T) {
+	t.Parallel()
 	script, err := exec.LookPath("script")
 	if err != nil {
-		if os.Getenv("BERTH_CI") != "" {
-			t.Fatal("script (util-linux) is missing: apt-get install bsdutils")
-		}
-		t.Skip("script (util-linux) is missing: it gives the CLI a terminal")
+		brokertest.Unavailable(t, "script (util-linux) is missing: it gives the CLI a terminal (apt-get install bsdutils)")
 	}
 	home := brokertest.Home(t)
 	failOnBrokersLeft(t, home)
@@ -75,7 +73,7 @@ func TestCLIShowsProgressOnATerminalOnly(t *testing.T) {
 		if tty {
 			brokertest.Eventually(t, "the progress line on the terminal", func() bool { return strings.Contains(out.String(), "connecting to the broker… ") })
 		} else {
-			time.Sleep(2 * time.Second) // past the second after which a terminal would show the line
+			time.Sleep(2 * time.Second) // twice cmd/berth's progressDelay (1 s), after which a terminal shows the line: none must come
 		}
 		release()
 		b := brokertest.StartBroker(t, brokertest.Options{Home: home})

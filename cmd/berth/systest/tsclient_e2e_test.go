@@ -38,10 +38,7 @@ func needNodeModules(t *testing.T, dir, module, what string) string {
 	fix := "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/systest/" + dir + "`"
 	node, err := exec.LookPath("node")
 	if err != nil {
-		if os.Getenv("BERTH_CI") == "" {
-			t.Skip("node is not installed: " + fix)
-		}
-		t.Fatal("node is not installed: " + fix)
+		brokertest.Unavailable(t, "node is not installed: %s", fix)
 	}
 	marker := filepath.Join(dir, "node_modules", module, "package.json")
 	if _, err := os.Stat(marker); err == nil {
@@ -67,6 +64,7 @@ func needNodeModules(t *testing.T, dir, module, what string) string {
 // the official TypeScript SDK over streamable HTTP, SSE, WebSocket (with the
 // token the state file carries) and stdio through berth-shim.
 func TestTypeScriptSDKReachesEveryTransport(t *testing.T) {
+	t.Parallel()
 	node := needTSClient(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
 	root := brokertest.Project(t, "tsclient", nil)
@@ -116,6 +114,7 @@ func runTSClient(t *testing.T, node string, b *brokertest.Broker, script, root, 
 // TestSubAgentGuideShowsTheTestedClients keeps the guide's TypeScript and
 // Go snippets identical to the programs the tests run.
 func TestSubAgentGuideShowsTheTestedClients(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sub-agents.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +149,7 @@ func TestSubAgentGuideShowsTheTestedClients(t *testing.T) {
 // TestGoSDKGuideClientReachesTheProject builds and runs the guide's go-sdk
 // client against a broker with auth on.
 func TestGoSDKGuideClientReachesTheProject(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
 	root := brokertest.Project(t, "goclient", nil)
 	if out, code := berthCmd(t, b.Home, "attach", root); code != 0 {
@@ -202,12 +202,10 @@ func firstDiff(want, got string) string {
 // broker with auth on: initialize, the Mcp-Session-Id dance, a tool call and
 // DELETE, from the project's directory as the guide says.
 func TestSubAgentGuideCurlSessionWorks(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("BERTH_CI") == "" {
-				t.Skipf("%s is not installed", tool)
-			}
-			t.Fatalf("%s is not installed (.ci/run installs it)", tool)
+			brokertest.Unavailable(t, "%s is not installed (.ci/run installs it)", tool)
 		}
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sub-agents.md"))
@@ -260,6 +258,7 @@ func TestSubAgentGuideCurlSessionWorks(t *testing.T) {
 // stream of its POST (not on the session's GET stream, which a client need
 // not open); and the session carries on.
 func TestTypeScriptSDKGetsAnswersAndProgressOverHTTP(t *testing.T) {
+	t.Parallel()
 	tsNode := needTSClient(t)
 	ctx := testCtx(t, 2*time.Minute)
 	_, _, url := everythingProject(t, ctx, "tsprogress")
@@ -314,6 +313,7 @@ func TestTypeScriptSDKGetsAnswersAndProgressOverHTTP(t *testing.T) {
 // hears the server's log messages once it set a level; it leaves without
 // DELETE.
 func TestTypeScriptSDKCompletesSubscribesAndHearsHostedLogs(t *testing.T) {
+	t.Parallel()
 	tsNode := needTSClient(t)
 	ctx := testCtx(t, 2*time.Minute)
 	_, _, url := everythingProject(t, ctx, "tsextras")
@@ -354,6 +354,7 @@ func TestTypeScriptSDKCompletesSubscribesAndHearsHostedLogs(t *testing.T) {
 // answer against the specification, returns no values instead of
 // throwing; and a match is still found.
 func TestTypeScriptSDKCompletesWhereNothingMatches(t *testing.T) {
+	t.Parallel()
 	tsNode := needTSClient(t)
 	ctx := testCtx(t, 2*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-everything")
