@@ -108,6 +108,7 @@ func abandon(t *testing.T, ctx context.Context, node, url string, runs int) (ok 
 // default config (mcp.max_sessions 10); it never sends DELETE. Every run
 // succeeds, and the broker's goroutines and fds end where they were.
 func TestTypeScriptClientThatNeverDeletesRunsTwoHundredTimes(t *testing.T) {
+	t.Parallel()
 	node := needTSClient(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--log-level", "info"}})
 	ctx := testCtx(t, 4*time.Minute)
@@ -137,6 +138,7 @@ func TestTypeScriptClientThatNeverDeletesRunsTwoHundredTimes(t *testing.T) {
 // here). RSS is logged: the Go runtime returns freed pages to the system
 // only gradually.
 func TestThousandAbandonedSessionsWithoutALimit(t *testing.T) {
+	t.Parallel()
 	pport, _ := brokertest.PortRange(t, 1)
 	pprof := fmt.Sprintf("127.0.0.1:%d", pport)
 	// At the default log level: at debug, the log rings (bounded) would fill

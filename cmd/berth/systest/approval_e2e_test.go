@@ -41,6 +41,7 @@ func noRawControl(t *testing.T, what, out string) {
 // files with their SHA-256), say which values change what runs, and show
 // control characters escaped; the broker log holds none raw.
 func TestApprovalShowsEveryValueAndWhatChangesWhatRuns(t *testing.T) {
+	t.Parallel()
 	_, script := brokertest.NPMServer(t, "server-memory")
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "hostile", map[string]string{".praxis-os/evil.js": "require('fs').writeFileSync('/dev/null', 'x')\n"})
@@ -121,6 +122,7 @@ func TestApprovalShowsEveryValueAndWhatChangesWhatRuns(t *testing.T) {
 // for approval, and berth servers says which file changed. Approved
 // again, the new script is what runs.
 func TestEditedScriptWaitsForApproval(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-memory")
 	b := brokertest.StartBroker(t, brokertest.Options{})
@@ -192,6 +194,7 @@ func TestEditedScriptWaitsForApproval(t *testing.T) {
 // the bounds is refused with the limit, not a cut answer; a server
 // declared empty is refused.
 func TestApproveAnswersWhatRunsAndShowsClashes(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	home := brokertest.Home(t)
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("servers:\n  memory:\n    command: /bin/true\n    enabled: false\n"), 0o600); err != nil {

@@ -39,6 +39,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // other accounts, see TestAnotherAccountGetsNothing), and with a wrong one
 // get 401.
 func TestTokenAuthIsASecondKey(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", "token"}})
 	ctx := testCtx(t, 30*time.Second)
 	root := brokertest.Project(t, "secret", nil)
@@ -87,6 +88,7 @@ func TestTokenAuthIsASecondKey(t *testing.T) {
 // exactly one is refused, the way in answers 503 with Retry-After, another
 // project is unaffected, and a closed session frees its place.
 func TestMaxSessionsIsEnforced(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	full := b.Attach(t, brokertest.Project(t, "full", nil))

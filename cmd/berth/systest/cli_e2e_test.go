@@ -34,6 +34,7 @@ func berthCmd(t *testing.T, home string, args ...string) (string, int) {
 }
 
 func TestCLIFailuresNameTheFix(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	for _, tc := range []struct {
 		args    []string
@@ -65,6 +66,7 @@ func TestCLIFailuresNameTheFix(t *testing.T) {
 // does not offer names the closest one and how to list them; a known
 // tool's own error gets no such hint.
 func TestCallOfAnUnknownToolNamesTheFix(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "calls", nil)
 	b.Attach(t, root)
@@ -86,6 +88,7 @@ func TestCallOfAnUnknownToolNamesTheFix(t *testing.T) {
 // the project serves with its group and whether finder mode lists it, and
 // the size of each mode's listing, through the real broker.
 func TestToolsListsNameGroupAndDescription(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "tools", map[string]string{".praxis-os/config.yaml": "mcp:\n  enabled_tool_groups: [rag, pos, browser]\n"})
 	b.Attach(t, root)
@@ -142,6 +145,7 @@ func TestToolsListsNameGroupAndDescription(t *testing.T) {
 }
 
 func TestConfigFileAndTCPControlAPI(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	ctlStart, _ := brokertest.PortRange(t, 1)
 	start, end := brokertest.PortRange(t, 5)
@@ -195,6 +199,7 @@ func TestConfigFileAndTCPControlAPI(t *testing.T) {
 }
 
 func TestAttachPinsAcrossRestartAndDetachReleases(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Home: home})
 	root := brokertest.Project(t, "pinned", nil)
@@ -242,6 +247,7 @@ func TestAttachPinsAcrossRestartAndDetachReleases(t *testing.T) {
 // TestProjectsShowIndexState: `berth projects` and its --json say where
 // each project's search index is.
 func TestProjectsShowIndexState(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	withIndex := brokertest.Project(t, "indexed", map[string]string{".praxis-os/standards/a.md": "# A\n\nalpha\n", ".praxis-os/standards/b.md": "# B\n\n## One\n\nbeta\n"})
 	noIndex := brokertest.Project(t, "plain", map[string]string{".praxis-os/config.yaml": "mcp:\n  enabled_tool_groups: [workflow]\n"})

@@ -81,6 +81,7 @@ func browser(t *testing.T, ctx context.Context) context.Context {
 }
 
 func TestDashboardInBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	bctx := browser(t, ctx)
 	ctl, _ := brokertest.PortRange(t, 1)
@@ -216,6 +217,7 @@ func pageText(t *testing.T, bctx context.Context, sel chromedp.CSS) string {
 // a project: the row goes, the session's next request fails, and the IDE's
 // session of the same project carries on.
 func TestDashboardEndsASession(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	bctx := browser(t, ctx)
 	ctl, _ := brokertest.PortRange(t, 1)

@@ -67,6 +67,7 @@ func (w *ideSession) heard(text string) bool {
 // record say the port is missing; once a port is free the broker serves
 // it and writes the state file.
 func TestFullPortRangeLeavesTheIDEWorking(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{Ports: 1, Env: []string{"BERTH_REAP_INTERVAL=200ms"}})
 	taken, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", b.Start))
 	if err != nil {
@@ -126,6 +127,7 @@ func TestFullPortRangeLeavesTheIDEWorking(t *testing.T) {
 // nothing; it is named in get_server_info, the session's log and the
 // project's record, and written once its place is free.
 func TestUnwritableStateFileLeavesTheIDEWorking(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{Env: []string{"BERTH_REAP_INTERVAL=200ms"}})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "stateless", standards)

@@ -42,6 +42,7 @@ func mustContain(t *testing.T, out string, wants ...string) {
 }
 
 func TestDoctorOnHealthyAndBrokenHomes(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Home: home})
 	root := brokertest.Project(t, "doc", nil)
@@ -142,6 +143,7 @@ func TestDoctorOnHealthyAndBrokenHomes(t *testing.T) {
 // where the user keeps it, and the IDE files that run berth-shim: a
 // missing shim or a file the IDE cannot read is a FAIL with the fix.
 func TestDoctorChecksTheIDEFilesAndConfigs(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	env := userEnv(home)
 	cursor := filepath.Join(home, ".cursor", "mcp.json")

@@ -29,6 +29,7 @@ import (
 )
 
 func TestThreeProjectsGetOwnPortsAndStateFiles(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	ports := map[int]string{}
@@ -113,6 +114,7 @@ func TestThreeProjectsGetOwnPortsAndStateFiles(t *testing.T) {
 }
 
 func TestShimAndSubAgentShareTheProject(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "shared", nil)
@@ -179,6 +181,7 @@ func TestShimAndSubAgentShareTheProject(t *testing.T) {
 }
 
 func TestProjectsAreIsolated(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	rootA := brokertest.Project(t, "projA", nil)
@@ -201,6 +204,7 @@ func TestProjectsAreIsolated(t *testing.T) {
 }
 
 func TestShimAutostartsExactlyOneBroker(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	ctx := testCtx(t, 60*time.Second)
 	root1 := brokertest.Project(t, "auto1", nil)
@@ -245,6 +249,7 @@ func TestShimAutostartsExactlyOneBroker(t *testing.T) {
 }
 
 func TestAutostartedBrokerExitsWhenIdle(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "idle", nil)
@@ -267,6 +272,7 @@ func TestAutostartedBrokerExitsWhenIdle(t *testing.T) {
 }
 
 func TestShimExitsZeroOnStdinEOF(t *testing.T) {
+	// Serial: it bounds the shim's exit after EOF at 2 s, too tight beside other brokers starting.
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "eof", nil)
 	cmd := exec.Command(brokertest.Shim(t), "--project", root)
@@ -320,6 +326,7 @@ func TestShimExitsZeroOnStdinEOF(t *testing.T) {
 }
 
 func TestKilledShimIsReleasedAndMountExpires(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--mount-grace", "200ms"}, Env: []string{"BERTH_REAP_INTERVAL=100ms"}})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "killed", nil)
@@ -348,6 +355,7 @@ func TestKilledShimIsReleasedAndMountExpires(t *testing.T) {
 }
 
 func TestPortAllocation(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{Ports: 3})
 	// The project prefers the first port of the range, which something else holds.
 	busy, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(b.Start))
@@ -382,6 +390,7 @@ func TestPortAllocation(t *testing.T) {
 }
 
 func TestSecondBrokerOnSameHomeRefuses(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	_, err := brokertest.TryStartBroker(t, brokertest.Options{Home: b.Home})
 	if err == nil || !strings.Contains(err.Error(), "broker already running (pid "+strconv.Itoa(b.PID())+")") {
@@ -396,6 +405,7 @@ func TestSecondBrokerOnSameHomeRefuses(t *testing.T) {
 // TestBadInputGetsJSONErrors sends bad requests to the control API: each
 // is refused with its status, a message naming the problem and a code.
 func TestBadInputGetsJSONErrors(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 30*time.Second)
 	noProject := t.TempDir()
@@ -451,6 +461,7 @@ func TestBadInputGetsJSONErrors(t *testing.T) {
 }
 
 func TestProjectEndpointRefusesForeignHostAndOrigin(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	resp := b.Attach(t, brokertest.Project(t, "guarded", nil))
 	for _, tc := range []struct{ host, origin string }{{"evil.example:80", ""}, {"", "http://evil.example"}} {
@@ -481,6 +492,7 @@ func TestProjectEndpointRefusesForeignHostAndOrigin(t *testing.T) {
 // port, and the sub-agent's session, once saved, lives on under its id; a
 // new one at the same URL works too.
 func TestShimReconnectsAfterBrokerDies(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "phoenix", nil)
@@ -560,6 +572,7 @@ func TestShimReconnectsAfterBrokerDies(t *testing.T) {
 }
 
 func TestShimStdioTransportWritesNullPort(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 30*time.Second)
 	root := brokertest.Project(t, "stdioonly", nil)
@@ -586,6 +599,7 @@ func TestShimStdioTransportWritesNullPort(t *testing.T) {
 }
 
 func TestAutostartedBrokerToleratesBusyControlPort(t *testing.T) {
+	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -615,6 +629,7 @@ func TestAutostartedBrokerToleratesBusyControlPort(t *testing.T) {
 // gets an error naming the url), holds the project while stdin is open and
 // releases it when stdin closes.
 func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
+	// Serial: the shim auto-starts a new broker within a 15 s poll, too tight beside other brokers starting.
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "httponly", nil)

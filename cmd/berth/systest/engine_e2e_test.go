@@ -83,6 +83,7 @@ func projectIndex(t *testing.T, ctx context.Context, b *brokertest.Broker, id st
 }
 
 func TestSearchFollowsEditsAndReopensWithoutReindexing(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Home: home})
 	ctx := testCtx(t, 90*time.Second)
@@ -140,6 +141,7 @@ func TestSearchFollowsEditsAndReopensWithoutReindexing(t *testing.T) {
 }
 
 func TestSearchIsolatedBetweenProjects(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	a := b.Attach(t, brokertest.Project(t, "isoA", map[string]string{".praxis-os/standards/a.md": "# Alpha\n\nPelican policy.\n"}))
@@ -158,6 +160,7 @@ func TestSearchIsolatedBetweenProjects(t *testing.T) {
 }
 
 func TestSearchCLI(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "cli", standards)
 	run := func(args ...string) (string, error) {
@@ -212,6 +215,7 @@ var phase1Evidence = map[string]any{"reproduced": true, "failing_test": "parser_
 var phase2Evidence = map[string]any{"tests_passed": 10, "tests_failed": 0, "files_changed": []string{"parser.go"}, "fix_summary": "keep the last byte"}
 
 func TestWorkflowSharedBetweenIDEAndSubAgent(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "flow", nil)
@@ -282,6 +286,7 @@ func TestWorkflowSharedBetweenIDEAndSubAgent(t *testing.T) {
 }
 
 func TestWorkflowSessionsSurviveKill9AndStayIsolated(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Home: home})
 	ctx := testCtx(t, 60*time.Second)
@@ -327,6 +332,7 @@ func TestWorkflowSessionsSurviveKill9AndStayIsolated(t *testing.T) {
 }
 
 func TestWorkflowsAndSessionsCLI(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "wfcli", map[string]string{
 		".praxis-os/workflows/broken_v1/metadata.json": `{"workflow_type": "broken_v1", "phases": [`,
@@ -353,6 +359,7 @@ func TestWorkflowsAndSessionsCLI(t *testing.T) {
 }
 
 func TestPraxisSessionsImportedOnFirstMount(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 30*time.Second)
 	root := brokertest.Project(t, "legacy", nil)

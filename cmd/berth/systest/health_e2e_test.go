@@ -17,6 +17,7 @@ import (
 // GET /health on a project's port answers with that project's own facts
 // only, as the seed's and praxis-os's checks expect of an MCP port.
 func TestProjectPortHealth(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	rootA := brokertest.Project(t, "healthy", standards)
 	rootB := brokertest.Project(t, "neighbour", nil)
@@ -76,6 +77,7 @@ func TestProjectPortHealth(t *testing.T) {
 // get_server_info answers in praxis-os's shape over the IDE's shim: the
 // state file's transport, the HTTP endpoint, the tools counted.
 func TestServerInfoPraxisShapeOverTheShim(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "shaped", nil)

@@ -50,6 +50,7 @@ func userConfigDir(home string) string {
 }
 
 func TestIDEConfigWriteKeepsOtherEntriesAndRuns(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "shop", nil)
@@ -108,6 +109,7 @@ func TestIDEConfigWriteKeepsOtherEntriesAndRuns(t *testing.T) {
 }
 
 func TestIDEConfigFormatsPerApp(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	root := brokertest.Project(t, "web", nil)
 	env := userEnv(home)
@@ -159,6 +161,7 @@ func TestIDEConfigFormatsPerApp(t *testing.T) {
 }
 
 func TestIDEConfigRefusesBrokenFileAndBadInput(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	root := brokertest.Project(t, "web", nil)
 	env := userEnv(home)

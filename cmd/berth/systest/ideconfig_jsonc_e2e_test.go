@@ -106,6 +106,7 @@ const cursorWithComments = `{
 // keeps every other line as it was, backs the file up, and the result
 // still reads by the IDE's rules and runs.
 func TestIDEConfigWriteKeepsCommentsOfVSCodeAndCursorFiles(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "shop", nil)
@@ -164,6 +165,7 @@ func TestIDEConfigWriteKeepsCommentsOfVSCodeAndCursorFiles(t *testing.T) {
 // no path of this machine, which runs from the IDE's workspace variable and
 // PATH; the printed hint repeats every flag given.
 func TestIDEConfigPortableAndTheHint(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "team", nil)
@@ -250,6 +252,7 @@ const cursorProjectServers = `{
 // says how to approve them; a second run changes nothing; a broken target
 // changes nothing.
 func TestIDEConfigImport(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	root := brokertest.Project(t, "team", map[string]string{
 		".praxis-os/config.yaml": "# project settings\nmcp:\n  max_sessions: 4   # small team\n\nrag:\n  standards_path: docs\n",
@@ -338,6 +341,7 @@ func TestIDEConfigImport(t *testing.T) {
 // go to the user's broker config, in the XDG location, which the broker
 // then reads.
 func TestIDEConfigImportIntoTheBrokerConfig(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	env := userEnv(home)
 	claude := filepath.Join(userConfigDir(home), "Claude", "claude_desktop_config.json")
@@ -400,6 +404,7 @@ func mustRead(t *testing.T, path string) []byte {
 // file keep their backups under Berth's home, the newest few only; the
 // repository's folder holds only the file.
 func TestIDEConfigBackupsDoNotPileUpInTheRepository(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	root := brokertest.Project(t, "tidy", nil)
 	berthHome := brokertest.Home(t)

@@ -53,6 +53,7 @@ func (b *syncBuffer) String() string {
 const exitForced = 3
 
 func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "upgrade", nil)
@@ -98,6 +99,7 @@ func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
 }
 
 func TestNewerShimLeavesABusyOlderBrokerRunning(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "busyold", nil)
@@ -133,6 +135,7 @@ func TestNewerShimLeavesABusyOlderBrokerRunning(t *testing.T) {
 }
 
 func TestBerthStopEndsTheBrokerCleanly(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "stopme", nil)
 	resp := b.Attach(t, root)
@@ -168,6 +171,7 @@ func TestBerthStopEndsTheBrokerCleanly(t *testing.T) {
 }
 
 func TestShutdownEndpointIsSocketOnly(t *testing.T) {
+	t.Parallel()
 	ctl, _ := brokertest.PortRange(t, 1)
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--listen", "127.0.0.1:" + strconv.Itoa(ctl)}})
 	r, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/shutdown", ctl), "application/json", strings.NewReader(`{}`))
@@ -190,6 +194,7 @@ func TestShutdownEndpointIsSocketOnly(t *testing.T) {
 }
 
 func TestSignalsStopCleanlyAndASecondOneForces(t *testing.T) {
+	t.Parallel()
 	// A client stuck half-way through a request keeps the project's port
 	// busy: the clean stop still ends, bounded, with exit 0.
 	b := brokertest.StartBroker(t, brokertest.Options{})
@@ -248,6 +253,7 @@ func halfRequest(t *testing.T, port int) net.Conn {
 }
 
 func TestTenShimsAtOnceStartExactlyOneBroker(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	ctx := testCtx(t, 120*time.Second)
 	roots := []string{brokertest.Project(t, "race1", nil), brokertest.Project(t, "race2", nil), brokertest.Project(t, "race3", nil)}
@@ -301,6 +307,7 @@ func TestTenShimsAtOnceStartExactlyOneBroker(t *testing.T) {
 }
 
 func TestShimPrintsTheBrokersOwnStartupError(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	root := brokertest.Project(t, "nostart", nil)
 	cmd := exec.Command(brokertest.Shim(t), "--project", root)
@@ -314,6 +321,7 @@ func TestShimPrintsTheBrokersOwnStartupError(t *testing.T) {
 }
 
 func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "idle1s", nil)
@@ -322,8 +330,11 @@ func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
 	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=1s")
 	s := connectMCP(t, ctx, tr)
 	pid = getServerInfo(t, ctx, s).Server.PID
-	// Well past grace (300 ms) + idle (1 s) with the shim attached: still there.
-	time.Sleep(2500 * time.Millisecond)
+	// A broker that did not count what holds it would exit the mount grace
+	// (300 ms) plus idle_timeout (1 s) after it was let go; outlast is that
+	// twice over, so that a broker still there did not exit.
+	const outlast = 2 * (300*time.Millisecond + time.Second)
+	time.Sleep(outlast) // with the shim attached: still there
 	if !brokertest.Alive(pid) {
 		t.Fatal("the broker exited while a shim was attached")
 	}
@@ -335,7 +346,7 @@ func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(outlast)
 	if !brokertest.Alive(pid) {
 		t.Fatal("the broker exited with a control connection open")
 	}
@@ -349,13 +360,14 @@ func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
 }
 
 func TestHandStartedBrokerIgnoresIdleTimeout(t *testing.T) {
+	t.Parallel()
 	// idle_timeout applies only to a broker a shim started: one run by hand
 	// or by a service manager runs until stopped.
 	b := brokertest.StartBroker(t, brokertest.Options{Env: []string{"BERTH_IDLE_TIMEOUT=300ms"}})
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * 300 * time.Millisecond) // twice idle_timeout: one that applied it would be gone
 	ctx := testCtx(t, 10*time.Second)
 	h, err := b.Client.Health(ctx)
 	if err != nil || h.IdleTimeout != "" || h.Autostarted {
-		t.Fatalf("hand-started broker after 2 s idle: %+v %v", h, err)
+		t.Fatalf("hand-started broker after twice idle_timeout: %+v %v", h, err)
 	}
 }

@@ -193,6 +193,7 @@ func (j *judge) report(t *testing.T, transport string, began time.Time) {
 const finalCall = `{"jsonrpc":"2.0","id":"final","method":"tools/call","params":{"name":"get_server_info","arguments":{}}}`
 
 func TestMalformedFloodThroughTheShim(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "flood", nil)
 	cmd := exec.Command(brokertest.Shim(t), "--project", root, "--log-level", "warn")
@@ -256,6 +257,7 @@ func TestMalformedFloodThroughTheShim(t *testing.T) {
 }
 
 func TestMalformedFloodOverHTTP(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	url := b.Attach(t, brokertest.Project(t, "floodhttp", nil)).URL
 	client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}

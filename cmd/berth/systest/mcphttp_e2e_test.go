@@ -106,6 +106,7 @@ func callServerInfo(t *testing.T, ctx context.Context, url, sid string) (int, *r
 // TestStreamableHTTPSessionRules walks the Mcp-Session-Id rules of the
 // spec by hand and checks that a bad message never costs the session.
 func TestStreamableHTTPSessionRules(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "rules", nil)
@@ -154,6 +155,7 @@ func TestStreamableHTTPSessionRules(t *testing.T) {
 // TestRawWebSocketExchange speaks MCP over /ws frame by frame: subprotocol,
 // handshake, tools/list, tools/call; bad frames are answered and survived.
 func TestRawWebSocketExchange(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "rawws", nil)
@@ -208,6 +210,7 @@ func TestRawWebSocketExchange(t *testing.T) {
 // that hold a connection, a /mcp GET stream, an SSE or a WebSocket one,
 // are busy and stay, however silent; a new session still opens.
 func TestSessionTimeoutEndsIdleSessionsOnly(t *testing.T) {
+	t.Parallel()
 	// Long enough that a session is never idle that long while the test
 	// sets it up, short enough to wait for.
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--session-timeout", "2s"}})
@@ -247,6 +250,7 @@ func TestSessionTimeoutEndsIdleSessionsOnly(t *testing.T) {
 // an oversized and a malformed POST are refused alone, and the stream and
 // its session carry on.
 func TestSSEBadMessagesKeepTheSession(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "rawsse", nil)

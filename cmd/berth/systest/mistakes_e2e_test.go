@@ -73,6 +73,7 @@ func runWith(t *testing.T, env []string, bin string, args ...string) (string, in
 // and flags stops `berth serve` with one line naming where and the fix,
 // exit 1 (2 for a flag), and leaves the home as it was.
 func TestBrokerConfigMistakes(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	file := filepath.Join(home, api.ConfigName)
 	for _, tc := range []struct {
@@ -122,6 +123,7 @@ func TestBrokerConfigMistakes(t *testing.T) {
 // config is wrong prints the broker's own message (through the readiness
 // report), not a pointer to a log the broker never opened.
 func TestShimSaysWhyTheBrokerCannotStart(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	file := filepath.Join(home, api.ConfigName)
 	if err := os.WriteFile(file, []byte("listen: ''\nidle_timeout: soon\n"), 0o600); err != nil {
@@ -144,6 +146,7 @@ func TestShimSaysWhyTheBrokerCannotStart(t *testing.T) {
 // bad_config), the shim's stderr, `berth attach` and `berth doctor`; the
 // broker and its other projects carry on; nothing is written in the project.
 func TestProjectConfigMistakes(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	good := brokertest.Project(t, "good", nil)
 	b.Attach(t, good)
@@ -198,6 +201,7 @@ func TestProjectConfigMistakes(t *testing.T) {
 // group, mounts; the warnings are in get_server_info, the broker's log and
 // doctor (which exits 0: nothing needs the user).
 func TestPraxisConfigWithBrowserIsServedWithAWarning(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "praxis", map[string]string{
 		".praxis-os/config.json":    `{"rag": {"standards_path": ".praxis-os/standards", "index_path": ".praxis-os/.cache/vector_index", "embedding_provider": "local"}, "mcp": {"enabled_tool_groups": ["rag", "workflow", "browser", "wokflow"], "max_tools_warning": 20}}`,

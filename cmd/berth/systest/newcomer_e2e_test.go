@@ -18,6 +18,7 @@ import (
 // usage and flags and exits 0; commands that take a directory do not
 // take --help for one.
 func TestSubcommandHelpPrintsFlags(t *testing.T) {
+	t.Parallel()
 	env := userEnv(userHome(t), "BERTH_HOME="+brokertest.Home(t))
 	for _, tc := range []struct {
 		args     []string
@@ -48,6 +49,7 @@ func TestSubcommandHelpPrintsFlags(t *testing.T) {
 // config file the broker of that home reads: $BERTH_HOME/config.yaml
 // when BERTH_HOME is set, the user's XDG file otherwise.
 func TestHelpNamesTheConfigInUse(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	berthHome := brokertest.Home(t)
 	out, _ := runAs(t, userEnv(home, "BERTH_HOME="+berthHome), "--help")
@@ -67,6 +69,7 @@ func TestHelpNamesTheConfigInUse(t *testing.T) {
 // and changes nothing; that command moves them into the broker's config,
 // saying the file they came from.
 func TestImportProjectLooksWhereTheAppLooks(t *testing.T) {
+	t.Parallel()
 	home := userHome(t)
 	env := shimOnPath(t, userEnv(home))
 	root := brokertest.Project(t, "looks", nil)
@@ -102,6 +105,7 @@ func TestImportProjectLooksWhereTheAppLooks(t *testing.T) {
 // server has its own bound, and one that never ran has nothing to wait
 // for. The stop's duration is logged.
 func TestStopEndsHostedServersWithoutDeadlineErrors(t *testing.T) {
+	// Serial: failed to approve its servers when run beside the others (not yet understood).
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-everything")
 	b := brokertest.StartBroker(t, brokertest.Options{MountGrace: "1s"})
@@ -151,6 +155,7 @@ func TestStopEndsHostedServersWithoutDeadlineErrors(t *testing.T) {
 // not start another, it waits; a broker started again is found, and the
 // window's tools work on it.
 func TestStopWithAnIDEOpenStartsNoNewBroker(t *testing.T) {
+	// Serial: its auto-started broker missed the connect deadline beside other brokers starting.
 	ctx := testCtx(t, 2*time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	failOnBrokersLeft(t, b.Home)
@@ -190,6 +195,7 @@ func TestStopWithAnIDEOpenStartsNoNewBroker(t *testing.T) {
 // lists a project's servers when no broker runs (one is started for it,
 // as for `berth call`); without --project it still needs none.
 func TestServersOfAProjectWithoutABroker(t *testing.T) {
+	t.Parallel()
 	home := autostartHome(t)
 	root := brokertest.Project(t, "nobroker", nil)
 	writeServers(t, root, "  memory:\n    command: npx\n    args: [-y, '@modelcontextprotocol/server-memory']\n")
@@ -211,6 +217,7 @@ func TestServersOfAProjectWithoutABroker(t *testing.T) {
 // there) reaches the project, for the shim and the CLI; a folder with no
 // project above it is refused with the fix.
 func TestProjectFlagFindsTheProjectAbove(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "above", map[string]string{"src/pkg/x.go": "package pkg\n"})
@@ -235,6 +242,7 @@ func TestProjectFlagFindsTheProjectAbove(t *testing.T) {
 // start one after another and take the project past mcp.max_tools_warning
 // are logged once (not once per server), and doctor reports it.
 func TestToolsWarningLoggedOnceAndReportedByDoctor(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	berth := brokertest.Berth(t)

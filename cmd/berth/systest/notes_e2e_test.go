@@ -20,6 +20,7 @@ import (
 // answered by the pid `berth servers` shows. Killed, it is started again
 // with its notes (kept in the project's folder).
 func TestExampleServerHostedOnceForWindowAndSubAgent(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "notes", map[string]string{
@@ -69,6 +70,7 @@ func TestExampleServerHostedOnceForWindowAndSubAgent(t *testing.T) {
 // TestDemoShowsHosting: `berth demo` runs to the end and shows the notes
 // server hosted once for the window and the sub-agent.
 func TestDemoShowsHosting(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(brokertest.Berth(t), "demo")
 	cmd.Env = userEnv(userHome(t))
 	out, err := cmd.CombinedOutput()

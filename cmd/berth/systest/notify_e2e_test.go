@@ -19,6 +19,7 @@ import (
 // an edit of enabled_tool_groups; a config that does not load is a warning
 // record and changes nothing. Over streamable HTTP and through the shim.
 func TestTypeScriptSDKHearsLogsAndToolChanges(t *testing.T) {
+	t.Parallel()
 	node := needTSClient(t)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	for _, transport := range []string{"http", "stdio"} {

@@ -36,6 +36,7 @@ func needNPMClients(t *testing.T) string {
 // 50 times each against a project with the default config. Neither ends
 // its session with DELETE; every run succeeds.
 func TestThirdPartyClientsRunFiftyTimesOnTheDefaultConfig(t *testing.T) {
+	t.Parallel()
 	node := needNPMClients(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--log-level", "info"}})
 	root := brokertest.Project(t, "thirdparty", nil)

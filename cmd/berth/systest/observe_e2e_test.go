@@ -68,6 +68,7 @@ func readEvent(br *bufio.Reader) (string, error) {
 }
 
 func TestControlAPIOnTCPRefusesForeignOriginAndHost(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	ctl, _ := brokertest.PortRange(t, 1)
 	addr := fmt.Sprintf("127.0.0.1:%d", ctl)
@@ -143,6 +144,7 @@ next:
 }
 
 func TestMetricsCountToolCalls(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	a := b.Attach(t, brokertest.Project(t, "alpha", standards))
@@ -199,6 +201,7 @@ func TestMetricsCountToolCalls(t *testing.T) {
 }
 
 func TestEventsStreamFollowsTheBrokerAndEndsOnShutdown(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	p := b.Attach(t, brokertest.Project(t, "streamed", standards))
@@ -285,6 +288,7 @@ func recentLogs(t *testing.T, ctx context.Context, s *mcp.ClientSession, args ma
 }
 
 func TestGetRecentLogsIsPerProject(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	// alpha warns at mount: it has more tools than its max_tools_warning.
@@ -366,6 +370,7 @@ func TestGetRecentLogsIsPerProject(t *testing.T) {
 }
 
 func TestToolCallLoggingFollowsLogLevel(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	home := brokertest.Home(t)
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("log_level: info\n"), 0o600); err != nil {
@@ -416,6 +421,7 @@ func TestToolCallLoggingFollowsLogLevel(t *testing.T) {
 }
 
 func TestCallWithoutArgumentsDoesNotCrashTheBroker(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 60*time.Second)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	p := b.Attach(t, brokertest.Project(t, "bare", standards))

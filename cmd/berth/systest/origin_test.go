@@ -23,6 +23,7 @@ const repoRoot = "../../.."
 // Berth's authors: the repository holds code, prose and fixtures written
 // for Berth; third-party documents are read from the module cache.
 func TestEverythingTrackedIsBerths(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +100,7 @@ func foreignNotices(t *testing.T, path string) []string {
 // TestNoticeLines: the check above knows a notice from prose. (The
 // examples are split so that this file carries none.)
 func TestNoticeLines(t *testing.T) {
+	t.Parallel()
 	const c, spdx = "Copy" + "right", "SP" + "DX-"
 	for line, want := range map[string]bool{
 		"// " + c + " 2025 The Go MCP SDK Authors. All rights reserved.": true,

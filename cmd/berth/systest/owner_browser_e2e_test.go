@@ -42,6 +42,7 @@ window.results = {};
 // request with the Berth-Client header needs a preflight, which fails; it
 // can read no answer; the WebSocket to the shim's route is refused.
 func TestPageOnAnotherLoopbackPortCannotAttach(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	bctx := browser(t, ctx)
 	ctl, _ := brokertest.PortRange(t, 1)
@@ -101,6 +102,7 @@ func TestPageOnAnotherLoopbackPortCannotAttach(t *testing.T) {
 // code from the address bar, shows the projects, keeps working after a
 // reload and searches; the same link a second time is refused.
 func TestDashboardLoginLinkInBrowser(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	bctx := browser(t, ctx)
 	ctl, _ := brokertest.PortRange(t, 1)

@@ -45,6 +45,7 @@ func join(parts ...[]string) []string {
 // released, and each refused connection leaves one log line naming the
 // account's uid. With auth token, the token admits that account too.
 func TestAnotherAccountGetsNothing(t *testing.T) {
+	t.Parallel()
 	acct := peertest.Second(t)
 	for _, auth := range []string{"none", "token"} {
 		t.Run("auth "+auth, func(t *testing.T) {
@@ -199,6 +200,7 @@ func refusedLines(t *testing.T, home string) []string {
 // Origin is refused; what programs send (JSON, no Origin) and what the
 // dashboard sends (the Berth-Client header) work.
 func TestBrowserStyleRequestsCannotAttach(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, time.Minute)
 	ctl, _ := brokertest.PortRange(t, 1)
 	addr := fmt.Sprintf("127.0.0.1:%d", ctl)
@@ -274,6 +276,7 @@ func TestBrowserStyleRequestsCannotAttach(t *testing.T) {
 // the holder of a live attach of that project; shim attaches must name a
 // live process and roots must be absolute.
 func TestShimRouteNeedsALiveLease(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{Env: []string{"BERTH_REAP_INTERVAL=1h"}})
 	ctx := testCtx(t, time.Minute)
 	root := brokertest.Project(t, "leased", nil)
@@ -351,6 +354,7 @@ func TestShimRouteNeedsALiveLease(t *testing.T) {
 // SSE and WebSocket, with the TypeScript SDK and the go-sdk, with auth
 // none and with auth token.
 func TestOwnersSubAgentsNeedNoHeader(t *testing.T) {
+	t.Parallel()
 	node := needTSClient(t)
 	for _, auth := range []string{"none", "token"} {
 		t.Run("auth "+auth, func(t *testing.T) {
@@ -407,6 +411,7 @@ func startProcess(t *testing.T, name string, args ...string) *exec.Cmd {
 // with an Origin other than its own, a loopback page's included (it could
 // open an SSE stream it cannot read); programs send none and pass.
 func TestProjectPortsServeNoOtherOrigin(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 30*time.Second)
 	p := b.Attach(t, brokertest.Project(t, "origins", nil))

@@ -18,6 +18,7 @@ import (
 // of the pin run within moments of each other. The pin must survive both
 // orders, and a clean stop and start after.
 func TestPinSurvivesKillWhileAShimIsAttached(t *testing.T) {
+	t.Parallel()
 	for _, order := range []struct {
 		name string
 		// shimStarts: the shim's reconnect starts the next broker and

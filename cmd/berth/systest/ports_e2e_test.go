@@ -26,6 +26,7 @@ import (
 // reservation given away: the least recently used one, with a log line
 // naming both projects, and the others keep theirs.
 func TestAPortStaysWithItsProject(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{Ports: 2})
 	shop, blog, wiki := brokertest.Project(t, "shop", nil), brokertest.Project(t, "blog", nil), brokertest.Project(t, "wiki", nil)
@@ -111,6 +112,7 @@ func tryConnect(ctx context.Context, url string) (*mcp.ClientSession, error) {
 // other account gets 403 not_owner, as over 127.0.0.1. Once the project is
 // no longer served, both sides of its port are free again.
 func TestAnotherAccountCannotSquatIPv6(t *testing.T) {
+	t.Parallel()
 	peertest.NeedIPv6(t)
 	acct := peertest.Second(t)
 	ctx := testCtx(t, 2*time.Minute)

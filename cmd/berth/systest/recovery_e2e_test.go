@@ -18,6 +18,7 @@ import (
 )
 
 func TestCorruptDatabaseIsMovedAsideAndRebuilt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, path string)
@@ -78,6 +79,7 @@ func TestCorruptDatabaseIsMovedAsideAndRebuilt(t *testing.T) {
 }
 
 func TestKill9BrokerThenRestartCleansStateFiles(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	ctx := testCtx(t, 60*time.Second)
 	b := brokertest.StartBroker(t, brokertest.Options{Home: home, Env: []string{"BERTH_REAP_INTERVAL=1h"}})
@@ -126,6 +128,7 @@ func TestKill9BrokerThenRestartCleansStateFiles(t *testing.T) {
 }
 
 func TestVanishedOrMovedProjectIsUnmounted(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	removed := brokertest.Project(t, "removed", nil)
@@ -162,6 +165,7 @@ func TestVanishedOrMovedProjectIsUnmounted(t *testing.T) {
 }
 
 func TestShimExitsWhenItsParentDies(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "orphan", nil)
 	// The "IDE" is a shell that runs the shim and is then killed; the
@@ -205,6 +209,7 @@ func TestShimExitsWhenItsParentDies(t *testing.T) {
 }
 
 func TestLockedDatabaseNamesItsHolder(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	// Another process holds berth.db open (here: the test itself, through
 	// the store package, as a stray tool would).
@@ -224,6 +229,7 @@ func TestLockedDatabaseNamesItsHolder(t *testing.T) {
 // broker salvages the registry page by page and remounts the pin, and
 // says what it kept.
 func TestDamagedDatabaseKeepsThePins(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, path string)

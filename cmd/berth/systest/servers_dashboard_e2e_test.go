@@ -22,6 +22,7 @@ import (
 // character or a bidirectional override in an argument is shown, never
 // acted on).
 func TestDashboardShowsHostedServers(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	bctx := browser(t, ctx)
 	ctl, _ := brokertest.PortRange(t, 1)

@@ -149,6 +149,7 @@ func drain(ch chan struct{}) {
 // command. Editing the definition withdraws the tools until it is approved
 // again.
 func TestHostedServerWaitsForApproval(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root, script := memoryProject(t, "trusty", filepath.Join(t.TempDir(), "graph.jsonl"))
@@ -259,6 +260,7 @@ func TestHostedServerWaitsForApproval(t *testing.T) {
 // servers, or a server it does not declare, fails with its code, and
 // approval is refused over TCP (the socket only).
 func TestApproveRefusesWhatItCannotApprove(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, time.Minute)
 	ctl, _ := brokertest.PortRange(t, 1)
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--listen", fmt.Sprintf("127.0.0.1:%d", ctl)}})
@@ -306,6 +308,7 @@ func TestApproveRefusesWhatItCannotApprove(t *testing.T) {
 // the hosted tools' own names, and the server's stderr is in
 // get_recent_logs.
 func TestHostedMemorySharedByWindowsAndSubAgent(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root, script := memoryProject(t, "graph", filepath.Join(t.TempDir(), "graph.jsonl"))
@@ -393,6 +396,7 @@ func TestHostedMemorySharedByWindowsAndSubAgent(t *testing.T) {
 // the hosted server the next call succeeds on a new process; after kill -9
 // of the broker no server process (nor its group) is left.
 func TestHostedServerRecoversFromKill9AndDiesWithTheBroker(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root, script := memoryProject(t, "crashy", filepath.Join(t.TempDir(), "graph.jsonl"))
@@ -468,6 +472,7 @@ func everythingProject(t *testing.T, ctx context.Context, name string) (b *broke
 // notifications and cancellation pass through a real project port, and its
 // resources and prompts are listed and readable there.
 func TestHostedEverythingThroughTheProjectPort(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	b, root, url := everythingProject(t, ctx, "everything")
 	opts, progress := brokertest.NewEverythingClient()
@@ -483,6 +488,7 @@ func TestHostedEverythingThroughTheProjectPort(t *testing.T) {
 // marked failed with its last stderr line, Berth's own tools carry on, and
 // `berth servers restart` starts it again once its cause is fixed.
 func TestFailedServerIsShownAndRestarted(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-memory")
 	b := brokertest.StartBroker(t, brokertest.Options{})
@@ -614,6 +620,7 @@ func TestMissingCommandFailsAtOnceWithItsFix(t *testing.T) {
 // broker's config serves every project without approval, as one process;
 // its stderr reaches each project's get_recent_logs.
 func TestUserServersNeedNoApprovalAndAreShared(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-memory")
 	home := brokertest.Home(t)
@@ -664,6 +671,7 @@ func TestUserServersNeedNoApprovalAndAreShared(t *testing.T) {
 // and passes a hosted prompt's completion (with its context) to the
 // server-everything that serves it.
 func TestCompletionsForWorkflowAndHostedPrompts(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-everything")
 	b := brokertest.StartBroker(t, brokertest.Options{})
@@ -748,6 +756,7 @@ func TestCompletionsForWorkflowAndHostedPrompts(t *testing.T) {
 // (through the project port and through berth-shim), under the server's
 // name, and not a session that set none.
 func TestHostedServerLogsReachSessions(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	b, root, url := everythingProject(t, ctx, "logs")
 	listen := func() (*mcp.ClientOptions, chan *mcp.LoggingMessageParams) {

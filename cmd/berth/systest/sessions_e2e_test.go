@@ -124,6 +124,7 @@ func use(t *testing.T, ctx context.Context, url, sid string) {
 // stream (idle), the fourth is admitted, the idle one's next request gets
 // 404, and it initializes again and works.
 func TestBusySessionsKeepTheirPlacesAndAnIdleOneMakesWay(t *testing.T) {
+	t.Parallel()
 	hold := t.TempDir()
 	b := brokertest.StartBroker(t, brokertest.Options{Env: []string{brokertest.HoldEnv + "=" + hold}})
 	ctx := testCtx(t, 90*time.Second)
@@ -179,6 +180,7 @@ func TestBusySessionsKeepTheirPlacesAndAnIdleOneMakesWay(t *testing.T) {
 // project of two refuses a third at every door; a closed connection frees
 // its place; and a newcomer on a stream evicts an idle /mcp session.
 func TestSSEAndWebSocketSessionsFollowTheSameRule(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	p := b.Attach(t, maxSessionsProject(t, "streams", 2))
@@ -222,6 +224,7 @@ func TestSSEAndWebSocketSessionsFollowTheSameRule(t *testing.T) {
 // sends DELETE): every one is admitted, and the IDE's session is the same
 // one, working, at the end.
 func TestIDESessionIsNeverEvicted(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 90*time.Second)
 	root := maxSessionsProject(t, "ide", 1)
@@ -261,6 +264,7 @@ func TestIDESessionIsNeverEvicted(t *testing.T) {
 // sessions with their client, and --close ends a live HTTP session, whose
 // next request gets 404.
 func TestClientsListsAndClosesSessions(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "clients", nil)
@@ -305,6 +309,7 @@ func TestClientsListsAndClosesSessions(t *testing.T) {
 // pinned) answers the same session id, as the same client; a session ended
 // with DELETE before a restart never comes back.
 func TestHTTPSessionSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	home := brokertest.Home(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Home: home})
 	ctx := testCtx(t, 90*time.Second)

@@ -50,6 +50,7 @@ func connectErr(t *testing.T, tr mcp.Transport, opts *mcp.ClientOptions) error {
 // project whose config does not load (initialize fails), roots that hold
 // no project (initialize was answered by the shim: the next request fails).
 func TestShimThatCannotServeAnswersInitialize(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	broken := brokertest.Project(t, "broken", map[string]string{".praxis-os/config.yaml": "mcp: [unclosed\n"})
 	for _, tc := range []struct {
@@ -101,6 +102,7 @@ func TestShimThatCannotServeAnswersInitialize(t *testing.T) {
 // With no flag, variable or working directory naming a project, the shim
 // serves the first of the IDE's roots that holds one.
 func TestShimServesTheProjectOfTheClientsRoots(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "rooted", standards)
@@ -140,6 +142,7 @@ func TestShimServesTheProjectOfTheClientsRoots(t *testing.T) {
 // AGENT_OS_BASE_PATH, praxis-os's variable, names the project: its root
 // or its .praxis-os folder.
 func TestShimReadsAgentOSBasePath(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "based", nil)
 	for _, v := range []string{root, filepath.Join(root, ".praxis-os")} {
@@ -155,6 +158,7 @@ func TestShimReadsAgentOSBasePath(t *testing.T) {
 
 // A flag the shim does not know is answered too, when an IDE started it.
 func TestShimWithABadFlagAnswersInitialize(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(brokertest.Shim(t), "--projet", "/x")
 	cmd.Stderr = newLogWriter(t, "shim")
 	err := connectErr(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
@@ -167,6 +171,7 @@ func TestShimWithABadFlagAnswersInitialize(t *testing.T) {
 // stdout, even when no person runs it (stdin is a pipe, not a terminal):
 // the shim tells --help from a bad flag by shim.ErrHelp, not by its text.
 func TestShimHelpIsNotRefused(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(brokertest.Shim(t), "--help")
 	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
 	var stdout, stderr strings.Builder

@@ -100,6 +100,7 @@ func wantState(t *testing.T, b *brokertest.Broker, root string, holders int, tra
 // file offers the HTTP endpoint whenever anyone asked for it, and says
 // stdio (port and url null) only when the stdio windows are alone.
 func TestStateFileFollowsEveryHolder(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 120*time.Second)
 	pin := func(root string) { b.Attach(t, root) }
@@ -164,6 +165,7 @@ func TestStateFileFollowsEveryHolder(t *testing.T) {
 // window's log say what is missing, the broker logs it, and the IDE's
 // tools work.
 func TestStateFileThatCannotBeWrittenFailsNoAttach(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "unwritable", nil)

@@ -52,6 +52,7 @@ func updatedFor(t *testing.T, ch chan string, who, want string) {
 // server's notifications/resources/updated reach each of them for its own
 // URI. An unknown URI is still not found.
 func TestHostedResourceSubscription(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	b, root, url := everythingProject(t, ctx, "subscriptions")
 	agent, agentUpd := updatedClient(t, ctx, &mcp.StreamableClientTransport{Endpoint: url}, "")

@@ -59,6 +59,7 @@ func redeem(t *testing.T, ctx context.Context, c *api.Client, code string) (int,
 // `berth dashboard`'s one-time link gives a key that opens the control
 // API, once, and only it.
 func TestTokenOnlyBrokerAdmitsTheTokenAndLoginKeys(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 90*time.Second)
 	ctl, _ := brokertest.PortRange(t, 1)
 	addr := fmt.Sprintf("127.0.0.1:%d", ctl)
@@ -136,6 +137,7 @@ func TestTokenOnlyBrokerAdmitsTheTokenAndLoginKeys(t *testing.T) {
 // TestDashboardCLIWithoutListen: with the TCP control API off there is no
 // dashboard to link to, and `berth dashboard` says how to turn it on.
 func TestDashboardCLIWithoutListen(t *testing.T) {
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{}) // --listen ""
 	out, code := berthCmd(t, b.Home, "dashboard")
 	if code != 1 || !strings.Contains(out, "set listen") {

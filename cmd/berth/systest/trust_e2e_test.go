@@ -29,6 +29,7 @@ import (
 // every project). The repository's file gets the portable Berth entry, no
 // path of this machine.
 func TestImportInsideARepositoryStaysInTheProject(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, time.Minute)
 	home := userHome(t)
 	berthHome := brokertest.Home(t)
@@ -110,6 +111,7 @@ func openDir(t *testing.T) string {
 // with it, the other account's edit of server.js is not run: the server
 // waits for approval again.
 func TestApproveRefusesWhatAnotherAccountCanWrite(t *testing.T) {
+	t.Parallel()
 	acct := peertest.Second(t)
 	ctx := testCtx(t, 3*time.Minute)
 	_, script := brokertest.NPMServer(t, "server-memory")
@@ -222,6 +224,7 @@ func zeroPages(t *testing.T, path string, both bool) {
 // transaction may be lost) is said, and withdraws the approvals; a 0-byte
 // berth.db is said; berth.db.corrupt-* copies are pruned to the newest 3.
 func TestDamagedDatabaseNeverRevivesARevokedServer(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	home := brokertest.Home(t)
 	root, script := memoryProject(t, "revoked", filepath.Join(t.TempDir(), "graph.jsonl"))
@@ -319,6 +322,7 @@ func TestDamagedDatabaseNeverRevivesARevokedServer(t *testing.T) {
 // which needs a new approval. A tools.allow removed after the approval
 // serves no more tools until approved again, and berth servers says so.
 func TestServerFilesystemStaysInItsFolder(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	node, fsScript := brokertest.NPMServer(t, "server-filesystem")
 	b := brokertest.StartBroker(t, brokertest.Options{})
@@ -446,6 +450,7 @@ func orphanProject(t *testing.T) (root string, inGroup, setsid, cleared string) 
 // and the next broker of the same home ends them (the recorded process
 // group, and the processes tagged by that home).
 func TestHostedServersLeaveNoOrphans(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"clean stop", "kill -9"} {
 		t.Run(how, func(t *testing.T) {
 			ctx := testCtx(t, 2*time.Minute)

@@ -18,6 +18,7 @@ import (
 // this checkout prints the module version and commit that the build
 // information holds (what `go version -m` reads from the binary).
 func TestVersionIsTheModulesAndItsCommit(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: the build has no commit to print")
 	}
@@ -69,6 +70,7 @@ func TestVersionIsTheModulesAndItsCommit(t *testing.T) {
 // and leave it running; a shim of a newer protocol replaces it whatever
 // its version string says.
 func TestShimAndBrokerAgreeByProtocolNotVersion(t *testing.T) {
+	// Serial: it builds a second release of the binaries, which missed the connect deadline beside the other tests.
 	home := autostartHome(t)
 	// The binaries of each version first: building them is not what the
 	// deadline below bounds.
