@@ -1,8 +1,6 @@
 package hosted
 
 import (
-	"path/filepath"
-
 	"github.com/berth-dev/berth/api"
 	"slices"
 	"strings"
@@ -10,16 +8,12 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 func openDB(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return storetest.Open(t, "")
 }
 
 func TestApprovals(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 // defaultSources are the praxis-os source folders.
@@ -21,12 +22,7 @@ func openDB(t testing.TB) *store.DB {
 // openDBAt opens (or creates) the store at path, closed at the test's end.
 func openDBAt(t testing.TB, path string) *store.DB {
 	t.Helper()
-	db, err := store.Open(path, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return storetest.Open(t, path)
 }
 
 // writeFiles writes files (path relative to root -> content).

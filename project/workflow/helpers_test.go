@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/berth-dev/berth/project/workflow/lambdaproc"
 	"github.com/berth-dev/berth/project/workflow/workflowtest"
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 // testLogger discards logs unless -v is given.
@@ -25,12 +25,7 @@ func testLogger(t testing.TB) *slog.Logger {
 
 func openDB(t testing.TB, path string) *store.DB {
 	t.Helper()
-	db, err := store.Open(path, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return storetest.Open(t, path)
 }
 
 // newProject makes a project root holding the example workflows and returns it.
