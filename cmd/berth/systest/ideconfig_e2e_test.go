@@ -50,7 +50,7 @@ func userConfigDir(home string) string {
 }
 
 func TestIDEConfigWriteKeepsOtherEntriesAndRuns(t *testing.T) {
-	t.Parallel()
+	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
 	home := userHome(t)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "shop", nil)
@@ -109,7 +109,7 @@ func TestIDEConfigWriteKeepsOtherEntriesAndRuns(t *testing.T) {
 }
 
 func TestIDEConfigFormatsPerApp(t *testing.T) {
-	t.Parallel()
+	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
 	home := userHome(t)
 	root := brokertest.Project(t, "web", nil)
 	env := userEnv(home)

@@ -18,7 +18,7 @@ import (
 // usage and flags and exits 0; commands that take a directory do not
 // take --help for one.
 func TestSubcommandHelpPrintsFlags(t *testing.T) {
-	t.Parallel()
+	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
 	env := userEnv(userHome(t), "BERTH_HOME="+brokertest.Home(t))
 	for _, tc := range []struct {
 		args     []string

@@ -70,7 +70,7 @@ func TestExampleServerHostedOnceForWindowAndSubAgent(t *testing.T) {
 // TestDemoShowsHosting: `berth demo` runs to the end and shows the notes
 // server hosted once for the window and the sub-agent.
 func TestDemoShowsHosting(t *testing.T) {
-	t.Parallel()
+	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
 	cmd := exec.Command(brokertest.Berth(t), "demo")
 	cmd.Env = userEnv(userHome(t))
 	out, err := cmd.CombinedOutput()
