@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
-	"github.com/berth-dev/berth/broker"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,7 +27,7 @@ func TestBusySubAgentKeepsItsProject(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	hold := t.TempDir()
-	b := brokertest.StartBroker(t, brokertest.Options{MountGrace: "1s", Env: []string{broker.TestHoldEnv + "=" + hold}})
+	b := brokertest.StartBroker(t, brokertest.Options{MountGrace: "1s", Env: []string{brokertest.HoldEnv + "=" + hold}})
 	root := brokertest.Project(t, "busy", nil)
 	tr, _ := shimTransport(t, b.Home, root)
 	ide := connectMCP(t, ctx, tr)
