@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/broker"
 	"github.com/berth-dev/berth/broker/brokertest"
 )
 
@@ -28,7 +27,7 @@ func TestCallOfAKilledClientIsCancelled(t *testing.T) {
 		t.Skip("needs curl as the client process")
 	}
 	hold := t.TempDir()
-	b := brokertest.StartBroker(t, brokertest.Options{Env: []string{broker.TestHoldEnv + "=" + hold}})
+	b := brokertest.StartBroker(t, brokertest.Options{Env: []string{brokertest.HoldEnv + "=" + hold}})
 	ctx := testCtx(t, 90*time.Second)
 	p := b.Attach(t, brokertest.Project(t, "leaving", nil))
 
