@@ -65,6 +65,27 @@ type Project struct {
 	// with its fix; it keeps trying. Port is 0 and URL "" while it has
 	// no port.
 	Missing []string `json:"missing,omitempty"`
+	// Repository is the git repository the project's root is a confirmed
+	// worktree of; absent when it is none (docs/worktrees.md).
+	Repository *Repository `json:"repository,omitempty"`
+}
+
+// Repository is a project's git repository and what its worktree has
+// checked out. Projects with the same Repository.ID are worktrees of one
+// repository.
+type Repository struct {
+	ID string `json:"id"`
+	// Name is the main checkout's folder name (the common directory's for
+	// a bare repository).
+	Name string `json:"name"`
+	// CommonDir is the repository's git directory.
+	CommonDir string `json:"common_dir"`
+	// Worktree is the linked worktree's name; "" for the main checkout.
+	Worktree string `json:"worktree,omitempty"`
+	// Branch is the checked-out branch; "" when the worktree is detached.
+	Branch string `json:"branch,omitempty"`
+	// Commit is the checked-out commit; "" on a branch with no commit yet.
+	Commit string `json:"commit,omitempty"`
 }
 
 // IndexState is a project's search index in short.
@@ -87,6 +108,40 @@ type IndexState struct {
 // ProjectList is the body of GET /projects.
 type ProjectList struct {
 	Projects []Project `json:"projects"`
+	// Repositories groups the projects that are worktrees of one git
+	// repository (GroupRepositories); absent when none is.
+	Repositories []RepositoryGroup `json:"repositories,omitempty"`
+}
+
+// RepositoryGroup is one git repository and its mounted worktrees.
+type RepositoryGroup struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	CommonDir string `json:"common_dir"`
+	// Projects are the IDs of its worktrees' projects, in the order of
+	// the project list.
+	Projects []string `json:"projects"`
+}
+
+// GroupRepositories groups ps by Repository.ID, in the order each
+// repository first appears in ps.
+func GroupRepositories(ps []Project) []RepositoryGroup {
+	var out []RepositoryGroup
+	at := make(map[string]int)
+	for _, p := range ps {
+		r := p.Repository
+		if r == nil {
+			continue
+		}
+		i, ok := at[r.ID]
+		if !ok {
+			i = len(out)
+			at[r.ID] = i
+			out = append(out, RepositoryGroup{ID: r.ID, Name: r.Name, CommonDir: r.CommonDir})
+		}
+		out[i].Projects = append(out[i].Projects, p.ID)
+	}
+	return out
 }
 
 // Client kinds that hold a mount.

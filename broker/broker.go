@@ -420,7 +420,7 @@ func (b *Broker) reapLoop(ctx context.Context) {
 	defer t.Stop()
 	v := time.NewTicker(min(b.cfg.ReapInterval, vanishInterval))
 	defer v.Stop()
-	for {
+	for ticks := 0; ; {
 		select {
 		case <-ctx.Done():
 			return
@@ -429,6 +429,9 @@ func (b *Broker) reapLoop(ctx context.Context) {
 			b.mounts.retryDegraded()
 		case <-v.C:
 			b.mounts.dropVanished(ctx)
+			if ticks++; ticks%forgetEvery == 1 {
+				b.mounts.forgetRemovedWorktrees()
+			}
 		}
 	}
 }

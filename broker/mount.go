@@ -47,6 +47,7 @@ type mount struct {
 	saved          *sessionStore       // /mcp's sessions in berth.db
 	servers        *mountServers       // hosted MCP servers (servers.go); nil when off
 	finder         *finder.Finder      // finder mode, find_tools and call_tool
+	repo           *repoView           // its git repository (repository.go); set by open
 	stateMu        sync.Mutex          // serializes the writes of its state file (statefile.go)
 
 	httpMu  sync.Mutex // guards the port's fields, set once when it is bound

@@ -206,7 +206,9 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	// the broker binds one later (portretry.go).
 	ln, portErr := t.bindFor(id, root, eng.Config().MCP.HTTPPort)
 	srvs := t.servers.openServers(t.ctx, id, eng, t.log)
+	repo := newRepoView(root, t.log.With("project", id))
 	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, db: t.db, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, onSession: t.onSession, servers: srvs, budget: t.budget})
+	m.repo = repo
 	if portErr != nil {
 		eng.Logger().Warn("mounted without a port: the IDE's tools work, sub-agents cannot reach the project until a port is free", "err", portErr)
 	}
@@ -359,13 +361,18 @@ func (t *mounts) closeAll(ctx context.Context) {
 
 func (t *mounts) list() []api.Project {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	out := make([]api.Project, 0, len(t.entries))
+	var repos []*repoView
 	for id, e := range t.entries {
 		if e.m == nil {
 			continue
 		}
 		out = append(out, t.describeLocked(id, e))
+		repos = append(repos, e.m.repo)
+	}
+	t.mu.Unlock()
+	for i := range out {
+		out[i].Repository = repos[i].describe()
 	}
 	sortProjects(out)
 	return out
@@ -373,12 +380,15 @@ func (t *mounts) list() []api.Project {
 
 func (t *mounts) get(id string) (*mount, api.Project, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	e, ok := t.entries[id]
 	if !ok || e.m == nil {
+		t.mu.Unlock()
 		return nil, api.Project{}, api.Errorf(http.StatusNotFound, api.CodeNotMounted, "project %s is not mounted (see `berth projects`)", id)
 	}
-	return e.m, t.describeLocked(id, e), nil
+	p := t.describeLocked(id, e)
+	t.mu.Unlock()
+	p.Repository = e.m.repo.describe()
+	return e.m, p, nil
 }
 
 func (t *mounts) count() int {

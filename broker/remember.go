@@ -49,7 +49,11 @@ func (t *mounts) remember(e *entry, pinChange bool) {
 		port = rec.LastPort // mounted without one: keep the port to ask for next time
 	}
 	now := time.Now().UTC()
-	same := ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == port
+	admin := ""
+	if m.repo != nil {
+		admin = m.repo.id.AdminDir
+	}
+	same := ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == port && rec.WorktreeAdmin == admin
 	if same && now.Sub(rec.UsedAt) < usedResolution {
 		return
 	}
@@ -59,7 +63,7 @@ func (t *mounts) remember(e *entry, pinChange bool) {
 	if !same {
 		rec.UpdatedAt = now
 	}
-	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UsedAt = m.root, m.name, pinned, port, now
+	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UsedAt, rec.WorktreeAdmin = m.root, m.name, pinned, port, now, admin
 	if err := t.db.PutProject(rec); err != nil {
 		t.log.Warn("registry write failed", "project", m.id, "err", err)
 	}

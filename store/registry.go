@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,6 +27,11 @@ type ProjectRecord struct {
 	UsedAt    time.Time `json:"used_at,omitzero"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// WorktreeAdmin is the admin folder (COMMON/worktrees/NAME) of a
+	// project whose root is a linked git worktree: once both it and the
+	// root are gone (`git worktree remove`, or `git worktree prune` after
+	// the directory was deleted) the project is forgotten.
+	WorktreeAdmin string `json:"worktree_admin,omitempty"`
 }
 
 // PutProject stores rec under its ID.
@@ -64,6 +70,27 @@ func (db *DB) EditProjects(ids []string, edit func(*ProjectRecord) bool) error {
 			if err := reg.Put([]byte(id), raw); err != nil {
 				return err
 			}
+		}
+		return nil
+	})
+}
+
+// ForgetProject deletes everything kept for project id: its registry
+// record and its data (index, sessions, approvals, workflow state).
+// Forgetting an unknown project is not an error.
+func (db *DB) ForgetProject(id string) error {
+	return db.update(func(tx *bolt.Tx) error {
+		if reg := tx.Bucket(bucketRegistry); reg != nil {
+			if err := reg.Delete([]byte(id)); err != nil {
+				return fmt.Errorf("forget project %s: %w", id, err)
+			}
+		}
+		data := tx.Bucket(bucketData)
+		if data == nil {
+			return nil
+		}
+		if err := data.DeleteBucket([]byte(id)); err != nil && !errors.Is(err, errBucketNotFound) {
+			return fmt.Errorf("forget the data of project %s: %w", id, err)
 		}
 		return nil
 	})

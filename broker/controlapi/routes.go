@@ -95,7 +95,8 @@ func NewHandler(b Backend, opts HandlerOptions) http.Handler {
 	}
 	r.Get("/health", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, http.StatusOK, b.Health()) })
 	r.Get("/projects", func(w http.ResponseWriter, _ *http.Request) {
-		WriteJSON(w, http.StatusOK, api.ProjectList{Projects: b.Projects()})
+		ps := b.Projects()
+		WriteJSON(w, http.StatusOK, api.ProjectList{Projects: ps, Repositories: api.GroupRepositories(ps)})
 	})
 	r.Post("/projects", func(w http.ResponseWriter, req *http.Request) {
 		var ar api.AttachRequest

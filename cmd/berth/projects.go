@@ -32,7 +32,7 @@ func runProjects(ctx context.Context, args []string) error {
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(api.ProjectList{Projects: ps})
+		return enc.Encode(api.ProjectList{Projects: ps, Repositories: api.GroupRepositories(ps)})
 	}
 	printProjects(os.Stdout, ps)
 	return nil
@@ -43,14 +43,16 @@ func printProjects(w io.Writer, ps []api.Project) {
 		fmt.Fprintln(w, "no projects are mounted (an IDE running berth-shim, or `berth attach DIR`, mounts one)")
 		return
 	}
+	ps = byRepository(ps)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPORT\tSESSIONS\tHOLDERS\tINDEX\tUP\tROOT")
+	fmt.Fprintln(tw, "ID\tNAME\tREPOSITORY\tCHECKOUT\tPORT\tSESSIONS\tHOLDERS\tINDEX\tUP\tROOT")
 	for _, p := range ps {
 		holders := fmt.Sprint(p.Holders)
 		if p.Pinned {
 			holders += " (pinned)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Port, p.Sessions, holders, indexText(p.Index),
+		repo, checkout := repositoryText(p.Repository)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.ID, p.Name, repo, checkout, p.Port, p.Sessions, holders, indexText(p.Index),
 			time.Since(p.StartedAt).Round(time.Second), p.Root)
 	}
 	tw.Flush()
@@ -59,6 +61,59 @@ func printProjects(w io.Writer, ps []api.Project) {
 			fmt.Fprintf(w, "%s: index error: %s\n", p.Name, p.Index.LastError)
 		}
 	}
+}
+
+// byRepository orders ps so that the worktrees of one repository follow
+// each other, at the place of the repository's first project; the order
+// within a group, and of projects in none, is kept.
+func byRepository(ps []api.Project) []api.Project {
+	out := make([]api.Project, 0, len(ps))
+	groups := api.GroupRepositories(ps)
+	byID := make(map[string]api.Project, len(ps))
+	for _, p := range ps {
+		byID[p.ID] = p
+	}
+	placed := make(map[string]bool)
+	for _, p := range ps {
+		if p.Repository == nil {
+			out = append(out, p)
+			continue
+		}
+		if placed[p.Repository.ID] {
+			continue
+		}
+		placed[p.Repository.ID] = true
+		for _, g := range groups {
+			if g.ID == p.Repository.ID {
+				for _, id := range g.Projects {
+					out = append(out, byID[id])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// repositoryText is a project's repository and checkout for the table:
+// "berth (main)" or "berth (worktree fix)", and the branch, or "detached
+// 1a2b3c4"; "-" for a project in no repository.
+func repositoryText(r *api.Repository) (repo, checkout string) {
+	if r == nil {
+		return "-", "-"
+	}
+	repo = r.Name + " (main)"
+	if r.Worktree != "" {
+		repo = r.Name + " (worktree " + r.Worktree + ")"
+	}
+	switch {
+	case r.Branch != "":
+		checkout = r.Branch
+	case len(r.Commit) >= 7:
+		checkout = "detached " + r.Commit[:7]
+	default:
+		checkout = "-"
+	}
+	return repo, checkout
 }
 
 // indexText is a project's index state for the table: "ready, 120 files",

@@ -238,6 +238,7 @@ function projectCard(p) {
     h("div", { class: "project-head" },
       h("h3", null, p.name),
       p.pinned ? h("span", { class: "badge pinned", title: "kept mounted by berth attach" }, "pinned") : null,
+      repositoryBadge(p.repository),
       h("span", { class: "id" }, p.id),
       h("span", { class: "uptime muted small" }, plural(p.holders, "holder") + " · up " + duration((Date.now() - new Date(p.started_at).getTime()) / 1000))),
     h("div", { class: "endpoint" },
@@ -262,7 +263,32 @@ function projectCard(p) {
     callsTable(p.calls));
 }
 
+// repositoryBadge names a worktree's repository and what it has checked
+// out: "repo · main", "repo/wt-a · topic", "repo/wt-b · detached 1a2b3c4".
+function repositoryBadge(r) {
+  if (!r) return null;
+  const where = r.worktree ? r.name + "/" + r.worktree : r.name;
+  const what = r.branch || (r.commit ? "detached " + r.commit.slice(0, 7) : "no commit");
+  return h("span", { class: "badge neutral repository", "data-repository": r.id, title: "git repository " + r.common_dir },
+    where + " · " + what);
+}
+
+// byRepository puts the worktrees of one repository after each other, at
+// the place of the repository's first project.
+function byRepository(list) {
+  const groups = new Map();
+  const out = [];
+  for (const p of list) {
+    if (!p.repository) { out.push([p]); continue; }
+    let g = groups.get(p.repository.id);
+    if (!g) { g = []; groups.set(p.repository.id, g); out.push(g); }
+    g.push(p);
+  }
+  return out.flat();
+}
+
 function renderProjects(list) {
+  list = byRepository(list);
   $("project-count").textContent = list.length;
   $("projects").replaceChildren(...list.map(projectCard));
   $("empty").hidden = list.length > 0;

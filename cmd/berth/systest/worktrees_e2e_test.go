@@ -1,0 +1,171 @@
+package systest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/store"
+)
+
+// projectsJSON is `berth projects --json`.
+func projectsJSON(t *testing.T, home string) (api.ProjectList, bool) {
+	var l api.ProjectList
+	out, code := berthCmd(t, home, "projects", "--json")
+	return l, code == 0 && json.Unmarshal([]byte(out), &l) == nil
+}
+
+func projectByRoot(l api.ProjectList, root string) (api.Project, bool) {
+	for _, p := range l.Projects {
+		if p.Root == root {
+			return p, true
+		}
+	}
+	return api.Project{}, false
+}
+
+// TestWorktreesGroupUnderTheirRepository: a repository's main checkout and
+// its linked worktrees are each served on their own port and listed under
+// one repository with their branches, kept current across a checkout; a
+// checkout whose .git file claims the repository without its confirmation
+// is a project of its own, and the log says why.
+func TestWorktreesGroupUnderTheirRepository(t *testing.T) {
+	repo := brokertest.GitRepo(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n\nalpha\n"})
+	wtA := brokertest.Worktree(t, repo, "wt-a")
+	wtB := brokertest.Worktree(t, repo, "wt-b")
+	brokertest.Git(t, wtB, "checkout", "-q", "--detach")
+	// A clone that names wt-a's admin folder in its .git file to join the
+	// repository: the admin folder's gitdir does not point back to it.
+	forged := brokertest.Project(t, "forged", map[string]string{".praxis-os/standards/f.md": "# F\n",
+		".git": "gitdir: " + filepath.Join(repo, ".git", "worktrees", "wt-a") + "\n"})
+
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ports := map[int]string{}
+	for _, root := range []string{repo, wtA, wtB, forged} {
+		resp := b.Attach(t, root)
+		if other, dup := ports[resp.Port]; dup || resp.Port == 0 {
+			t.Fatalf("%s got port %d, already %q's", root, resp.Port, other)
+		}
+		ports[resp.Port] = root
+	}
+
+	l, ok := projectsJSON(t, b.Home)
+	if !ok || len(l.Projects) != 4 {
+		t.Fatalf("berth projects --json: %+v", l)
+	}
+	if len(l.Repositories) != 1 || len(l.Repositories[0].Projects) != 3 || l.Repositories[0].Name != "repo" {
+		t.Fatalf("repositories: %+v", l.Repositories)
+	}
+	head := brokertest.Git(t, repo, "rev-parse", "HEAD")
+	for root, want := range map[string]api.Repository{
+		repo: {Branch: "main", Commit: head},
+		wtA:  {Worktree: "wt-a", Branch: "wt-a", Commit: head},
+		wtB:  {Worktree: "wt-b", Commit: head},
+	} {
+		p, _ := projectByRoot(l, root)
+		r := p.Repository
+		if r == nil || r.ID != l.Repositories[0].ID || r.Worktree != want.Worktree || r.Branch != want.Branch || r.Commit != want.Commit {
+			t.Errorf("%s: repository %+v, want %+v", root, r, want)
+		}
+	}
+	if p, _ := projectByRoot(l, forged); p.Repository != nil {
+		t.Errorf("the forged checkout joined: %+v", p.Repository)
+	}
+	if !strings.Contains(b.Stderr(), "joins no git repository") || !strings.Contains(b.Stderr(), "not back to "+filepath.Join(forged, ".git")) {
+		t.Errorf("the log does not say why the forged checkout joins nothing:\n%s", b.Stderr())
+	}
+
+	out, _ := berthCmd(t, b.Home, "projects")
+	for _, want := range []string{"repo (main)", "repo (worktree wt-a)", "detached " + head[:7]} {
+		if !strings.Contains(out, want) {
+			t.Errorf("berth projects lacks %q:\n%s", want, out)
+		}
+	}
+
+	brokertest.Git(t, wtA, "checkout", "-q", "-b", "topic")
+	brokertest.Git(t, wtA, "commit", "-q", "--allow-empty", "-m", "on topic")
+	topic := brokertest.Git(t, wtA, "rev-parse", "HEAD")
+	brokertest.Eventually(t, "wt-a's new branch in berth projects", func() bool {
+		l, ok := projectsJSON(t, b.Home)
+		p, _ := projectByRoot(l, wtA)
+		return ok && p.Repository != nil && p.Repository.Branch == "topic" && p.Repository.Commit == topic
+	})
+}
+
+// TestWorktreeRemoveAndPruneLeaveNothing: `git worktree remove` ends the
+// worktree's mount, and once its admin folder is gone too (remove, or
+// prune after the directory was deleted) berth.db keeps nothing of it;
+// the main checkout keeps its record and index.
+func TestWorktreeRemoveAndPruneLeaveNothing(t *testing.T) {
+	repo := brokertest.GitRepo(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n\nalpha\n"})
+	removed := brokertest.Worktree(t, repo, "removed")
+	pruned := brokertest.Worktree(t, repo, "pruned")
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	ids := map[string]string{}
+	for _, root := range []string{repo, removed, pruned} {
+		ids[root] = b.Attach(t, root).ID
+	}
+	brokertest.Eventually(t, "every index ready", func() bool {
+		l, ok := projectsJSON(t, b.Home)
+		for _, p := range l.Projects {
+			if p.Index == nil || p.Index.State != "ready" {
+				return false
+			}
+		}
+		return ok && len(l.Projects) == 3
+	})
+
+	brokertest.Git(t, repo, "worktree", "remove", "--force", removed)
+	if err := os.RemoveAll(pruned); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.Eventually(t, "both worktrees unmounted", func() bool {
+		l, ok := projectsJSON(t, b.Home)
+		return ok && len(l.Projects) == 1 && l.Projects[0].Root == repo
+	})
+	forgotten := func(id string) bool {
+		for _, line := range strings.Split(b.Stderr(), "\n") {
+			if strings.Contains(line, "forgot a removed git worktree") && strings.Contains(line, "project="+id+" ") {
+				return true
+			}
+		}
+		return false
+	}
+	brokertest.Eventually(t, "the removed worktree forgotten", func() bool { return forgotten(ids[removed]) })
+	// A worktree removed now is forgotten by a sweep that runs after the
+	// deleted one was unmounted: that sweep must keep the deleted one,
+	// whose admin folder is still there.
+	later := brokertest.Worktree(t, repo, "later")
+	b.Attach(t, later)
+	brokertest.Git(t, repo, "worktree", "remove", "--force", later)
+	brokertest.Eventually(t, "a later removed worktree forgotten", func() bool { return forgotten(api.ProjectID(later)) })
+	if forgotten(ids[pruned]) {
+		t.Fatalf("a deleted worktree forgotten while its admin folder remains:\n%s", b.Stderr())
+	}
+	brokertest.Git(t, repo, "worktree", "prune")
+	brokertest.Eventually(t, "the pruned worktree forgotten", func() bool { return forgotten(ids[pruned]) })
+	if err := b.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := store.OpenReadOnly(filepath.Join(b.Home, "berth.db"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for root, kept := range map[string]bool{repo: true, removed: false, pruned: false} {
+		_, has, err := db.GetProject(ids[root])
+		var index bool
+		if verr := db.Area(ids[root], "index").View(func(b *store.Bucket) error { index = b.Exists(); return nil }); err == nil {
+			err = verr
+		}
+		if err != nil || has != kept || index != kept {
+			t.Errorf("%s: registry record %v, index %v (err %v); want both %v", root, has, index, err, kept)
+		}
+	}
+}
