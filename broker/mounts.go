@@ -205,8 +205,8 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	// Without a free port the project is served to the IDE alone, and
 	// the broker binds one later (portretry.go).
 	ln, portErr := t.bindFor(id, root, eng.Config().MCP.HTTPPort)
-	srvs := t.servers.openServers(t.ctx, id, eng, t.log)
 	repo := newRepoView(root, t.log.With("project", id))
+	srvs := t.servers.openServers(t.ctx, id, eng, t.log, repo.id)
 	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, db: t.db, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, onSession: t.onSession, servers: srvs, budget: t.budget})
 	m.repo = repo
 	if portErr != nil {

@@ -49,11 +49,11 @@ func (t *mounts) remember(e *entry, pinChange bool) {
 		port = rec.LastPort // mounted without one: keep the port to ask for next time
 	}
 	now := time.Now().UTC()
-	admin := ""
+	var admin, repo string
 	if m.repo != nil {
-		admin = m.repo.id.AdminDir
+		admin, repo = m.repo.id.AdminDir, m.repo.id.ID
 	}
-	same := ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == port && rec.WorktreeAdmin == admin
+	same := ok && rec.Root == m.root && rec.Name == m.name && rec.Pinned == pinned && rec.LastPort == port && rec.WorktreeAdmin == admin && rec.Repository == repo
 	if same && now.Sub(rec.UsedAt) < usedResolution {
 		return
 	}
@@ -63,7 +63,7 @@ func (t *mounts) remember(e *entry, pinChange bool) {
 	if !same {
 		rec.UpdatedAt = now
 	}
-	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UsedAt, rec.WorktreeAdmin = m.root, m.name, pinned, port, now, admin
+	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UsedAt, rec.WorktreeAdmin, rec.Repository = m.root, m.name, pinned, port, now, admin, repo
 	if err := t.db.PutProject(rec); err != nil {
 		t.log.Warn("registry write failed", "project", m.id, "err", err)
 	}

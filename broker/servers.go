@@ -11,6 +11,7 @@ import (
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/gitrepo"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +23,7 @@ import (
 type serverDeps struct {
 	pool      *hosted.Pool
 	approvals *hosted.Approvals
+	db        *store.DB                // the registry, for sibling worktrees' approvals
 	user      map[string]config.Server // the broker config's servers: trusted
 	logs      *logring.Ring
 	log       *slog.Logger
@@ -32,6 +34,7 @@ func newServerDeps(cfg Config, db *store.DB, log *slog.Logger, logs *logring.Rin
 	return &serverDeps{
 		pool:      hosted.NewPool(hosted.Options{Log: log, Version: api.Version, Home: cfg.Home, CheckURL: selfURLs(cfg)}),
 		approvals: hosted.NewApprovals(db),
+		db:        db,
 		user:      cfg.Servers,
 		logs:      logs,
 		log:       log,
@@ -67,13 +70,13 @@ type mountServers struct {
 // openServers starts serving the project's hosted servers on its engine's
 // MCP server. It never fails the mount: a project whose servers cannot be
 // set up is served without them, and the log says why.
-func (d *serverDeps) openServers(ctx context.Context, id string, eng *project.Engine, log *slog.Logger) *mountServers {
+func (d *serverDeps) openServers(ctx context.Context, id string, eng *project.Engine, log *slog.Logger, repo gitrepo.Identity) *mountServers {
 	if d == nil {
 		return nil
 	}
 	log = log.With("project", id)
 	spec := hosted.ProjectSpec{
-		ID: id, Name: eng.Name(), Root: eng.Root(), Log: log, Approvals: d.approvals,
+		ID: id, Name: eng.Name(), Root: eng.Root(), Log: log, Approvals: approvalsFor(d.approvals, d.db, repo),
 		Echo:  slog.New(d.logs.Handler(ringOnly{d.log.Handler()})).With("project", id),
 		OnLog: eng.RelayLog,
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/hosted"
 	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/gitrepo"
 )
 
 // Servers implements controlapi.Backend: the hosted servers of every
@@ -53,7 +54,8 @@ func (b *Broker) projectServers(root string) (api.ProjectServers, error) {
 	if err != nil {
 		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "%v", err)
 	}
-	spec := hosted.ProjectSpec{ID: id, Root: root, Approvals: b.mounts.servers.approvals}
+	d := b.mounts.servers
+	spec := hosted.ProjectSpec{ID: id, Root: root, Approvals: approvalsFor(d.approvals, d.db, gitrepo.Identify(root))}
 	ps := api.ProjectServers{
 		ID: id, Name: filepath.Base(root), Root: root,
 		Servers: nonNil(hosted.Describe(spec, hosted.Decls(b.mounts.servers.user, cfg.Servers))),
@@ -143,9 +145,7 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 		b.log.Info("hosted server approved", "project", id, "server", st.Name, "command", st.Command, "digest", st.Digest,
 			"files", len(st.Definition.Files), "other_writers", req.OtherWriters)
 	}
-	if m, _, err := b.mounts.get(id); err == nil && m.servers != nil {
-		m.servers.refresh()
-	}
+	b.refreshServers(id)
 	resp.Project, err = b.projectServers(root)
 	return resp, err
 }
@@ -236,9 +236,7 @@ func (b *Broker) RevokeServers(_ context.Context, req api.RevokeRequest) (api.Pr
 		return api.ProjectServers{}, fmt.Errorf("revoke the approvals of %s: %w", root, err)
 	}
 	b.log.Info("hosted server approval revoked", "project", id, "servers", orDefault(strings.Join(req.Servers, ","), "all"))
-	if m, _, err := b.mounts.get(id); err == nil && m.servers != nil {
-		m.servers.refresh()
-	}
+	b.refreshServers(id)
 	return b.projectServers(root)
 }
 
@@ -289,4 +287,19 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// refreshServers decides the hosted servers of the mounted project id
+// again after its approvals changed, and those of its sibling worktrees,
+// whose approvals it shares.
+func (b *Broker) refreshServers(id string) {
+	var repo string
+	if m, _, err := b.mounts.get(id); err == nil && m.repo != nil {
+		repo = m.repo.id.ID
+	}
+	for _, m := range b.mounts.all() {
+		if m.servers != nil && (m.id == id || repo != "" && m.repo != nil && m.repo.id.ID == repo) {
+			m.servers.refresh()
+		}
+	}
 }

@@ -32,6 +32,10 @@ type ProjectRecord struct {
 	// root are gone (`git worktree remove`, or `git worktree prune` after
 	// the directory was deleted) the project is forgotten.
 	WorktreeAdmin string `json:"worktree_admin,omitempty"`
+	// Repository is the id of the git repository the project's root is a
+	// confirmed worktree of; "" for none. Its sibling worktrees' approvals
+	// of hosted servers count for it.
+	Repository string `json:"repository,omitempty"`
 }
 
 // PutProject stores rec under its ID.

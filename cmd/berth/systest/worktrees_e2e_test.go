@@ -2,8 +2,10 @@ package systest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // projectsJSON is `berth projects --json`.
@@ -168,4 +171,56 @@ func TestWorktreeRemoveAndPruneLeaveNothing(t *testing.T) {
 			t.Errorf("%s: registry record %v, index %v (err %v); want both %v", root, has, index, err, kept)
 		}
 	}
+}
+
+// TestApprovalCoversSiblingWorktrees: a server approved in the main
+// checkout runs in a sibling worktree mounted before the approval and in
+// one added after it, without approving them; a worktree whose branch
+// edits the server's script waits for its own approval, and berth servers
+// says what differs from the sibling's approval.
+func TestApprovalCoversSiblingWorktrees(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	node, script := brokertest.NPMServer(t, "server-memory")
+	root := brokertest.Project(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n"})
+	serverSh := filepath.Join(root, ".praxis-os", "server.sh")
+	if err := os.WriteFile(serverSh, []byte(fmt.Sprintf("#!/bin/sh\nexec %q %q\n", node, script)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeServers(t, root, fmt.Sprintf("  memory:\n    command: ./.praxis-os/server.sh\n    env: {MEMORY_FILE_PATH: %q}\n", filepath.Join(t.TempDir(), "g.jsonl")))
+	brokertest.Git(t, root, "init", "-q", "-b", "main")
+	brokertest.Git(t, root, "add", "-A")
+	brokertest.Git(t, root, "commit", "-q", "-m", "first")
+	before := brokertest.Worktree(t, root, "before")
+	edited := brokertest.Worktree(t, root, "edited")
+	if err := os.WriteFile(filepath.Join(edited, ".praxis-os", "server.sh"), []byte(fmt.Sprintf("#!/bin/sh\necho edited >&2\nexec %q %q\n", node, script)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.Git(t, edited, "commit", "-q", "-am", "edit the server")
+
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	b.Attach(t, root)
+	sBefore := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, before).URL})
+	if st := serverStatus(t, ctx, b, before, "memory"); st.State != api.ServerNeedsApproval {
+		t.Fatalf("a sibling's server before any approval: %+v", st)
+	}
+	if out, code := berthCmd(t, b.Home, "servers", "approve", root); code != 0 {
+		t.Fatalf("approve: %d\n%s", code, out)
+	}
+	brokertest.Eventually(t, "the server runs in the worktree mounted before the approval", func() bool {
+		res, err := sBefore.CallTool(ctx, &mcp.CallToolParams{Name: "memory__read_graph", Arguments: map[string]any{}})
+		return err == nil && !res.IsError
+	})
+
+	after := brokertest.Worktree(t, root, "after")
+	sAfter := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, after).URL})
+	callText(t, ctx, sAfter, "memory__read_graph", map[string]any{})
+
+	b.Attach(t, edited)
+	st := serverStatus(t, ctx, b, edited, "memory")
+	want := "file .praxis-os/server.sh (against its approval in the worktree " + root + ")"
+	if st.State != api.ServerNeedsApproval || !slices.Contains(st.Changed, want) {
+		t.Fatalf("the edited worktree's server: %+v; want it waiting, changed %q", st, want)
+	}
+	out, _ := berthCmd(t, b.Home, "servers", "--project", edited)
+	mustContain(t, out, want, "berth servers approve "+edited)
 }
