@@ -76,7 +76,7 @@ func (d *serverDeps) openServers(ctx context.Context, id string, eng *project.En
 	}
 	log = log.With("project", id)
 	spec := hosted.ProjectSpec{
-		ID: id, Name: eng.Name(), Root: eng.Root(), Log: log, Approvals: approvalsFor(d.approvals, d.db, repo),
+		ID: id, Name: eng.Name(), Root: eng.Root(), Log: log, Approvals: approvalsFor(d.approvals, d.db, repo), Repository: repo.ID,
 		Echo:  slog.New(d.logs.Handler(ringOnly{d.log.Handler()})).With("project", id),
 		OnLog: eng.RelayLog,
 	}

@@ -30,7 +30,7 @@ func TestConfigFileMistakes(t *testing.T) {
 		{"dashes", "mount-grace: 1m\n", `:1:1: unknown key "mount-grace": did you mean "mount_grace"?`},
 		{"number", "ports:\n  start: six\n", `:2:10: ports.start: "six" is not a whole number: use a whole number such as 4242`},
 		{"unclosed brace on line 2", "listen: 127.0.0.1:4241\nports: {start: 6000\nauth: none\n", `:3:1: invalid YAML: the '{' opened at 2:8 is not closed before this line: close it with '}' (fix the YAML there)`},
-		{"server", "servers:\n  memory: {command: npx, share: team}\n", `:2:11: servers.memory.share "team": use project (one process per project, the default) or user (one process for every project)`},
+		{"server", "servers:\n  memory: {command: npx, share: team}\n", `:2:11: servers.memory.share "team": use project (one process per project, the default), repository (one process for every worktree of the project's git repository) or user (one process for every project)`},
 		{"server field", "servers:\n  memory: {command: npx, arg: [x]}\n", `:2:26: unknown key "servers.memory.arg": did you mean "servers.memory.args"?`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,11 +87,22 @@ var errClosed = errors.New("hosted servers are shutting down")
 // poolKey names the process a declaration runs in: its digest and the
 // content of the project's files it runs (files), so that a file approved
 // again after a change runs in a new process.
-func poolKey(projectID, name string, s config.Server, files string) string {
-	if s.Share == config.ShareUser {
+func poolKey(spec ProjectSpec, name string, s config.Server, files string) string {
+	switch {
+	case s.Share == config.ShareUser:
 		return "user\x00" + s.Digest() + "\x00" + files
+	case sharedByRepository(spec, s):
+		return "repository\x00" + spec.Repository + "\x00" + name + "\x00" + s.Digest() + "\x00" + files
 	}
+	projectID := spec.ID
 	return "project\x00" + projectID + "\x00" + name + "\x00" + s.Digest() + "\x00" + files
+}
+
+// sharedByRepository reports whether s runs once for every worktree of
+// the project's repository: share: repository in a project that is a
+// worktree of one (elsewhere it runs once for the project).
+func sharedByRepository(spec ProjectSpec, s config.Server) bool {
+	return s.Share == config.ShareRepository && spec.Repository != ""
 }
 
 // serverDir is the working directory of a server: cwd, relative to the
@@ -122,7 +133,7 @@ func (p *Pool) acquire(spec ProjectSpec, name string, d Decl, def *api.ServerDef
 	if d.Origin != OriginUser {
 		files = def.Files
 	}
-	key := poolKey(spec.ID, name, s, filesDigest(files))
+	key := poolKey(spec, name, s, filesDigest(files))
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -131,7 +142,7 @@ func (p *Pool) acquire(spec ProjectSpec, name string, d Decl, def *api.ServerDef
 	sh := p.ups[key]
 	if sh == nil {
 		log := p.opts.Log
-		if s.Share != config.ShareUser && spec.Log != nil {
+		if s.Share != config.ShareUser && !sharedByRepository(spec, s) && spec.Log != nil {
 			log = spec.Log // its stderr belongs to this project's log ring
 		}
 		sh = &shared{key: key, roots: map[string]int{}}
@@ -150,7 +161,7 @@ func (p *Pool) acquire(spec ProjectSpec, name string, d Decl, def *api.ServerDef
 		sh.addRoot(uri, name)
 		l.roots = append(l.roots, uri)
 	}
-	if s.Share == config.ShareUser && spec.Echo != nil {
+	if (s.Share == config.ShareUser || sharedByRepository(spec, s)) && spec.Echo != nil {
 		sh.up.echo.add(l, spec.Echo)
 	}
 	if spec.OnLog != nil {

@@ -35,10 +35,14 @@ type ApprovalChecker interface {
 
 // ProjectSpec names the project a [Project] serves.
 type ProjectSpec struct {
-	ID   string       // the project's id (store and registry key)
-	Name string       // its display name (the name of its root in roots/list)
-	Root string       // its resolved root: the default cwd and the root servers are told
-	Log  *slog.Logger // the mount's logger (with its project attribute)
+	ID   string // the project's id (store and registry key)
+	Name string // its display name (the name of its root in roots/list)
+	Root string // its resolved root: the default cwd and the root servers are told
+	// Repository is the id of the git repository the project is a
+	// worktree of ("" for none): a share: repository server runs once
+	// for all of the repository's worktrees.
+	Repository string
+	Log        *slog.Logger // the mount's logger (with its project attribute)
 	// Approvals decides project-declared servers; nil means none is approved.
 	Approvals ApprovalChecker
 	// Echo, when set, also gets the stderr lines of the share: user

@@ -20,6 +20,10 @@ import (
 const (
 	ShareProject = "project" // one process per project (the default)
 	ShareUser    = "user"    // one process for every project that declares the same server
+	// ShareRepository runs one process for every worktree of a git
+	// repository that declares the same server (one per project for a
+	// project in no repository).
+	ShareRepository = "repository"
 )
 
 // Values of Server.Start.
@@ -170,9 +174,9 @@ func (s *Server) validate(name string) error {
 	switch s.Share {
 	case "":
 		s.Share = ShareProject
-	case ShareProject, ShareUser:
+	case ShareProject, ShareRepository, ShareUser:
 	default:
-		return fmt.Errorf("%s.share %q: use project (one process per project, the default) or user (one process for every project)", key, s.Share)
+		return fmt.Errorf("%s.share %q: use project (one process per project, the default), repository (one process for every worktree of the project's git repository) or user (one process for every project)", key, s.Share)
 	}
 	switch s.Start {
 	case "":

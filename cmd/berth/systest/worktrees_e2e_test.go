@@ -224,3 +224,53 @@ func TestApprovalCoversSiblingWorktrees(t *testing.T) {
 	out, _ := berthCmd(t, b.Home, "servers", "--project", edited)
 	mustContain(t, out, want, "berth servers approve "+edited)
 }
+
+// TestShareRepositoryRunsOneProcess: a share: repository server runs once
+// for the worktrees of a repository: an entity one worktree's client
+// creates is read from another's, and every worktree names one process.
+func TestShareRepositoryRunsOneProcess(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	node, script := brokertest.NPMServer(t, "server-memory")
+	root := brokertest.Project(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n"})
+	memory := func(file string) string {
+		return fmt.Sprintf("  memory:\n    command: %q\n    args: [%q]\n    share: repository\n    env: {MEMORY_FILE_PATH: %q}\n", node, script, file)
+	}
+	graph := filepath.Join(t.TempDir(), "graph.jsonl")
+	writeServers(t, root, memory(graph))
+	brokertest.Git(t, root, "init", "-q", "-b", "main")
+	brokertest.Git(t, root, "add", "-A")
+	brokertest.Git(t, root, "commit", "-q", "-m", "first")
+	one, two := brokertest.Worktree(t, root, "one"), brokertest.Worktree(t, root, "two")
+
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	b.Attach(t, root)
+	if out, code := berthCmd(t, b.Home, "servers", "approve", root); code != 0 {
+		t.Fatalf("approve: %d\n%s", code, out)
+	}
+	sOne := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, one).URL})
+	sTwo := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, two).URL})
+	callText(t, ctx, sOne, "memory__create_entities", map[string]any{"entities": []any{
+		map[string]any{"name": "berth-worktree-entity", "entityType": "note", "observations": []any{"made in one"}}}})
+	if got := callText(t, ctx, sTwo, "memory__read_graph", map[string]any{}); !strings.Contains(got, "berth-worktree-entity") {
+		t.Fatalf("worktree two does not read what one created: %s", got)
+	}
+	pid := serverStatus(t, ctx, b, one, "memory").PID
+	for _, wt := range []string{root, two} {
+		if st := serverStatus(t, ctx, b, wt, "memory"); st.PID != pid || pid == 0 {
+			t.Errorf("%s's memory server is process %d, one's is %d", wt, st.PID, pid)
+		}
+	}
+
+	// A project in no repository runs a process of its own, for the same
+	// definition.
+	alone := brokertest.Project(t, "alone", nil)
+	writeServers(t, alone, memory(graph))
+	if out, code := berthCmd(t, b.Home, "servers", "approve", alone); code != 0 {
+		t.Fatalf("approve: %d\n%s", code, out)
+	}
+	sAlone := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, alone).URL})
+	callText(t, ctx, sAlone, "memory__read_graph", map[string]any{})
+	if st := serverStatus(t, ctx, b, alone, "memory"); st.PID == pid || st.PID == 0 {
+		t.Errorf("a project in no repository: memory server process %d, the repository's %d", st.PID, pid)
+	}
+}
