@@ -28,7 +28,13 @@ func TestMain(m *testing.M) {
 func raiseParallel() {
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
+	switch {
+	case given:
+	case os.Getenv("BERTH_TEST_RACE") != "":
+		// Brokers built with the race detector spend several times the
+		// CPU: one test at a time keeps their deadlines within reach.
+		flag.Set("test.parallel", "1")
+	default:
 		flag.Set("test.parallel", strconv.Itoa(min(2*runtime.GOMAXPROCS(0), 4)))
 	}
 }
