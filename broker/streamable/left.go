@@ -96,12 +96,14 @@ func (h *Handler) watchPost(r *http.Request, e *entry, ids []jsonrpc.ID) func() 
 		return func() {}
 	}
 	chs := c.postCalls(ids)
+	// Resumes are counted from the POST's start: a client may resume
+	// before this handler has noticed its connection went away.
+	resumes := e.resumes.Load()
 	return func() {
 		if r.Context().Err() == nil || !waiting(chs) {
 			c.forgetPosted(ids, chs)
 			return
 		}
-		resumes := e.resumes.Load()
 		time.AfterFunc(ResumeGrace, func() {
 			defer c.forgetPosted(ids, chs)
 			if e.resumes.Load() != resumes {
