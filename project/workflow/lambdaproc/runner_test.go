@@ -83,8 +83,16 @@ func TestLimitsStopTheChild(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := res.Outcomes
-			if len(o) != 3 || !o[0].OK || o[1].OK || !strings.Contains(o[1].Err, c.want) || !strings.HasPrefix(o[1].Err, "stopped: ") ||
-				o[2].OK || !strings.Contains(o[2].Err, "not run") || !strings.Contains(res.Stopped, c.want) {
+			want := c.want
+			if raceBuild && c.name == "memory in one allocation" && strings.Contains(res.Stopped, "of CPU time") {
+				// A race build holds memory with the watchdog alone (race.go):
+				// zeroing one huge allocation under the detector may use up
+				// the CPU limit before the watchdog sees the memory. Either
+				// limit stops it.
+				want = "of CPU time"
+			}
+			if len(o) != 3 || !o[0].OK || o[1].OK || !strings.Contains(o[1].Err, want) || !strings.HasPrefix(o[1].Err, "stopped: ") ||
+				o[2].OK || !strings.Contains(o[2].Err, "not run") || !strings.Contains(res.Stopped, want) {
 				t.Fatalf("outcomes = %+v (stopped %q)", o, res.Stopped)
 			}
 			t.Logf("%s: stopped after %v of CPU, %d MiB peak: %s", c.name, res.CPU, res.MaxRSS>>20, o[1].Err)
