@@ -1,13 +1,23 @@
 package brokertest
 
 import (
+	"os"
 	"testing"
 	"time"
 )
 
 // WaitLimit bounds Eventually: long enough for a loaded machine, short
 // enough that a wait that never ends fails the test instead of hanging it.
-const WaitLimit = 10 * time.Second
+// Processes built with the race detector (BERTH_TEST_RACE) run several
+// times slower: they get three times as long.
+var WaitLimit = waitLimit()
+
+func waitLimit() time.Duration {
+	if os.Getenv("BERTH_TEST_RACE") != "" {
+		return 30 * time.Second
+	}
+	return 10 * time.Second
+}
 
 // pollEvery is how often Poll checks its condition.
 const pollEvery = 25 * time.Millisecond
