@@ -1,18 +1,6 @@
 package hosted
 
-import (
-	"fmt"
-	"os"
-	"syscall"
-)
+import "syscall"
 
-// fileIdentity changes whenever the file is replaced or written: its
-// device, inode, size, and modification and change times (the change
-// time cannot be set back by a program).
-func fileIdentity(fi os.FileInfo) string {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
-	}
-	return fmt.Sprint(st.Dev, st.Ino, st.Size, st.Mtimespec.Nano(), st.Ctimespec.Nano())
-}
+// changeTime is the file's status change time, in nanoseconds.
+func changeTime(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }
