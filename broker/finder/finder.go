@@ -33,7 +33,7 @@ type Options struct {
 type Finder struct {
 	opts Options
 
-	stale  atomic.Bool          // the tools may have changed since view was built
+	gen    atomic.Uint64        // counts Changed calls
 	view   atomic.Pointer[view] // what find_tools ranks; nil until first built
 	buildM sync.Mutex           // one build at a time (taken without mu)
 
@@ -49,6 +49,7 @@ type Finder struct {
 // offered (a hosted server that does not run now, by its tools when it
 // last ran), and the hosted servers whose tools it cannot rank.
 type view struct {
+	gen     uint64 // f.gen when its build began: the changes it reflects
 	cat     *Catalog
 	servers []ServerNote
 	hosted  map[string]bool // names of the declared hosted servers
@@ -70,7 +71,6 @@ func New(opts Options) *Finder {
 	}
 	f := &Finder{opts: opts, promoted: map[*mcp.ServerSession]map[string]bool{},
 		poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	f.stale.Store(true)
 	go f.loop()
 	return f
 }
@@ -80,7 +80,7 @@ func New(opts Options) *Finder {
 // find_tools ranks is built again, and the cache of hosted tools is
 // brought up to date.
 func (f *Finder) Changed() {
-	f.stale.Store(true)
+	f.gen.Add(1)
 	select {
 	case f.poke <- struct{}{}:
 	default:
@@ -113,22 +113,25 @@ func (f *Finder) loop() {
 	}
 }
 
-// current is the view, built again when the tools may have changed.
+// current is the view, built again when the tools may have changed. A
+// view counts as current only when its build began after the last
+// Changed: one being built concurrently may have listed the tools before
+// the change.
 func (f *Finder) current(ctx context.Context) (*view, error) {
-	if v := f.view.Load(); v != nil && !f.stale.Load() {
+	if v := f.view.Load(); v != nil && v.gen == f.gen.Load() {
 		return v, nil
 	}
 	f.buildM.Lock()
 	defer f.buildM.Unlock()
-	if v := f.view.Load(); v != nil && !f.stale.Load() {
+	g := f.gen.Load()
+	if v := f.view.Load(); v != nil && v.gen == g {
 		return v, nil // built while this one waited
 	}
-	f.stale.Store(false)
 	v, err := f.build(ctx)
 	if err != nil {
-		f.stale.Store(true)
 		return nil, err
 	}
+	v.gen = g
 	f.view.Store(v)
 	return v, nil
 }
