@@ -53,6 +53,7 @@ const (
 	CodeBodyTimeout    Code = "body_timeout"    // the request body did not arrive within 10 s of its headers
 	CodeOtherWriters   Code = "other_writers"   // an approval refused: another account owns or may write what it covers
 	CodeCannotRun      Code = "cannot_run"      // an approval refused: the server cannot run as declared (a command that does not exist)
+	CodeFolderRefused  Code = "folder_refused"  // a folder Berth does not serve without .praxis-os/ (the home directory, /), or a pin of a folder
 )
 
 // Error is an error answer: the HTTP status, its Code and a message that

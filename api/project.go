@@ -23,27 +23,38 @@ func ResolveRoot(dir string) (string, error) {
 	if strings.TrimSpace(dir) == "" {
 		return "", fmt.Errorf("project root is empty: pass a directory holding %s/", ProjectDir)
 	}
-	abs, err := filepath.Abs(dir)
+	real, err := resolveDir(dir, "project root")
 	if err != nil {
-		return "", fmt.Errorf("project root %s: %w", dir, err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("project root %s does not exist: %w", abs, ErrNotProject)
-		}
-		return "", fmt.Errorf("project root %s: %w", abs, err)
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return "", fmt.Errorf("project root %s: %w", real, err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("project root %s is not a directory: %w", real, ErrNotProject)
+		return "", err
 	}
 	pd, err := os.Stat(filepath.Join(real, ProjectDir))
 	if err != nil || !pd.IsDir() {
 		return "", fmt.Errorf("%s has no %s/ folder (create it, or pass the project's root): %w", real, ProjectDir, ErrNotProject)
+	}
+	return real, nil
+}
+
+// resolveDir makes dir absolute, resolves symlinks and checks that it is
+// a directory; what names it in errors. One that does not exist or is no
+// directory is ErrNotProject.
+func resolveDir(dir, what string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", what, dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%s %s does not exist: %w", what, abs, ErrNotProject)
+		}
+		return "", fmt.Errorf("%s %s: %w", what, abs, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", what, real, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s %s is not a directory: %w", what, real, ErrNotProject)
 	}
 	return real, nil
 }

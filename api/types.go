@@ -37,9 +37,13 @@ type Health struct {
 
 // Project describes one mounted project (GET /projects, GET /projects/{id}).
 type Project struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Root      string    `json:"root"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Root string `json:"root"`
+	// Kind is KindProject (a root holding .praxis-os/) or KindFolder (a
+	// folder in no project, served without standards nor state file);
+	// absent from older brokers, which serve projects only.
+	Kind      string    `json:"kind,omitempty"`
 	Port      int       `json:"port"`
 	URL       string    `json:"url"`
 	Sessions  int       `json:"sessions"`
@@ -167,6 +171,11 @@ type AttachRequest struct {
 	// writes the state file from every holder's: default dual for a shim,
 	// http for a pin.
 	Transport string `json:"transport,omitempty"`
+	// Folder asks, when Root is in no project (no .praxis-os/ in it or
+	// above it), to serve Root as a folder (KindFolder) instead of
+	// refusing it; a root in a project is served as that project. Shims
+	// only: a pin (HolderCLI) of a folder is refused.
+	Folder bool `json:"folder,omitempty"`
 }
 
 // AttachResponse is the answer to POST /projects.

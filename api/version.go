@@ -26,7 +26,7 @@ var Commit = ""
 // needs a newer broker. Programs decide compatibility by it alone, never
 // by Version (which may be "(devel)" or a pseudo-version). A string, so
 // that a test build can set it with -ldflags -X.
-var ProtocolVersion = "2"
+var ProtocolVersion = "3"
 
 func init() {
 	bi, ok := debug.ReadBuildInfo()

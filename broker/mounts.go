@@ -78,13 +78,13 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	if err := checkRoot(req.Root); err != nil {
 		return api.AttachResponse{}, err
 	}
-	root, err := api.ResolveRoot(req.Root)
-	if err != nil {
-		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
-	}
 	kind := req.Kind
 	if kind == "" {
 		kind = api.HolderShim
+	}
+	root, folder, err := attachRoot(req.Root, req.Folder, kind)
+	if err != nil {
+		return api.AttachResponse{}, err
 	}
 	if kind != api.HolderShim && kind != api.HolderCLI {
 		return api.AttachResponse{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "kind %q: use %q or %q", kind, api.HolderShim, api.HolderCLI)
@@ -118,7 +118,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 		t.entries[id] = e
 		t.changedLocked()
 		t.mu.Unlock()
-		m, err := t.open(root, id)
+		m, err := t.open(root, id, folder)
 		t.mu.Lock()
 		e.m, e.err = m, err
 		close(e.ready)
@@ -191,9 +191,10 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 	return resp, nil
 }
 
-// open mounts the project: engine, port, servers.
-func (t *mounts) open(root, id string) (*mount, error) {
-	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs,
+// open mounts the project (or the folder in no project): engine, port,
+// servers.
+func (t *mounts) open(root, id string, folder bool) (*mount, error) {
+	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs, Folder: folder,
 		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch, Lambdas: t.lambdas,
 		Embedder: t.cfg.embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }})
 	if config.IsError(err) {
@@ -212,7 +213,7 @@ func (t *mounts) open(root, id string) (*mount, error) {
 	if portErr != nil {
 		eng.Logger().Warn("mounted without a port: the IDE's tools work, sub-agents cannot reach the project until a port is free", "err", portErr)
 	}
-	t.log.Info("mounted", "project", id, "root", root, "port", m.portNow())
+	t.log.Info("mounted", "project", id, "root", root, "kind", m.kind(), "port", m.portNow())
 	return m, nil
 }
 
@@ -402,7 +403,7 @@ func (t *mounts) describeLocked(id string, e *entry) api.Project {
 	live, idle := m.sessionStates()
 	return api.Project{
 		SessionsLive: live, SessionsIdle: idle,
-		ID: id, Name: m.name, Root: m.root, Port: m.portNow(), URL: m.url(),
+		ID: id, Name: m.name, Root: m.root, Kind: m.kind(), Port: m.portNow(), URL: m.url(),
 		Sessions: m.sessions(), SessionsByTransport: m.book.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
 		Transport: e.published, Index: indexState(m), Missing: e.missingLocked(),
 	}

@@ -24,8 +24,8 @@ func (t *mounts) publish(id string, e *entry) error {
 	t.mu.Lock()
 	m := e.m
 	t.mu.Unlock()
-	if m == nil {
-		return nil
+	if m == nil || m.engine.Folder() {
+		return nil // a folder gets no state file (folders.go)
 	}
 	m.stateMu.Lock()
 	defer m.stateMu.Unlock()
@@ -75,6 +75,9 @@ func (t *mounts) publish(id string, e *entry) error {
 // unpublish removes the mount's state file if it still names this broker
 // and the mount's port (another broker may have written it since).
 func (t *mounts) unpublish(m *mount) {
+	if m.engine.Folder() {
+		return
+	}
 	m.stateMu.Lock()
 	defer m.stateMu.Unlock()
 	removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.portNow())

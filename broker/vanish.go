@@ -17,23 +17,28 @@ const vanishInterval = 500 * time.Millisecond
 
 // dropVanished unmounts every project whose .praxis-os folder no longer
 // exists, whoever holds it: its port is released and the event is logged.
-// Holders notice their stream end; other projects are not touched.
+// Holders notice their stream end; other projects are not touched. A
+// folder (folders.go) is unmounted when it no longer exists, and when it
+// holds a .praxis-os folder now: its shims attach again and get the
+// project.
 func (t *mounts) dropVanished(ctx context.Context) {
 	type cand struct {
-		id   string
-		e    *entry
-		root string
+		id     string
+		e      *entry
+		root   string
+		folder bool
 	}
 	var cands []cand
 	t.mu.Lock()
 	for id, e := range t.entries {
 		if e.m != nil {
-			cands = append(cands, cand{id, e, e.m.root})
+			cands = append(cands, cand{id, e, e.m.root, e.m.engine.Folder()})
 		}
 	}
 	t.mu.Unlock()
 	for _, c := range cands {
-		if _, err := os.Stat(filepath.Join(c.root, api.ProjectDir)); !errors.Is(err, os.ErrNotExist) {
+		why := vanished(c.root, c.folder)
+		if why == "" {
 			continue
 		}
 		t.mu.Lock()
@@ -48,8 +53,26 @@ func (t *mounts) dropVanished(ctx context.Context) {
 		t.changedLocked()
 		holders := len(c.e.holders)
 		t.mu.Unlock()
-		t.log.Warn("project directory vanished: unmounting", "project", c.id, "root", c.root, "port", c.e.m.portNow(), "holders", holders)
-		t.unmount(ctx, c.e.m, "project directory vanished")
+		t.log.Warn(why+": unmounting", "project", c.id, "root", c.root, "port", c.e.m.portNow(), "holders", holders)
+		t.unmount(ctx, c.e.m, why)
 		t.released(c.id)
 	}
+}
+
+// vanished says why the mount of root must end now, or "": a project's
+// .praxis-os folder is gone; a folder is gone, or it became a project.
+func vanished(root string, folder bool) string {
+	pd, err := os.Stat(filepath.Join(root, api.ProjectDir))
+	switch {
+	case !folder && errors.Is(err, os.ErrNotExist):
+		return "project directory vanished"
+	case !folder:
+		return ""
+	case err == nil && pd.IsDir():
+		return "the folder holds " + api.ProjectDir + "/ now: serving it as a project"
+	}
+	if fi, err := os.Stat(root); errors.Is(err, os.ErrNotExist) || (err == nil && !fi.IsDir()) {
+		return "folder vanished"
+	}
+	return ""
 }

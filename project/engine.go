@@ -65,6 +65,10 @@ type Options struct {
 	// limits (the broker's runs the berth binary itself); nil: lambda
 	// checks fail, saying so.
 	Lambdas workflow.Lambdas
+	// Folder opens Root as a folder in no project (folder.go): no config
+	// file, watcher, index nor workflows; nothing is read of it but its
+	// git state, nothing written into it.
+	Folder bool
 }
 
 // Endpoint is what the broker serves of a project beside the IDE's stdio.
@@ -84,6 +88,7 @@ type Engine struct {
 	root    string
 	id      string
 	name    string
+	folder  bool         // a folder in no project (Options.Folder)
 	log     *slog.Logger // also to the sessions (sessionlog.go)
 	base    *slog.Logger // to the broker's log only
 	slog    *sessionLog
@@ -120,9 +125,12 @@ type Engine struct {
 
 // Open opens the project at opts.Root.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
-	cfg, err := config.Load(opts.Root)
-	if err != nil {
-		return nil, err
+	cfg := folderConfig()
+	if !opts.Folder {
+		var err error
+		if cfg, err = config.Load(opts.Root); err != nil {
+			return nil, err
+		}
 	}
 	log := opts.Logger
 	if log == nil {
@@ -130,6 +138,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e := &Engine{
 		root:    opts.Root,
+		folder:  opts.Folder,
 		lambdas: opts.Lambdas,
 		id:      opts.ID,
 		slog:    newSessionLog(),
@@ -169,11 +178,13 @@ func (e *Engine) open(ctx context.Context, cfg config.Config, opts Options) erro
 	if opts.Watch != nil {
 		shared = append(shared, watch.Shared(opts.Watch))
 	}
-	w, err := watch.New(e.root, sources(cfg), e.log, append(shared, watch.FollowLinks(e.policy))...)
-	if err != nil {
-		e.log.Warn("file watching is off for this project: the index will not follow edits until the next mount", "err", err)
-	} else {
-		e.watcher = w
+	if !e.folder {
+		w, err := watch.New(e.root, sources(cfg), e.log, append(shared, watch.FollowLinks(e.policy))...)
+		if err != nil {
+			e.log.Warn("file watching is off for this project: the index will not follow edits until the next mount", "err", err)
+		} else {
+			e.watcher = w
+		}
 	}
 	p, err := e.buildParts(ctx, cfg, nil)
 	if err != nil {
@@ -195,6 +206,9 @@ func (e *Engine) open(ctx context.Context, cfg config.Config, opts Options) erro
 			search.Follow(loopCtx, func() *search.Index { return e.current().index }, index)
 		}()
 		go func() { defer e.loops.Done(); e.reloadWorkflows(loopCtx, workflows) }()
+	}
+	if e.folder {
+		return nil // no config files to follow
 	}
 	reload := func() { e.reload(loopCtx) }
 	if e.config, err = watch.WatchFiles(filepath.Join(e.root, config.Dir), config.Files, reload, shared...); err != nil {
@@ -228,6 +242,10 @@ func (e *Engine) Name() string { return e.name }
 // Root is the project's resolved root.
 func (e *Engine) Root() string { return e.root }
 
+// Folder reports whether the engine serves a folder in no project
+// (Options.Folder).
+func (e *Engine) Folder() bool { return e.folder }
+
 // Config is the project's configuration as applied: as loaded at open,
 // with the edits applied since (reload.go).
 func (e *Engine) Config() config.Config { return e.current().cfg }
@@ -244,8 +262,12 @@ func (e *Engine) current() *parts {
 // whatever the groups: a config edit may enable them, and the sessions
 // are then told their lists changed.
 func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error {
+	instructions := fmt.Sprintf("Tools for the project %q at %s.", e.name, e.root)
+	if e.folder {
+		instructions = fmt.Sprintf("Tools for the folder %q at %s. %s", e.name, e.root, folderHint(e.root, "no standards and no workflows"))
+	}
 	opts := &mcp.ServerOptions{
-		Instructions: fmt.Sprintf("Tools for the project %q at %s.", e.name, e.root),
+		Instructions: instructions,
 		// Not e.log: what the SDK logs about sessions must not be sent to them.
 		Logger:      slog.New(quiet{e.base.Handler()}),
 		SchemaCache: schemas,
@@ -265,6 +287,9 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 	addServerInfo(s, e)
 	p := e.current()
 	p.tools, p.groups = addGroupTools(s, p)
+	if e.folder {
+		addFolderTools(s, e.root)
+	}
 	workflow.AddCurrentDate(s)
 	if e.logs != nil {
 		addRecentLogs(s, e)

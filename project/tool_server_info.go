@@ -55,8 +55,11 @@ type ServerSection struct {
 
 // ProjectSection describes the project.
 type ProjectSection struct {
-	Name         string   `json:"name"`
-	Root         string   `json:"root"`
+	Name string `json:"name"`
+	Root string `json:"root"`
+	// Kind is "project" (a root holding .praxis-os/) or "folder" (a
+	// folder in no project: no standards, no workflows, no state file).
+	Kind         string   `json:"kind"`
 	PraxisOSPath string   `json:"praxis_os_path"` // praxis-os's name
 	AgentOSPath  string   `json:"agent_os_path"`  // the same path, by its older name
 	Git          *GitInfo `json:"git"`
@@ -169,6 +172,7 @@ func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoRes
 		Project: ProjectSection{
 			Name:         name,
 			Root:         e.root,
+			Kind:         e.kind(),
 			PraxisOSPath: praxisPath,
 			AgentOSPath:  praxisPath,
 			Git:          g,

@@ -21,7 +21,8 @@ type Attachment struct {
 // AttachOptions configures Attach.
 type AttachOptions struct {
 	Home      string
-	Root      string // resolved project root
+	Root      string // resolved project root, or folder with Folder
+	Folder    bool   // Root is in no project: ask the broker to serve it as a folder (api.AttachRequest.Folder)
 	Transport string // api.TransportDual, TransportStdio or TransportHTTP: what the state file should offer
 	Autostart Autostart
 	Kind      string // api.HolderShim (default) or api.HolderCLI
@@ -53,7 +54,7 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 		if c, err = Connect(ctx, opts.Home, opts.Autostart); err != nil {
 			return nil, err
 		}
-		resp, err = attachCompat(ctx, c, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version, Protocol: api.Protocol(), Transport: opts.Transport})
+		resp, err = attachCompat(ctx, c, api.AttachRequest{Root: opts.Root, Kind: kind, PID: os.Getpid(), Version: api.Version, Protocol: api.Protocol(), Transport: opts.Transport, Folder: opts.Folder})
 		if err != nil {
 			if errors.Is(err, api.CodeShuttingDown) && attempt < maxStoppingRetries {
 				// The broker is stopping: wait until it is gone, then start or find the next one.
@@ -61,6 +62,12 @@ func Attach(ctx context.Context, opts AttachOptions) (*Attachment, error) {
 					return nil, err
 				}
 				continue
+			}
+			if opts.Folder && errors.Is(err, api.CodeNotProject) {
+				if h, herr := c.Health(ctx); herr == nil && h.Protocol < folderProtocol {
+					return nil, fmt.Errorf("attach %s: the broker of Berth %s (protocol %d) is older than this shim and serves no folder without %s/: restart it (`berth stop`; the next window starts a new one): %w",
+						opts.Root, h.Version, h.Protocol, api.ProjectDir, err)
+				}
 			}
 			return nil, fmt.Errorf("attach %s: %w", opts.Root, err)
 		}
@@ -106,6 +113,10 @@ func attachCompat(ctx context.Context, c *api.Client, req api.AttachRequest) (ap
 	}
 	return resp, nil
 }
+
+// folderProtocol is the first protocol whose brokers serve folders in no
+// project (api.AttachRequest.Folder).
+const folderProtocol = 3
 
 // maxStoppingRetries bounds how often Attach waits for a stopping broker.
 const maxStoppingRetries = 5

@@ -17,43 +17,76 @@ import (
 const BasePathEnv = "AGENT_OS_BASE_PATH"
 
 // errNoProject reports that no source named a project; the client's
-// roots are the last place to look.
+// roots, then the working directory as a folder, are the last places to
+// look.
 var errNoProject = errors.New("no project found")
 
-// FindProject resolves the project root: --project (the folder or its
-// nearest ancestor holding .praxis-os/), else $PROJECT_ROOT (the same),
+// Place is where a shim serves: a project's root, or a folder in no
+// project (no .praxis-os/ in it or above it), which the broker serves
+// with the user's hosted servers and no standards (api.KindFolder).
+type Place struct {
+	Root   string
+	Folder bool
+}
+
+// FindProject resolves where the shim serves: --project (the project the
+// folder is in, else the folder itself), else $PROJECT_ROOT (the same),
 // else $AGENT_OS_BASE_PATH, else the nearest ancestor of the working
-// directory holding .praxis-os/. A flag or PROJECT_ROOT that names no
-// project is an error; an AGENT_OS_BASE_PATH that does not is logged and
-// passed over, as praxis-os does. With none of them, the error wraps
-// errNoProject: the IDE's roots may still name the project.
-func FindProject(flag string, log *slog.Logger) (string, error) {
+// directory holding .praxis-os/. A flag or PROJECT_ROOT that does not
+// exist, or that names a folder Berth does not serve (the home directory,
+// /: api.ResolveFolder), is an error; an AGENT_OS_BASE_PATH that names no
+// project is logged and passed over, as praxis-os does. With none of
+// them, the error wraps errNoProject: the IDE's roots may still name the
+// project, else the working directory is served as a folder
+// (WorkingFolder).
+func FindProject(flag string, log *slog.Logger) (Place, error) {
 	if flag != "" {
-		return api.ProjectRootOf(flag)
+		return placeOf(flag)
 	}
 	if env := os.Getenv("PROJECT_ROOT"); env != "" {
-		root, err := api.ProjectRootOf(env)
+		p, err := placeOf(env)
 		if err != nil {
-			return "", fmt.Errorf("PROJECT_ROOT: %w", err)
+			return Place{}, fmt.Errorf("PROJECT_ROOT: %w", err)
 		}
-		return root, nil
+		return p, nil
 	}
 	if env := os.Getenv(BasePathEnv); env != "" {
 		if root, err := basePathRoot(env); err == nil {
-			return root, nil
+			return Place{Root: root}, nil
 		} else if log != nil {
 			log.Warn(BasePathEnv+" names no project; looking further", "value", env, "err", err)
 		}
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return "", err
+		return Place{}, err
 	}
 	root, err := api.FindRoot(wd)
 	if errors.Is(err, api.ErrNotProject) {
-		return "", fmt.Errorf("%w: no %s/ folder in %s or any parent, and no --project, PROJECT_ROOT or %s", errNoProject, api.ProjectDir, wd, BasePathEnv)
+		return Place{}, fmt.Errorf("%w: no %s/ folder in %s or any parent, and no --project, PROJECT_ROOT or %s", errNoProject, api.ProjectDir, wd, BasePathEnv)
 	}
-	return root, err
+	return Place{Root: root}, err
+}
+
+// placeOf is the project dir is in, else dir as a folder.
+func placeOf(dir string) (Place, error) {
+	root, folder, err := api.RootOrFolder(dir)
+	return Place{Root: root, Folder: folder}, err
+}
+
+// WorkingFolder is the working directory as a folder, when nothing else
+// named where to serve (why says so): an error, with why and the fix,
+// when it is a folder Berth does not serve (the home directory, /).
+func WorkingFolder(why error) (Place, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return Place{}, fmt.Errorf("%w; and the working directory: %v", why, err)
+	}
+	root, err := api.ResolveFolder(wd)
+	if err != nil {
+		return Place{}, fmt.Errorf("%w; nor can the working directory be served as a folder: %v", why, err)
+	}
+	return Place{Root: root, Folder: true}, nil
 }
 
 // basePathRoot reads AGENT_OS_BASE_PATH: the project root, or its

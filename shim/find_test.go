@@ -4,7 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/berth-dev/berth/api"
 )
 
 func mkProject(t *testing.T) string {
@@ -42,14 +45,41 @@ func TestFindProjectOrder(t *testing.T) {
 			t.Setenv("PROJECT_ROOT", tc.projectRoot)
 			t.Setenv(BasePathEnv, tc.base)
 			got, err := FindProject(tc.flag, nil)
-			if err != nil || got != tc.want {
-				t.Fatalf("FindProject = %q, %v; want %q", got, err, tc.want)
+			if err != nil || got != (Place{Root: tc.want}) {
+				t.Fatalf("FindProject = %+v, %v; want %q", got, err, tc.want)
 			}
 		})
 	}
-	t.Run("a flag that names no project is an error", func(t *testing.T) {
-		if _, err := FindProject(t.TempDir(), nil); err == nil || errors.Is(err, errNoProject) {
-			t.Fatalf("FindProject(not a project) = %v", err)
+	t.Run("a flag in no project names a folder", func(t *testing.T) {
+		dir, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := FindProject(dir, nil); err != nil || got != (Place{Root: dir, Folder: true}) {
+			t.Fatalf("FindProject(a folder in no project) = %+v, %v", got, err)
+		}
+	})
+	t.Run("a flag in a project names the project", func(t *testing.T) {
+		sub := filepath.Join(flag, "src", "deep")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := FindProject(sub, nil); err != nil || got != (Place{Root: flag}) {
+			t.Fatalf("FindProject(a subfolder of a project) = %+v, %v", got, err)
+		}
+	})
+	t.Run("a flag naming the home directory or / is refused", func(t *testing.T) {
+		home := t.TempDir()
+		t.Setenv("HOME", home)
+		for _, dir := range []string{home, "/", filepath.Dir(home)} {
+			if _, err := FindProject(dir, nil); !errors.Is(err, api.ErrFolderRefused) || !strings.Contains(err.Error(), "--project DIR") {
+				t.Errorf("FindProject(%s) = %v, want ErrFolderRefused naming the fix", dir, err)
+			}
+		}
+	})
+	t.Run("a missing flag folder is an error", func(t *testing.T) {
+		if _, err := FindProject(filepath.Join(t.TempDir(), "gone"), nil); !errors.Is(err, api.ErrNotProject) {
+			t.Fatalf("FindProject(missing) = %v", err)
 		}
 	})
 	t.Run("nothing found", func(t *testing.T) {

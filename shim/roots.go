@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,9 +20,9 @@ import (
 // once the session is initialized, and the project's server is not known
 // yet: the shim answers the IDE's initialize itself (a server/discover
 // probe before it is told to use initialize), asks for roots/list,
-// attaches the first root holding .praxis-os/, and then replays the IDE's
-// initialize to the broker (dropping the broker's answer, as after a
-// reconnect).
+// attaches the first root in a project (else the first root Berth serves
+// as a folder), and then replays the IDE's initialize to the broker
+// (dropping the broker's answer, as after a reconnect).
 
 // protocolVersions are the MCP versions the shim answers an initialize
 // with, newest first: each is one the broker's SDK answers initialize with
@@ -52,10 +51,17 @@ type handshake struct {
 	queued                  [][]byte
 }
 
+// noRoots marks an error of rootsProject after which the IDE named no
+// workspace folder (no roots capability, an empty list, roots/list
+// refused): the working directory may still be served as a folder.
+type noRoots struct{ error }
+
+func (e noRoots) Unwrap() error { return e.error }
+
 // rootsProject finds the project among the IDE's roots. why is the reason
 // no other source named it; every error says it too, with the fix. The
 // lines read and not answered are in hs.queued, on error as well.
-func rootsProject(ctx context.Context, lines <-chan []byte, out io.Writer, why error) (string, handshake, error) {
+func rootsProject(ctx context.Context, lines <-chan []byte, out io.Writer, why error) (Place, handshake, error) {
 	var hs handshake
 	first, err := nextLine(ctx, lines)
 	for err == nil {
@@ -71,7 +77,7 @@ func rootsProject(ctx context.Context, lines <-chan []byte, out io.Writer, why e
 		}
 	}
 	if err != nil {
-		return "", hs, fmt.Errorf("%w (and the IDE sent no initialize: %v)", why, err)
+		return Place{}, hs, fmt.Errorf("%w (and the IDE sent no initialize: %v)", why, err)
 	}
 	var init struct {
 		ID     json.RawMessage `json:"id"`
@@ -85,21 +91,21 @@ func rootsProject(ctx context.Context, lines <-chan []byte, out io.Writer, why e
 	}
 	if json.Unmarshal(first, &init) != nil || init.Method != "initialize" || len(init.ID) == 0 {
 		hs.queued = append(hs.queued, first)
-		return "", hs, fmt.Errorf("%w: pass --project DIR (a folder holding %s/) in the IDE's MCP config", why, api.ProjectDir)
+		return Place{}, hs, noRoots{fmt.Errorf("%w: pass --project DIR (a folder holding %s/) in the IDE's MCP config", why, api.ProjectDir)}
 	}
 	if r := strings.TrimSpace(string(init.Params.Capabilities.Roots)); r == "" || r == "null" {
 		hs.queued = append(hs.queued, first)
-		return "", hs, fmt.Errorf("%w, and the IDE shares no workspace folders (MCP roots): pass --project DIR (a folder holding %s/) in the IDE's MCP config, or set PROJECT_ROOT", why, api.ProjectDir)
+		return Place{}, hs, noRoots{fmt.Errorf("%w, and the IDE shares no workspace folders (MCP roots): pass --project DIR (a folder holding %s/) in the IDE's MCP config, or set PROJECT_ROOT", why, api.ProjectDir)}
 	}
 	hs.initialize = first
 	if err := writeLine(out, initializeResult(init.ID, init.Params.ProtocolVersion)); err != nil {
-		return "", hs, err
+		return Place{}, hs, err
 	}
 	// The IDE says initialized; requests it sends meanwhile wait.
 	for hs.initialized == nil {
 		line, err := nextLine(ctx, lines)
 		if err != nil {
-			return "", hs, fmt.Errorf("%w (and the IDE did not finish initializing: %v)", why, err)
+			return Place{}, hs, fmt.Errorf("%w (and the IDE did not finish initializing: %v)", why, err)
 		}
 		if _, method, _ := parseEnvelope(line); method == "notifications/initialized" {
 			hs.initialized = line
@@ -108,22 +114,26 @@ func rootsProject(ctx context.Context, lines <-chan []byte, out io.Writer, why e
 		}
 	}
 	if err := writeLine(out, []byte(`{"jsonrpc":"2.0","id":`+rootsRequestID+`,"method":"roots/list"}`)); err != nil {
-		return "", hs, err
+		return Place{}, hs, err
 	}
 	for {
 		line, err := nextLine(ctx, lines)
 		if err != nil {
-			return "", hs, fmt.Errorf("%w (and the IDE did not answer roots/list: %v): pass --project DIR in its MCP config", why, err)
+			return Place{}, hs, fmt.Errorf("%w (and the IDE did not answer roots/list: %v): pass --project DIR in its MCP config", why, err)
 		}
 		if id, method, _ := parseEnvelope(line); id != rootsRequestID || method != "" {
 			hs.queued = append(hs.queued, line)
 			continue
 		}
-		root, err := projectAmongRoots(line)
-		if err != nil {
-			return "", hs, fmt.Errorf("%w, and %v", why, err)
+		place, err := projectAmongRoots(line)
+		var nr noRoots
+		if errors.As(err, &nr) {
+			return Place{}, hs, noRoots{fmt.Errorf("%w, and %v", why, err)}
 		}
-		return root, hs, nil
+		if err != nil {
+			return Place{}, hs, fmt.Errorf("%w, and %v", why, err)
+		}
+		return place, hs, nil
 	}
 }
 
@@ -168,8 +178,10 @@ func initializeResult(id json.RawMessage, asked string) []byte {
 }
 
 // projectAmongRoots reads a roots/list answer and returns the first root
-// (a file:// URI) that holds .praxis-os/.
-func projectAmongRoots(answer []byte) (string, error) {
+// (a file:// URI) in a project (that project's root), else the first root
+// Berth serves as a folder. A refused roots/list or an empty list is a
+// noRoots error.
+func projectAmongRoots(answer []byte) (Place, error) {
 	var res struct {
 		Result *struct {
 			Roots []struct {
@@ -181,12 +193,12 @@ func projectAmongRoots(answer []byte) (string, error) {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(answer, &res); err != nil || (res.Result == nil && res.Error == nil) {
-		return "", errors.New("the IDE's answer to roots/list is not a JSON-RPC response: pass --project DIR in its MCP config")
+		return Place{}, errors.New("the IDE's answer to roots/list is not a JSON-RPC response: pass --project DIR in its MCP config")
 	}
 	if res.Error != nil {
-		return "", fmt.Errorf("the IDE refused roots/list (%s): pass --project DIR in its MCP config", res.Error.Message)
+		return Place{}, noRoots{fmt.Errorf("the IDE refused roots/list (%s): pass --project DIR in its MCP config", res.Error.Message)}
 	}
-	var seen []string
+	var seen, dirs []string
 	for _, r := range res.Result.Roots {
 		u, err := url.Parse(r.URI)
 		if err != nil || u.Scheme != "file" || u.Path == "" {
@@ -194,13 +206,22 @@ func projectAmongRoots(answer []byte) (string, error) {
 			continue
 		}
 		dir := filepath.FromSlash(u.Path)
-		if fi, err := os.Stat(filepath.Join(dir, api.ProjectDir)); err == nil && fi.IsDir() {
-			return api.ResolveRoot(dir)
+		if root, err := api.ProjectRootOf(dir); err == nil {
+			return Place{Root: root}, nil
 		}
-		seen = append(seen, dir)
+		dirs = append(dirs, dir)
 	}
-	if len(seen) == 0 {
-		return "", fmt.Errorf("the IDE has no workspace folder open: open the project's folder, or pass --project DIR in its MCP config")
+	var refused []string
+	for _, dir := range dirs {
+		root, err := api.ResolveFolder(dir)
+		if err == nil {
+			return Place{Root: root, Folder: true}, nil
+		}
+		refused = append(refused, err.Error())
 	}
-	return "", fmt.Errorf("none of the IDE's workspace folders (%s) holds %s/: open the project's folder, or pass --project DIR in its MCP config", strings.Join(seen, ", "), api.ProjectDir)
+	if len(seen)+len(dirs) == 0 {
+		return Place{}, noRoots{fmt.Errorf("the IDE has no workspace folder open: open the project's folder, or pass --project DIR in its MCP config")}
+	}
+	return Place{}, fmt.Errorf("none of the IDE's workspace folders (%s) is in a project or a folder Berth serves (%s): open the project's folder, or pass --project DIR in its MCP config",
+		strings.Join(append(seen, dirs...), ", "), strings.Join(refused, "; "))
 }

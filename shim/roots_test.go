@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ func TestRootsProjectAnswersInitializeAndAsksForRoots(t *testing.T) {
 	other := t.TempDir()
 	i := newIDE()
 	type result struct {
-		root string
+		root Place
 		hs   handshake
 		err  error
 	}
@@ -99,8 +100,8 @@ func TestRootsProjectAnswersInitializeAndAsksForRoots(t *testing.T) {
 	}
 	i.send(`{"jsonrpc":"2.0","id":"berth-shim-roots","result":{"roots":[{"uri":"file://` + other + `"},{"uri":"https://example.invalid/x"},{"uri":"file://` + project + `","name":"p"}]}}`)
 	r := <-done
-	if r.err != nil || r.root != project {
-		t.Fatalf("rootsProject = %q, %v; want %s", r.root, r.err, project)
+	if r.err != nil || r.root != (Place{Root: project}) {
+		t.Fatalf("rootsProject = %+v, %v; want %s", r.root, r.err, project)
 	}
 	if !strings.Contains(string(r.hs.initialize), `"initialize"`) || !strings.Contains(string(r.hs.initialized), "notifications/initialized") ||
 		len(r.hs.queued) != 1 || !strings.Contains(string(r.hs.queued[0]), "tools/list") {
@@ -114,13 +115,18 @@ func TestRootsProjectFailuresNameTheFix(t *testing.T) {
 		send    []string
 		mention string
 		queued  int
+		noRoots bool // the IDE named no workspace folder: the working directory may be served
 	}{
-		{"no roots capability", []string{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`}, "shares no workspace folders", 1},
-		{"not an initialize first", []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}, "--project DIR", 1},
-		{"no root holds a project", []string{initWithRoots, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-			`{"jsonrpc":"2.0","id":"berth-shim-roots","result":{"roots":[{"uri":"file:///nonexistent-berth"}]}}`}, "none of the IDE's workspace folders (/nonexistent-berth)", 0},
+		{"no roots capability", []string{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}`}, "shares no workspace folders", 1, true},
+		{"not an initialize first", []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}, "--project DIR", 1, true},
+		{"no root exists", []string{initWithRoots, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":"berth-shim-roots","result":{"roots":[{"uri":"file:///nonexistent-berth"}]}}`}, "none of the IDE's workspace folders (/nonexistent-berth)", 0, false},
+		{"the only root is the filesystem's root", []string{initWithRoots, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":"berth-shim-roots","result":{"roots":[{"uri":"file:///"}]}}`}, "the filesystem's root", 0, false},
+		{"no root at all", []string{initWithRoots, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":"berth-shim-roots","result":{"roots":[]}}`}, "no workspace folder open", 0, true},
 		{"roots/list refused", []string{initWithRoots, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-			`{"jsonrpc":"2.0","id":"berth-shim-roots","error":{"code":-32601,"message":"no roots here"}}`}, "refused roots/list (no roots here)", 0},
+			`{"jsonrpc":"2.0","id":"berth-shim-roots","error":{"code":-32601,"message":"no roots here"}}`}, "refused roots/list (no roots here)", 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			i := newIDE()
@@ -133,6 +139,9 @@ func TestRootsProjectFailuresNameTheFix(t *testing.T) {
 			}
 			if len(hs.queued) != tc.queued {
 				t.Fatalf("%d lines left for the refusal, want %d", len(hs.queued), tc.queued)
+			}
+			if nr := (noRoots{}); errors.As(err, &nr) != tc.noRoots {
+				t.Fatalf("err %v: noRoots %v, want %v", err, !tc.noRoots, tc.noRoots)
 			}
 		})
 	}
@@ -187,5 +196,26 @@ func TestShimProtocolVersionsAreTheSDKs(t *testing.T) {
 	}
 	if !slices.Equal(protocolVersions, sdk) {
 		t.Fatalf("shim versions %v, the SDK answers initialize with %v", protocolVersions, sdk)
+	}
+}
+
+// Roots in no project: the first one Berth serves as a folder; the home
+// directory is passed over.
+func TestRootsInNoProjectGiveTheFirstFolder(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	folder, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := `{"jsonrpc":"2.0","id":"berth-shim-roots","result":{"roots":[{"uri":"file://` + home + `"},{"uri":"file://` + folder + `"}]}}`
+	got, err := projectAmongRoots([]byte(answer))
+	if err != nil || got != (Place{Root: folder, Folder: true}) {
+		t.Fatalf("projectAmongRoots = %+v, %v; want the folder %s", got, err, folder)
+	}
+	project := mkProject(t)
+	answer = `{"jsonrpc":"2.0","id":"berth-shim-roots","result":{"roots":[{"uri":"file://` + folder + `"},{"uri":"file://` + project + `/.praxis-os"}]}}`
+	if got, err := projectAmongRoots([]byte(answer)); err != nil || got != (Place{Root: project}) {
+		t.Fatalf("projectAmongRoots = %+v, %v; want the project %s, which a root is inside", got, err, project)
 	}
 }

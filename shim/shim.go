@@ -80,18 +80,28 @@ func (s *session) run(ctx context.Context) error {
 	if !slices.Contains(api.StateTransports, transport) {
 		return fmt.Errorf("--transport %q: use dual, stdio or http", s.opts.Transport)
 	}
-	root, err := FindProject(s.opts.Project, s.log)
+	place, err := FindProject(s.opts.Project, s.log)
 	var hs handshake
 	if errors.Is(err, errNoProject) && transport != api.TransportHTTP {
-		root, hs, err = rootsProject(ctx, s.lines, s.opts.Stdout, err)
+		place, hs, err = rootsProject(ctx, s.lines, s.opts.Stdout, err)
 		s.queued = hs.queued
 		if err == nil {
-			s.log.Info("project found among the IDE's workspace folders (MCP roots)", "root", root)
+			s.log.Info("found among the IDE's workspace folders (MCP roots)", "root", place.Root, "folder", place.Folder)
 		}
+	}
+	var nr noRoots
+	if errors.As(err, &nr) || (errors.Is(err, errNoProject) && transport == api.TransportHTTP) {
+		// Nothing names a project nor a workspace folder: the working
+		// directory is where the IDE started the shim.
+		place, err = WorkingFolder(err)
 	}
 	if err != nil {
 		return err
 	}
+	if place.Folder {
+		s.log.Info("serving a folder in no project: the user's hosted servers, no standards", "root", place.Root)
+	}
+	root := place.Root
 	home := s.opts.Home
 	if home == "" {
 		if home, err = api.DefaultHome(); err != nil {
@@ -107,7 +117,7 @@ func (s *session) run(ctx context.Context) error {
 			// broker that crashed left no mark: the shim starts another.
 			as.Disabled = true
 		}
-		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Transport: transport, Autostart: as, Logger: log})
+		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Folder: place.Folder, Transport: transport, Autostart: as, Logger: log})
 		if err != nil {
 			return err
 		}

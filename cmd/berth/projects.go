@@ -45,14 +45,14 @@ func printProjects(w io.Writer, ps []api.Project) {
 	}
 	ps = byRepository(ps)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tREPOSITORY\tCHECKOUT\tPORT\tSESSIONS\tHOLDERS\tINDEX\tUP\tROOT")
+	fmt.Fprintln(tw, "ID\tNAME\tKIND\tREPOSITORY\tCHECKOUT\tPORT\tSESSIONS\tHOLDERS\tINDEX\tUP\tROOT")
 	for _, p := range ps {
 		holders := fmt.Sprint(p.Holders)
 		if p.Pinned {
 			holders += " (pinned)"
 		}
 		repo, checkout := repositoryText(p.Repository)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.ID, p.Name, repo, checkout, p.Port, p.Sessions, holders, indexText(p.Index),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", p.ID, p.Name, kindText(p.Kind), repo, checkout, p.Port, p.Sessions, holders, indexText(p.Index),
 			time.Since(p.StartedAt).Round(time.Second), p.Root)
 	}
 	tw.Flush()
@@ -61,6 +61,16 @@ func printProjects(w io.Writer, ps []api.Project) {
 			fmt.Fprintf(w, "%s: index error: %s\n", p.Name, p.Index.LastError)
 		}
 	}
+}
+
+// kindText is a mount's kind for the table: a project, or a folder in
+// no project (no standards, no state file); "" (an older broker) is a
+// project.
+func kindText(kind string) string {
+	if kind == api.KindFolder {
+		return "folder (no " + api.ProjectDir + ")"
+	}
+	return "project"
 }
 
 // byRepository orders ps so that the worktrees of one repository follow

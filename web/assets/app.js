@@ -237,6 +237,9 @@ function projectCard(p) {
   return h("article", { class: "card project", "data-id": p.id },
     h("div", { class: "project-head" },
       h("h3", null, p.name),
+      p.kind === "folder"
+        ? h("span", { class: "badge neutral", title: "a folder in no project: the user's hosted servers, no standards, no workflows, no state file" }, "folder (no .praxis-os)")
+        : null,
       p.pinned ? h("span", { class: "badge pinned", title: "kept mounted by berth attach" }, "pinned") : null,
       repositoryBadge(p.repository),
       h("span", { class: "id" }, p.id),
@@ -247,6 +250,8 @@ function projectCard(p) {
         : h("span", { class: "badge err", title: "the IDE's tools work; sub-agents cannot reach the project until a port is free" }, "no port"),
       p.transport
         ? h("span", { class: "badge neutral", title: "the transport the project's state file offers sub-agents" }, "transport " + p.transport)
+        : p.kind === "folder"
+        ? h("span", { class: "muted small", title: "nothing is written into a folder in no project: sub-agents find its url here and in berth projects" }, "no state file (a folder)")
         : h("span", { class: "muted small", title: "the broker could not write .mcp_server_state.json (see its log)" }, "no state file")),
     (p.missing || []).concat(d.config_error ? [d.config_error] : []).map((w) => h("div", { class: "small warning", title: w }, "⚠ " + w)),
     h("dl", { class: "facts" },

@@ -46,25 +46,31 @@ func connectErr(t *testing.T, tr mcp.Transport, opts *mcp.ClientOptions) error {
 }
 
 // A shim that cannot serve answers the IDE's requests with the reason and
-// the fix, then exits: no project anywhere and a client without roots, a
-// project whose config does not load (initialize fails), roots that hold
-// no project (initialize was answered by the shim: the next request fails).
+// the fix, then exits: no project anywhere, a client without roots and
+// the home directory as the working directory (never served as a
+// folder), a project whose config does not load (initialize fails), roots
+// that are in no project and are the home directory (initialize was
+// answered by the shim: the next request fails).
 func TestShimThatCannotServeAnswersInitialize(t *testing.T) {
 	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	broken := brokertest.Project(t, "broken", map[string]string{".praxis-os/config.yaml": "mcp: [unclosed\n"})
+	userHome, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name     string
 		env      []string
 		roots    []string // nil: the client declares no roots
 		mentions []string
 	}{
-		{"no project and no roots", nil, nil, []string{"no project found", "--project DIR", "shares no workspace folders"}},
+		{"no project, no roots, in the home directory", nil, nil, []string{"no project found", "--project DIR", "shares no workspace folders", userHome + " is your home directory"}},
 		{"a project that cannot be mounted", []string{"PROJECT_ROOT=" + broken}, nil, []string{"config.yaml:1:", "fix the YAML"}},
-		{"roots that hold no project", nil, []string{t.TempDir()}, []string{"no project found", "none of the IDE's workspace folders"}},
+		{"roots that are the home directory", nil, []string{userHome}, []string{"no project found", "none of the IDE's workspace folders", "your home directory"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, cmd := shimIn(t, b.Home, t.TempDir(), tc.env...)
+			tr, cmd := shimIn(t, b.Home, userHome, append([]string{"HOME=" + userHome}, tc.env...)...)
 			opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
 			if tc.roots != nil {
 				opts = nil // the SDK's default: roots
