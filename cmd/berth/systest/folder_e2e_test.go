@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,12 @@ func TestFolderWithoutPraxisOSIsServed(t *testing.T) {
 	}
 	callText(t, ctx, ide, "memory__create_entities", map[string]any{"entities": []any{
 		map[string]any{"name": "folder", "entityType": "note", "observations": []any{"served without .praxis-os"}}}})
+
+	// The TypeScript SDK's client through berth-shim --project (the
+	// guide's connect.mjs), as an app launched by its MCP config.
+	if tsTools := runTSClient(t, needTSClient(t), b, "connect.mjs", folder, "stdio", "stdio"); !slices.Contains(tsTools, "memory__read_graph") {
+		t.Errorf("the TypeScript SDK's tools/list through the shim lacks the user's server: %v", tsTools)
+	}
 
 	// Another window, --project naming the folder: the same mount and server.
 	tr2, _ := shimTransport(t, b.Home, folder)

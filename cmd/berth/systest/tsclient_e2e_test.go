@@ -82,8 +82,8 @@ func TestTypeScriptSDKReachesEveryTransport(t *testing.T) {
 
 // runTSClient runs script (connect.mjs or plainurl.mjs) of tsClientDir
 // for root over arg, and checks that it listed the tools and that
-// get_server_info named root, transport and b's pid.
-func runTSClient(t *testing.T, node string, b *brokertest.Broker, script, root, arg, transport string) {
+// get_server_info named root, transport and b's pid. It returns the tools.
+func runTSClient(t *testing.T, node string, b *brokertest.Broker, script, root, arg, transport string) []string {
 	t.Helper()
 	ctx := testCtx(t, 60*time.Second)
 	cmd := exec.CommandContext(ctx, node, script, root, arg)
@@ -109,6 +109,7 @@ func runTSClient(t *testing.T, node string, b *brokertest.Broker, script, root, 
 	if got.Info.Project.Root != root || got.Info.Server.Transport != transport || got.Info.Server.PID != b.PID() {
 		t.Errorf("get_server_info = %+v, want root %s transport %s pid %d", got.Info, root, transport, b.PID())
 	}
+	return got.Tools
 }
 
 // TestSubAgentGuideShowsTheTestedClients keeps the guide's TypeScript and
