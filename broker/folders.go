@@ -48,3 +48,19 @@ func (m *mount) kind() string {
 	}
 	return api.KindProject
 }
+
+// serversRoot resolves the root of a servers request (GET /servers?root=,
+// a restart): a project root, or a folder in no project while it is
+// mounted (its windows' user servers run there).
+func (t *mounts) serversRoot(root string) (string, error) {
+	r, err := api.ResolveRoot(root)
+	if err == nil {
+		return r, nil
+	}
+	if f, ferr := api.ResolveFolder(root); ferr == nil {
+		if m, _, gerr := t.get(api.ProjectID(f)); gerr == nil && m.engine.Folder() {
+			return f, nil
+		}
+	}
+	return "", api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
+}

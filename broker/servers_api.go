@@ -42,9 +42,9 @@ func (b *Broker) Servers(_ context.Context, root string) (api.ServerList, error)
 // projectServers describes the servers of the project at root: live when
 // it is mounted, else as its config declares them.
 func (b *Broker) projectServers(root string) (api.ProjectServers, error) {
-	root, err := api.ResolveRoot(root)
+	root, err := b.mounts.serversRoot(root)
 	if err != nil {
-		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
+		return api.ProjectServers{}, err
 	}
 	id := api.ProjectID(root)
 	if m, _, err := b.mounts.get(id); err == nil {
@@ -244,9 +244,9 @@ func (b *Broker) RevokeServers(_ context.Context, req api.RevokeRequest) (api.Pr
 // or ends a running one's process and starts it again (served on the
 // control socket only).
 func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.ProjectServers, error) {
-	root, err := api.ResolveRoot(req.Root)
+	root, err := b.mounts.serversRoot(req.Root)
 	if err != nil {
-		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeNotProject, "%v", err)
+		return api.ProjectServers{}, err
 	}
 	m, _, err := b.mounts.get(api.ProjectID(root))
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,7 +39,8 @@ func serversCommand(ctx context.Context, args []string) error {
 	}
 	root := ""
 	if *dir != "" {
-		r, err := api.ProjectRootOf(*dir)
+		// A folder in no project is listed while a window has it mounted.
+		r, _, err := api.RootOrFolder(*dir)
 		if err != nil {
 			return err
 		}
@@ -71,9 +73,14 @@ func oneLine(s string, n int) string {
 }
 
 // resolveAndConnect resolves the project directory dir of a `berth servers`
-// action and connects to the broker (starting one when start).
+// action and connects to the broker (starting one when start). Only a
+// restart (!start, of a mounted project) takes a folder in no project too:
+// the user's servers run there while a window has it mounted.
 func resolveAndConnect(ctx context.Context, dir string, start bool) (string, *api.Client, error) {
 	root, err := api.ProjectRootOf(dir)
+	if !start && errors.Is(err, api.ErrNotProject) {
+		root, _, err = api.RootOrFolder(dir)
+	}
 	if err != nil {
 		return "", nil, err
 	}

@@ -102,6 +102,18 @@ func TestFolderWithoutPraxisOSIsServed(t *testing.T) {
 	if l, ok := projectsJSON(t, b.Home); !ok || len(l.Projects) != 1 || l.Projects[0].Kind != api.KindFolder {
 		t.Errorf("berth projects --json: %+v", l)
 	}
+	// The user's server of a folder is listed and restarted as a project's is.
+	out, code = berthCmd(t, b.Home, "servers", "--project", folder)
+	if code != 0 || !strings.Contains(out, "memory") || !strings.Contains(out, string(api.ServerRunning)) {
+		t.Errorf("berth servers --project FOLDER (exit %d):\n%s", code, out)
+	}
+	if out, code := berthCmd(t, b.Home, "servers", "restart", folder, "memory"); code != 0 {
+		t.Errorf("berth servers restart FOLDER memory (exit %d):\n%s", code, out)
+	}
+	brokertest.Eventually(t, "the restarted server answers the second window", func() bool {
+		res, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "memory__read_graph", Arguments: map[string]any{}})
+		return err == nil && !res.IsError && strings.Contains(resultText(res), "served without .praxis-os")
+	})
 	if diff := cmp.Diff(before, tree(t, folder)); diff != "" {
 		t.Errorf("the folder changed while served (-before +after):\n%s", diff)
 	}
