@@ -16,13 +16,18 @@ const Usage = `usage: berth-shim [--project DIR] [--transport dual|stdio|http] [
 
 An IDE runs berth-shim as an MCP server. It attaches the project to the
 Berth broker, starting one if none runs. The project is --project, else
-$PROJECT_ROOT, else $AGENT_OS_BASE_PATH (praxis-os's: the project root or
-its .praxis-os folder), else the nearest ancestor of the working directory
-holding .praxis-os/, else the first of the IDE's workspace folders (its MCP
-roots) holding .praxis-os/. The broker writes the project's state file
-.praxis-os/.mcp_server_state.json for sub-agents, from what every window
-and pin of the project asked for. When the shim cannot serve, it answers
-the IDE's requests with an error that names the problem and the fix.
+$PROJECT_ROOT (either: the project the folder is in), else
+$AGENT_OS_BASE_PATH (praxis-os's: the project root or its .praxis-os
+folder), else the nearest ancestor of the working directory holding
+.praxis-os/, else the first of the IDE's workspace folders (its MCP roots)
+in a project. A folder in no project (--project, else the first workspace
+folder, else the working directory when the IDE names none) is served as
+a folder: your servers from the broker's config, no standards, nothing
+written into it; never /, your home directory or a folder above it. The
+broker writes a project's state file .praxis-os/.mcp_server_state.json for
+sub-agents, from what every window and pin of the project asked for. When
+the shim cannot serve, it answers the IDE's requests with an error that
+names the problem and the fix.
 
 --transport, what the IDE speaks and what this window asks the state file to offer:
   dual   (default) MCP on stdin/stdout for the IDE; the state file names the
