@@ -152,6 +152,15 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 			t.mu.Unlock()
 			return t.attach(ctx, req)
 		}
+		if e.m.engine.Folder() != folder {
+			// The folder became a project, or the project lost its
+			// .praxis-os/, since it was mounted: what dropVanished would
+			// do within vanishInterval is done now, and the attach gets
+			// the root as it is.
+			t.mu.Unlock()
+			t.drop(context.Background(), id, e, "the root changed kind: mounting it again")
+			return t.attach(ctx, req)
+		}
 	}
 	lease := newLease()
 	e.holders[lease] = holder{kind: kind, pid: req.PID, transport: transport}

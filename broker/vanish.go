@@ -37,26 +37,30 @@ func (t *mounts) dropVanished(ctx context.Context) {
 	}
 	t.mu.Unlock()
 	for _, c := range cands {
-		why := vanished(c.root, c.folder)
-		if why == "" {
-			continue
+		if why := vanished(c.root, c.folder); why != "" {
+			t.drop(ctx, c.id, c.e, why)
 		}
-		t.mu.Lock()
-		if t.entries[c.id] != c.e || t.closed {
-			t.mu.Unlock()
-			continue
-		}
-		if c.e.grace != nil {
-			c.e.grace.Stop()
-		}
-		delete(t.entries, c.id)
-		t.changedLocked()
-		holders := len(c.e.holders)
-		t.mu.Unlock()
-		t.log.Warn(why+": unmounting", "project", c.id, "root", c.root, "port", c.e.m.portNow(), "holders", holders)
-		t.unmount(ctx, c.e.m, why)
-		t.released(c.id)
 	}
+}
+
+// drop unmounts the mount of e whoever holds it, if e is still id's
+// entry: its holders notice their stream end.
+func (t *mounts) drop(ctx context.Context, id string, e *entry, why string) {
+	t.mu.Lock()
+	if t.entries[id] != e || t.closed {
+		t.mu.Unlock()
+		return
+	}
+	if e.grace != nil {
+		e.grace.Stop()
+	}
+	delete(t.entries, id)
+	t.changedLocked()
+	holders := len(e.holders)
+	t.mu.Unlock()
+	t.log.Warn(why+": unmounting", "project", id, "root", e.m.root, "port", e.m.portNow(), "holders", holders)
+	t.unmount(ctx, e.m, why)
+	t.released(id)
 }
 
 // vanished says why the mount of root must end now, or "": a project's

@@ -22,7 +22,8 @@ import (
 // using .praxis-os/, and the user's hosted server (the broker config's
 // server-memory), called through the shim. `berth projects` lists the
 // folder with its kind; nothing is written into it. When the folder gains
-// a .praxis-os/ folder, its window's shim gets the project.
+// a .praxis-os/ folder, its windows' shims get the project, and so does a
+// pin at once.
 func TestFolderWithoutPraxisOSIsServed(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
@@ -126,15 +127,20 @@ func TestFolderWithoutPraxisOSIsServed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(folder, ".praxis-os", "standards", "testing.md"), []byte("# Testing\n\nEvery giraffe test runs real processes.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	brokertest.Eventually(t, "the folder served as a project, held by both windows", func() bool {
+	// A pin right away gets the project, even before the broker's next
+	// look at its mounts ends the folder's.
+	if resp := b.Attach(t, folder); resp.Kind != api.KindProject {
+		t.Errorf("berth attach of the folder that became a project got %+v", resp.Project)
+	}
+	brokertest.Eventually(t, "the folder served as a project, held by both windows and the pin", func() bool {
 		p, err := b.Client.Project(ctx, id)
-		return err == nil && p.Kind == api.KindProject && p.Holders == 2
+		return err == nil && p.Kind == api.KindProject && p.Holders == 3
 	})
 	brokertest.Eventually(t, "search_standards of the project through the first window", func() bool {
 		res, err := ide.CallTool(ctx, &mcp.CallToolParams{Name: "search_standards", Arguments: map[string]any{"query": "giraffe"}})
 		return err == nil && !res.IsError && strings.Contains(resultText(res), "testing.md")
 	})
-	if !strings.Contains(b.Stderr(), "serving it as a project") {
+	if !strings.Contains(b.Stderr(), "serving it as a project") && !strings.Contains(b.Stderr(), "the root changed kind") {
 		t.Errorf("the broker log does not say why the folder's mount ended")
 	}
 }
