@@ -151,7 +151,6 @@ func TestFolderWithoutPraxisOSIsServed(t *testing.T) {
 // naming a folder inside the home directory it is served.
 func TestHomeDirectoryIsNeverAFolder(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	userHome, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -164,6 +163,7 @@ func TestHomeDirectoryIsNeverAFolder(t *testing.T) {
 			t.Errorf("a shim in the home directory: %v; want an error naming %q", err, want)
 		}
 	}
+	ctx := testCtx(t, 2*time.Minute)
 	if ps, err := b.Client.Projects(ctx); err != nil || len(ps) != 0 {
 		t.Errorf("mounted after the refusal: %+v %v", ps, err)
 	}
