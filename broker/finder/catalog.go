@@ -81,8 +81,8 @@ var specs = [nFields]search.FieldSpec{
 	fieldServer: {Weight: 1, B: 0},
 }
 
-// Catalog ranks a fixed set of tools. It is immutable: a new set of tools
-// is a new Catalog.
+// Catalog ranks a fixed set of tools for a task (rank.go). It is
+// immutable: a new set of tools is a new Catalog.
 type Catalog struct {
 	tools  []*Tool
 	byName map[string]*Tool
@@ -102,7 +102,7 @@ func NewCatalog(tools []*Tool) *Catalog {
 		c.tools = append(c.tools, t)
 		docs = append(docs, document(t))
 	}
-	c.fx = search.NewFields(specs[:], docs, search.FieldsOptions{Related: related, RelatedWeight: relatedWeight})
+	c.fx = search.NewFields(specs[:], docs, search.FieldsOptions{}) // related words are the query's (query.go)
 	return c
 }
 
@@ -160,12 +160,18 @@ func (c *Catalog) Len() int { return len(c.tools) }
 // Lookup is the tool served as name, or nil.
 func (c *Catalog) Lookup(name string) *Tool { return c.byName[name] }
 
+// maxQueryBytes bounds a task's text: a sentence or two.
+const maxQueryBytes = 2000
+
 // Find ranks the tools for query and returns the best n, best first.
 func (c *Catalog) Find(query string, n int) ([]*Tool, error) {
-	hits, err := c.fx.Search(query, n)
-	if err != nil {
-		return nil, err
+	if strings.TrimSpace(query) == "" {
+		return nil, search.ErrEmptyQuery
 	}
+	if len(query) > maxQueryBytes {
+		return nil, fmt.Errorf("query is %d bytes long; keep it under %d: say in a sentence what you want to do", len(query), maxQueryBytes)
+	}
+	hits := c.rank(query)
 	out := make([]*Tool, 0, n)
 	for _, h := range hits[:min(n, len(hits))] {
 		out = append(out, c.tools[h.Doc])

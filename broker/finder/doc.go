@@ -6,10 +6,16 @@
 //
 // # Pieces
 //
-//   - [Catalog] ranks a set of tools with the project's search engine
-//     (project/search's Fields: its analyzer and BM25F) over each tool's
-//     name, description, parameters and server, with groups of words
-//     agents use for what tools do (related.go).
+//   - [Catalog] ranks a set of tools for a task with the project's
+//     search engine (project/search's Fields: its analyzer and BM25F)
+//     over each tool's name, description, parameters and server
+//     (catalog.go). The task is read as an agent says it (query.go): its
+//     words with the words related to them (related.go), a phrasal verb
+//     as the verb it means ("look up" as "search"), a question by what it
+//     asks for ("which ...?" a list), a value by its kind, not its own
+//     words ("package.json" a file, 17 a number, Alice a name); a tool
+//     scores the sum of the weighted BM25F scores of those terms
+//     (rank.go).
 //   - [Finder] is one mount's: its receiving middleware (Middleware)
 //     shapes each session's tools/list by its [Mode] (the client's
 //     ?tools= or --tools, else mcp.tools_listing; auto decides by the

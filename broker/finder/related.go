@@ -1,5 +1,11 @@
 package finder
 
+import (
+	"sync"
+
+	"github.com/berth-dev/berth/project/search"
+)
+
 // related are groups of words that stand for one another when people ask
 // for a tool: an agent says what it wants done ("forget Bob", "ship it",
 // "book a meeting") in words a tool's name and description may not use
@@ -101,3 +107,7 @@ var related = [][]string{
 
 // relatedWeight is the weight of a related word against the query's own.
 const relatedWeight = 0.5
+
+// relatedTerms maps each analyzed word of the related groups to the other
+// words of its groups.
+var relatedTerms = sync.OnceValue(func() map[string][]string { return search.RelatedTerms(related) })

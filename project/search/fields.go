@@ -103,6 +103,14 @@ func NewFields(specs []FieldSpec, docs [][]string, opts FieldsOptions) *Fields {
 	return fx
 }
 
+// RelatedTerms maps each analyzed word of groups to the other words of
+// the groups holding it, analyzed as Fields analyzes text: the terms
+// FieldsOptions.Related adds for a query's word, for callers that expand
+// a query their own way ([Fields.TermScores]).
+func RelatedTerms(groups [][]string) map[string][]string {
+	return groupsOf(newAnalyzer(), groups)
+}
+
 // groupsOf maps each analyzed term of the groups to the other terms of
 // the groups holding it.
 func groupsOf(an *analyzer, groups [][]string) map[string][]string {
@@ -150,16 +158,10 @@ func (fx *Fields) Search(text string, n int) ([]FieldHit, error) {
 		}
 		w := idf(float64(fx.docs), float64(len(pl))) * (k1 + 1) * p.weight(i)
 		for _, ps := range pl {
-			var t float32
-			for f, tf := range ps.tf {
-				if tf > 0 {
-					t += fx.specs[f].Weight * float32(tf) * fx.norms[f][ps.doc]
-				}
-			}
 			if scores[ps.doc] == 0 {
 				touched = append(touched, ps.doc)
 			}
-			scores[ps.doc] += w * saturate(t, k1)
+			scores[ps.doc] += w * saturate(fx.pseudoFreq(ps), k1)
 		}
 	}
 	hits := make([]FieldHit, 0, len(touched))
@@ -173,6 +175,34 @@ func (fx *Fields) Search(text string, n int) ([]FieldHit, error) {
 		return cmp.Compare(a.Doc, b.Doc)
 	})
 	return hits[:min(len(hits), p.n)], nil
+}
+
+// TermScores calls fn with each document holding term (an index term,
+// as [Words] returns them) and the term's BM25F score in it, for callers
+// that weigh and combine a query's terms their own way: a query's score
+// in Search is the sum of its terms'.
+func (fx *Fields) TermScores(term string, fn func(doc int, score float32)) {
+	pl := fx.postings[term]
+	if len(pl) == 0 {
+		return
+	}
+	k1 := fx.opts.K1
+	w := idf(float64(fx.docs), float64(len(pl))) * (k1 + 1)
+	for _, ps := range pl {
+		fn(int(ps.doc), w*saturate(fx.pseudoFreq(ps), k1))
+	}
+}
+
+// pseudoFreq is BM25F's pseudo-frequency of a posting's term: its
+// frequency in each field, weighted and length-normalized.
+func (fx *Fields) pseudoFreq(ps fieldPosting) float32 {
+	var t float32
+	for f, tf := range ps.tf {
+		if tf > 0 {
+			t += fx.specs[f].Weight * float32(tf) * fx.norms[f][ps.doc]
+		}
+	}
+	return t
 }
 
 // expand adds to p the joined pairs of its words that the documents hold

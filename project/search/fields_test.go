@@ -47,3 +47,37 @@ func TestFieldsRanksByWeightedFields(t *testing.T) {
 		t.Errorf("Len = %d", fx.Len())
 	}
 }
+
+// TestFieldsTermScores: a query's score in Search is the sum of its
+// terms' TermScores; a term no document holds calls nothing; RelatedTerms
+// analyzes the groups as the fields are.
+func TestFieldsTermScores(t *testing.T) {
+	specs := []FieldSpec{{Weight: 3, B: 0.5}, {Weight: 1, B: 0.75}}
+	docs := [][]string{
+		{"read_graph", "Read the entire knowledge graph"},
+		{"delete_entities", "Delete entities and their relations from the graph"},
+		{"list_directory", "List the files of a folder: delete nothing"},
+	}
+	fx := NewFields(specs, docs, FieldsOptions{})
+	sum := make([]float32, len(docs))
+	for _, term := range Words("delete graph") {
+		fx.TermScores(term, func(doc int, score float32) { sum[doc] += score })
+	}
+	hits, err := fx.Search("delete graph", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 3 {
+		t.Fatalf("delete graph: %v, want all three documents", hits)
+	}
+	for _, h := range hits {
+		if d := h.Score - sum[h.Doc]; d > 1e-4 || d < -1e-4 {
+			t.Errorf("document %d: Search scores %v, its terms' TermScores sum to %v", h.Doc, h.Score, sum[h.Doc])
+		}
+	}
+	fx.TermScores("absent", func(doc int, _ float32) { t.Errorf("absent term called for document %d", doc) })
+	rel := RelatedTerms([][]string{{"Deleting", "forget"}})
+	if got := rel["delet"]; len(got) != 1 || got[0] != "forget" {
+		t.Errorf("RelatedTerms: delet -> %v, want [forget]", got)
+	}
+}
