@@ -42,6 +42,13 @@ type forwarder struct {
 	// connection too.
 	initialize  []byte
 	initialized []byte
+
+	// unread counts the bytes written to out that the IDE has not read
+	// yet; nil when the OS cannot tell (see awaitRead).
+	unread func() (int, error)
+	// told: a notification or request of the broker went to the IDE
+	// after the last reply, and the IDE may not have read it yet.
+	told bool
 }
 
 type envelope struct {
@@ -209,12 +216,52 @@ func (f *forwarder) unsent(line []byte) {
 	}
 }
 
-// toIDE writes one broker message to stdout.
+// toIDE writes one broker message to stdout, in the order the broker
+// sent it; a reply waits until the IDE has read the messages before it
+// (awaitRead).
 func (f *forwarder) toIDE(msg []byte) error {
-	if id, method, ok := parseEnvelope(msg); ok && id != "" && method == "" {
+	id, method, ok := parseEnvelope(msg)
+	reply := ok && id != "" && method == ""
+	if reply {
 		delete(f.pending, id)
+		if f.told {
+			f.awaitRead()
+		}
 	}
+	f.told = !reply
 	return f.writeOut(msg)
+}
+
+// ReadWait bounds how long a reply waits for the IDE to read the
+// notifications written before it.
+const ReadWait = time.Second
+
+// awaitRead waits until the IDE has read everything written to stdout,
+// for at most ReadWait. A client on the TypeScript SDK hands each
+// notification it parses to its handler a moment later (a microtask) but
+// settles a reply at once: when a notification and the reply after it
+// come in one read, the reply is handled first, and the last progress of
+// a call is dropped as late. The broker sends them in order; written only
+// once the IDE has read the notification, the reply comes in a read of
+// its own, behind it. No event tells a writer that its reader read, so
+// this polls, from 20 µs (a client reads within a few) up to every 2 ms.
+// Where the OS cannot tell (macOS), the reply goes at once.
+func (f *forwarder) awaitRead() {
+	if f.unread == nil {
+		return
+	}
+	deadline := time.Now().Add(ReadWait)
+	for delay := 20 * time.Microsecond; ; delay = min(delay*2, 2*time.Millisecond) {
+		n, err := f.unread()
+		if err != nil || n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.log.Debug("the IDE has not read the notifications before a reply; sending the reply", "unread_bytes", n, "waited", ReadWait)
+			return
+		}
+		time.Sleep(delay)
+	}
 }
 
 func (f *forwarder) writeOut(msg []byte) error { return writeLine(f.out, msg) }

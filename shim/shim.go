@@ -160,6 +160,9 @@ func (s *session) run(ctx context.Context) error {
 	}
 	f := &forwarder{dial: dial, lines: prepend(queued, s.lines), out: s.opts.Stdout, log: log,
 		initialize: hs.initialize, initialized: hs.initialized}
+	if out, ok := s.opts.Stdout.(*os.File); ok {
+		f.unread = unreadOf(out)
+	}
 	return f.run(ctx)
 }
 
