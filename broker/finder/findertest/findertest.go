@@ -2,9 +2,10 @@
 // and figures: "workspace", 100 tools with realistic names, descriptions
 // and parameters (repositories, CI, chat, mail, calendar, databases,
 // cloud, monitoring, tickets, secrets; workspace.json), each answering a
-// call with its name and arguments. A test binary serves it on stdio when
-// re-run by a hosted-server declaration from [Decl] ([ServeIfAsked] in its
-// TestMain).
+// call with its name and arguments; and "plugins", whose tool list changes
+// while it runs. A test binary serves one on stdio when re-run by a
+// hosted-server declaration from [Command] or [PluginsCommand]
+// ([ServeIfAsked] in its TestMain).
 package findertest
 
 import (
@@ -81,30 +82,84 @@ func NewWorkspace() *mcp.Server {
 	return s
 }
 
+// The tools of the plugins server: EnableWeather adds WeatherForecast,
+// DisableWeather removes it.
+const (
+	EnableWeather   = "enable_weather"
+	DisableWeather  = "disable_weather"
+	WeatherForecast = "get_weather_forecast"
+)
+
+// NewPlugins is a fixture server whose tool list changes while it runs:
+// calling EnableWeather adds WeatherForecast and DisableWeather removes
+// it; the SDK tells every session with notifications/tools/list_changed.
+func NewPlugins() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "plugins", Version: "1.0.0"}, nil)
+	object := &jsonschema.Schema{Type: "object"}
+	forecast := &mcp.Tool{Name: WeatherForecast, Description: "Forecast the weather of a city for the coming days: temperature, rain and wind.",
+		InputSchema: &jsonschema.Schema{Type: "object", Required: []string{"city"}, Properties: map[string]*jsonschema.Schema{
+			"city": {Type: "string", Description: "The city to forecast the weather of"},
+			"days": {Type: "integer", Description: "How many days ahead"},
+		}}}
+	answer := func(text string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	}
+	s.AddTool(&mcp.Tool{Name: EnableWeather, Description: "Turn on the weather plugin, which adds its tools to this server.", InputSchema: object},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.AddTool(forecast, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return answer("plugins forecast " + string(req.Params.Arguments)), nil
+			})
+			return answer("the weather plugin is on"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: DisableWeather, Description: "Turn off the weather plugin and remove its tools from this server.", InputSchema: object},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.RemoveTools(WeatherForecast)
+			return answer("the weather plugin is off"), nil
+		})
+	return s
+}
+
 // serveEnv names the server a re-run test binary serves.
 const serveEnv = "BERTH_FINDERTEST_SERVE"
 
-// ServeIfAsked serves the fixture server on stdin and stdout and exits
-// when the process was started by [Decl]'s command; otherwise it returns.
-// Call it first in TestMain.
+// ServeIfAsked serves a fixture server on stdin and stdout and exits when
+// the process was started by [Command] or [PluginsCommand]; otherwise it
+// returns. Call it first in TestMain.
 func ServeIfAsked() {
-	if os.Getenv(serveEnv) != "workspace" {
+	name := os.Getenv(serveEnv)
+	var s *mcp.Server
+	switch name {
+	case "workspace":
+		s = NewWorkspace()
+	case "plugins":
+		s = NewPlugins()
+	default:
 		return
 	}
-	if err := NewWorkspace().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		log.Printf("findertest workspace: %v", err)
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Printf("findertest %s: %v", name, err)
 		os.Exit(1)
 	}
 	os.Exit(0)
 }
 
-// Command is how a hosted-server declaration runs the fixture server: this
-// test binary again, with the environment that makes ServeIfAsked serve.
+// Command is how a hosted-server declaration runs the workspace server:
+// this test binary again, with the environment that makes ServeIfAsked
+// serve it.
 func Command(tb testing.TB) (command string, env map[string]string) {
+	return commandFor(tb, "workspace")
+}
+
+// PluginsCommand is how a hosted-server declaration runs the plugins server.
+func PluginsCommand(tb testing.TB) (command string, env map[string]string) {
+	return commandFor(tb, "plugins")
+}
+
+func commandFor(tb testing.TB, name string) (string, map[string]string) {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return exe, map[string]string{serveEnv: "workspace"}
+	return exe, map[string]string{serveEnv: name}
 }
