@@ -1,7 +1,7 @@
 // Package bench is berth-bench: end-to-end benchmarks of real Berth
 // processes against their peers, measured side by side in one run.
 //
-//	go run ./cmd/berth-bench [load|e2e|hosted|hostile|all] [flags]
+//	go run ./cmd/berth-bench [load|e2e|hosted|hostile|scale|all] [flags]
 //
 // e2e: warm attach and cold start of berth-shim, the forwarding hop of a
 // small tool call (peer: mcp-remote, installed with npm into the user cache
@@ -15,7 +15,11 @@
 // load: P projects mounted (broker RSS, mount time,
 // memory per idle project), then S concurrent sessions calling
 // get_server_info for a bounded time (calls/s, latency, errors, RSS,
-// goroutines before and after). It prints a markdown table and writes the
+// goroutines before and after). scale: how the broker's RSS, goroutines,
+// open files and one call's latency grow with projects, live HTTP
+// sessions, hosted servers and a project's files (and the index build
+// time), with each row's cost per unit (not part of all: it runs for
+// minutes). It prints a markdown table and writes the
 // figures as JSON lines (latest.jsonl and a dated copy) and in Go benchmark
 // format (latest.txt, for benchstat).
 //
@@ -64,6 +68,12 @@ type Options struct {
 	HostileSamples int
 	HostileFiles   int
 	HostileLoads   []string // the hostile loads to run, by name; empty: all
+	// The scale figures' counts (each ascending) and timed calls per row.
+	ScaleProjects, ScaleSessions, ScaleServers, ScaleFiles []int
+	ScaleCalls                                             int
+	// GatewayCalls are the TypeScript SDK client's calls per subject of
+	// the gateway comparison (hosted: Berth against mcp-hub).
+	GatewayCalls int
 
 	Stdout, Stderr io.Writer
 }
@@ -92,10 +102,16 @@ func ParseArgs(args []string) (Options, error) {
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "how long the load runs")
 	fs.IntVar(&o.HostileSamples, "hostile-samples", 200, "initializes of another project measured during each hostile load")
 	fs.IntVar(&o.HostileFiles, "hostile-files", 4000, "standards files of the project whose index is saved over and over (hostile)")
+	fs.IntSliceVar(&o.ScaleProjects, "scale-projects", []int{1, 10, 50, 200}, "projects mounted at each row of the scale figures")
+	fs.IntSliceVar(&o.ScaleSessions, "scale-sessions", []int{10, 100, 1000}, "live HTTP sessions at each row of the scale figures")
+	fs.IntSliceVar(&o.ScaleServers, "scale-servers", []int{1, 5, 20}, "hosted servers at each row of the scale figures")
+	fs.IntSliceVar(&o.ScaleFiles, "scale-files", []int{1000, 10000, 50000}, "files of the project indexed at each row of the scale figures")
+	fs.IntVar(&o.ScaleCalls, "scale-calls", 300, "timed get_server_info calls per row of the scale figures")
+	fs.IntVar(&o.GatewayCalls, "gateway-calls", 300, "calls per subject of the TypeScript SDK client against Berth and mcp-hub (hosted)")
 	fs.StringSliceVar(&o.HostileLoads, "hostile-loads", nil, "the hostile loads to run (none, index-save, batch, flood, nested-config; default all)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|hosted|hostile|all] [flags]\n%s", fs.FlagUsages())
+			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|hosted|hostile|scale|all] [flags]\n%s", fs.FlagUsages())
 		}
 		return o, fmt.Errorf("%w (see go run ./cmd/berth-bench --help)", err)
 	}
@@ -105,24 +121,35 @@ func ParseArgs(args []string) (Options, error) {
 	case 1:
 		o.Mode = fs.Arg(0)
 	default:
-		return o, fmt.Errorf("one mode only: load, e2e, hosted, hostile or all (got %q)", strings.Join(fs.Args(), " "))
+		return o, fmt.Errorf("one mode only: load, e2e, hosted, hostile, scale or all (got %q)", strings.Join(fs.Args(), " "))
 	}
 	if o.Mode == floorMode { // the floor of the HTTP figures, started by the bench itself
 		return o, nil
 	}
-	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "hosted" && o.Mode != "hostile" && o.Mode != "all" {
-		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted, hostile or all", o.Mode)
+	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "hosted" && o.Mode != "hostile" && o.Mode != "scale" && o.Mode != "all" {
+		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted, hostile, scale or all", o.Mode)
 	}
 	if *quick {
 		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 2, 30, 50, 60, 3
 		o.Projects, o.Files, o.Sessions, o.Duration = 3, 5, 4, time.Second
 		o.HostileSamples, o.HostileFiles = 20, 50
+		o.ScaleProjects, o.ScaleSessions, o.ScaleServers, o.ScaleFiles, o.ScaleCalls = []int{1, 3}, []int{2, 5}, []int{1, 2}, []int{100, 300}, 20
+		o.GatewayCalls = 20
 	}
 	for name, v := range map[string]int{"launches": o.Launches, "cold-runs": o.ColdRuns, "cold-files": o.ColdFiles,
 		"hop-calls": o.HopCalls, "search-files": o.SearchFiles, "windows": o.Windows, "projects": o.Projects, "files": o.Files, "sessions": o.Sessions,
-		"hostile-samples": o.HostileSamples, "hostile-files": o.HostileFiles} {
+		"hostile-samples": o.HostileSamples, "hostile-files": o.HostileFiles, "scale-calls": o.ScaleCalls, "gateway-calls": o.GatewayCalls} {
 		if v < 1 || v > 100_000 {
 			return o, fmt.Errorf("--%s %d: use 1 to 100000", name, v)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		counts []int
+		most   int
+	}{{"scale-projects", o.ScaleProjects, 500}, {"scale-sessions", o.ScaleSessions, 5000}, {"scale-servers", o.ScaleServers, 50}, {"scale-files", o.ScaleFiles, 100_000}} {
+		if err := ascending(c.name, c.counts, c.most); err != nil {
+			return o, err
 		}
 	}
 	if o.Projects > 500 {
@@ -132,7 +159,7 @@ func ParseArgs(args []string) (Options, error) {
 		if fi, err := os.Stat(filepath.Join(o.Baseline, "berth")); err != nil || fi.IsDir() {
 			return o, fmt.Errorf("--baseline %s: no berth binary there (build one with go build -o DIR/ ./cmd/berth)", o.Baseline)
 		}
-		if o.Mode == "load" || o.Mode == "hostile" {
+		if o.Mode == "load" || o.Mode == "hostile" || o.Mode == "scale" {
 			return o, errors.New("--baseline runs with the hosted hop: use it with hosted, e2e or all")
 		}
 	}
@@ -140,6 +167,19 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("--duration %s: use a positive duration up to 10m", o.Duration)
 	}
 	return o, nil
+}
+
+// ascending checks that counts are ascending, from 1 to most.
+func ascending(name string, counts []int, most int) error {
+	if len(counts) == 0 {
+		return fmt.Errorf("--%s: give at least one count", name)
+	}
+	for i, n := range counts {
+		if n < 1 || n > most || (i > 0 && n <= counts[i-1]) {
+			return fmt.Errorf("--%s %v: ascending counts from 1 to %d", name, counts, most)
+		}
+	}
+	return nil
 }
 
 // runner holds one run's state.
@@ -218,6 +258,11 @@ func RunOptions(ctx context.Context, o Options) (err error) {
 			return fmt.Errorf("hostile: %w", err)
 		}
 	}
+	if o.Mode == "scale" {
+		if err := r.scale(ctx); err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
+	}
 	machine := machineLine(ctx)
 	out := o.Out
 	if out == "" {
@@ -231,7 +276,11 @@ func RunOptions(ctx context.Context, o Options) (err error) {
 		return fmt.Errorf("write the raw output: %w", err)
 	}
 	fmt.Fprintf(o.Stdout, "berth-bench %s, %s\n%s\n\n", o.Mode, r.rs.run, machine)
-	writeTable(o.Stdout, r.rs, o.Mode)
+	if o.Mode == "scale" {
+		writeScaleTable(o.Stdout, r.rs, o)
+	} else {
+		writeTable(o.Stdout, r.rs, o.Mode)
+	}
 	fmt.Fprintf(o.Stdout, "\nraw: %s\n", strings.Join(paths, ", "))
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,17 +28,7 @@ func TestBenchSmoke(t *testing.T) {
 	// from this source tree, as the documented command does.
 	stdout, stderr := runBench(t, "all", "--quick", "--no-peer", "--keep", "--out", out)
 
-	// Every process the run started is gone: none runs with a home in its
-	// (kept) temporary directory.
-	_, kept, ok := strings.Cut(stderr.String(), "bench: kept ")
-	if !ok {
-		t.Fatalf("no kept directory in the progress:\n%s", stderr.String())
-	}
-	kept = strings.TrimSpace(kept)
-	t.Cleanup(func() { os.RemoveAll(kept) })
-	if left := brokertest.Processes(t, func(_, home string) bool { return strings.HasPrefix(home, kept+string(filepath.Separator)) }); len(left) > 0 {
-		t.Errorf("processes left running with a home in %s: %v", kept, left)
-	}
+	noneLeft(t, stderr)
 
 	got, err := ReadResults(filepath.Join(out, "latest.jsonl"))
 	if err != nil {
@@ -116,6 +108,22 @@ func TestBenchSmoke(t *testing.T) {
 	}
 }
 
+// noneLeft checks that every process a --keep run started is gone: none
+// runs with a home in its kept temporary directory (named in its
+// progress), which it removes afterwards.
+func noneLeft(t *testing.T, progress *bytes.Buffer) {
+	t.Helper()
+	_, kept, ok := strings.Cut(progress.String(), "bench: kept ")
+	if !ok {
+		t.Fatalf("no kept directory in the progress:\n%s", progress.String())
+	}
+	kept = strings.TrimSpace(kept)
+	t.Cleanup(func() { os.RemoveAll(kept) })
+	if left := brokertest.Processes(t, func(_, home string) bool { return strings.HasPrefix(home, kept+string(filepath.Separator)) }); len(left) > 0 {
+		t.Errorf("processes left running with a home in %s: %v", kept, left)
+	}
+}
+
 // runBench runs berth-bench with args (at most 5 minutes) and returns
 // what it printed and its progress.
 func runBench(t *testing.T, args ...string) (stdout, stderr *bytes.Buffer) {
@@ -178,10 +186,62 @@ func TestParseArgs(t *testing.T) {
 	for _, bad := range [][]string{
 		{"speed"}, {"load", "e2e"}, {"--launches", "0"}, {"--sessions", "-3"}, {"--projects", "501"},
 		{"--duration", "0s"}, {"--duration", "1h"}, {"--nope"}, {"hosted", "--baseline", t.TempDir()},
+		{"scale", "--scale-projects", "10,5"}, {"scale", "--scale-sessions", "0"}, {"scale", "--scale-servers", "51"},
+		{"scale", "--scale-files", ""}, {"scale", "--scale-calls", "0"}, {"--gateway-calls", "0"},
 	} {
 		if _, err := ParseArgs(bad); err == nil {
 			t.Errorf("ParseArgs(%q) accepted", bad)
 		}
+	}
+}
+
+// TestScaleSmoke runs the scale figures at tiny sizes: every row of every
+// group has its figures, the table prints them, and no process the run
+// started is left; it asserts no timing.
+func TestScaleSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts brokers and npm servers")
+	}
+	out := t.TempDir()
+	stdout, stderr := runBench(t, "scale", "--quick", "--keep", "--bin", brokertest.Binaries(t), "--out", out)
+	noneLeft(t, stderr)
+	got, err := ReadResults(filepath.Join(out, "latest.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &results{list: got}
+	o, err := ParseArgs([]string{"scale", "--quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = exec.LookPath("node")
+	noNode := err != nil && os.Getenv("BERTH_CI") == ""
+	for _, g := range scaleGroups {
+		if g.bench == scaleServers && noNode {
+			if res, _ := rs.find(g.bench, scaleBase, "rss"); !strings.HasPrefix(res.Skipped, "node is not installed") {
+				t.Errorf("%s without node: %+v, want skipped", g.bench, res)
+			}
+			continue
+		}
+		for _, n := range g.counts(o) {
+			subject := strconv.Itoa(n)
+			metrics := scaleMetrics
+			if g.bench == scaleIndex {
+				metrics = append(slices.Clone(metrics), "build")
+			}
+			for _, m := range metrics {
+				if res, ok := rs.get(g.bench, subject, m); !ok || (m != "fds" && res.Value <= 0) {
+					t.Errorf("%s %s %s: %+v", g.bench, subject, m, res)
+				}
+			}
+			if !strings.Contains(stdout.String(), fmt.Sprintf(" | %d | ", n)) {
+				t.Errorf("the printed table has no row of %d for %s:\n%s", n, g.bench, stdout.String())
+			}
+		}
+	}
+	// The sessions rows ran with mcp.max_sessions raised, and say so.
+	if !strings.Contains(stdout.String(), fmt.Sprintf("mcp.max_sessions raised to %d", o.ScaleSessions[len(o.ScaleSessions)-1]+1)) {
+		t.Errorf("the table does not say mcp.max_sessions was raised:\n%s", stdout.String())
 	}
 }
 

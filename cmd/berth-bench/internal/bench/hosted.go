@@ -46,39 +46,57 @@ func (r *runner) skipHosted(why string) {
 	for subject, metrics := range hostedMetrics {
 		r.rs.skip(hostedBench, subject, why, metrics...)
 	}
+	r.skipGateway(why)
 }
 
 // installHostedServers returns node and the folder holding the locked npm
-// servers' node_modules: the tree's own when the tests (or .ci/run)
-// installed them there, else the user cache, installed on first use (the
-// bench never installs into the repository). why is set instead when the
-// figures cannot run.
+// servers' node_modules (see installLocked).
 func installHostedServers(ctx context.Context, src string, progress io.Writer) (node, dir, why string, err error) {
+	return installLocked(ctx, src, hostedLockDir, "hosted", installed, progress)
+}
+
+// installLocked returns node and the folder holding the node_modules of
+// the npm lock file in the source tree's lockDir: the tree's own when the
+// tests (or .ci/run) installed them there, else a copy of lockDir's files
+// in the user cache (cacheName plus a hash of the lock), installed with
+// npm ci on first use (the bench never installs into the repository).
+// ok tells whether a folder holds what is needed. why is set instead when
+// the figures cannot run.
+func installLocked(ctx context.Context, src, lockDir, cacheName string, ok func(dir string) bool, progress io.Writer) (node, dir, why string, err error) {
 	node, lerr := exec.LookPath("node")
 	switch {
 	case lerr != nil:
 		return "", "", "node is not installed (install Node.js 18+ with npm)", nil
 	case src == "":
-		return "", "", "run from the Berth source tree (the servers' lock file is there)", nil
+		return "", "", "run from the Berth source tree (the lock file of " + lockDir + " is there)", nil
 	}
-	if installed(filepath.Join(src, hostedLockDir)) {
-		return node, filepath.Join(src, hostedLockDir), "", nil
+	if ok(filepath.Join(src, lockDir)) {
+		return node, filepath.Join(src, lockDir), "", nil
 	}
-	lock, err := os.ReadFile(filepath.Join(src, hostedLockDir, "package-lock.json"))
+	entries, err := os.ReadDir(filepath.Join(src, lockDir))
 	if err != nil {
 		return "", "", "", err
 	}
-	pkg, err := os.ReadFile(filepath.Join(src, hostedLockDir, "package.json"))
-	if err != nil {
-		return "", "", "", err
+	files := map[string][]byte{}
+	h := sha256.New()
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		body, err := os.ReadFile(filepath.Join(src, lockDir, e.Name()))
+		if err != nil {
+			return "", "", "", err
+		}
+		files[e.Name()] = body
+		h.Write([]byte(e.Name()))
+		h.Write(body)
 	}
 	base, err := peerDir()
 	if err != nil {
 		return "", "", "", err
 	}
-	sum := sha256.Sum256(append(pkg, lock...))
-	dir = filepath.Join(base, "hosted-"+hex.EncodeToString(sum[:6]))
-	if _, err := os.Stat(filepath.Join(dir, "installed")); err == nil && installed(dir) {
+	dir = filepath.Join(base, cacheName+"-"+hex.EncodeToString(h.Sum(nil)[:6]))
+	if _, err := os.Stat(filepath.Join(dir, "installed")); err == nil && ok(dir) {
 		return node, dir, "", nil
 	}
 	npm, err := exec.LookPath("npm")
@@ -88,18 +106,21 @@ func installHostedServers(ctx context.Context, src string, progress io.Writer) (
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", "", err
 	}
-	for name, body := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
+	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
 			return "", "", "", err
 		}
 	}
-	fmt.Fprintf(progress, "installing the MCP servers of %s with npm ci into %s (first run only)...\n", hostedLockDir, dir)
+	fmt.Fprintf(progress, "installing the npm packages of %s with npm ci into %s (first run only)...\n", lockDir, dir)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Stdout, cmd.Stderr = progress, progress
 	if err := cmd.Run(); err != nil {
-		return "", "", "", fmt.Errorf("npm ci of the hosted servers: %w (check the network)", err)
+		return "", "", "", fmt.Errorf("npm ci of %s: %w (check the network)", lockDir, err)
+	}
+	if !ok(dir) {
+		return "", "", "", fmt.Errorf("npm ci of %s into %s installed less than the bench needs", lockDir, dir)
 	}
 	return node, dir, "", os.WriteFile(filepath.Join(dir, "installed"), nil, 0o644)
 }
@@ -166,6 +187,9 @@ func (r *runner) hostedServers(ctx context.Context) error {
 	}
 	if err := r.hostedRSS(ctx, h); err != nil {
 		return fmt.Errorf("hosted RSS: %w", err)
+	}
+	if err := r.gateway(ctx, h); err != nil {
+		return fmt.Errorf("gateway (mcp-hub): %w", err)
 	}
 	return nil
 }
@@ -516,6 +540,15 @@ func hostedRows() []row {
 				return ok1 && ok2 && b <= p/4, ok1 && ok2 && p > 0
 			}},
 		{label: "hosted server: the same RSS with the 4 windows' shims counted", bench: hostedBench, metric: "rss-with-shims", berthSubject: subjectShim, node: true},
+		{label: "TypeScript SDK client (SSE), server-memory read_graph p50 through Berth's project port", bench: hostedBench, metric: "sdk-call-p50",
+			berthSubject: subjectSDKBerth, peer: subjectHub, node: true,
+			target: "faster than mcp-hub", met: ratio(subjectSDKBerth, "sdk-call-p50", subjectHub, "sdk-call-p50", func(x float64) bool { return x > 1 })},
+		{label: "the same client, the same call on a direct stdio connection to server-memory", bench: hostedBench, metric: "sdk-call-p50", berthSubject: subjectSDKDirect, node: true},
+		{label: "mcp-hub's read_graph p50 / Berth's, same client, same rounds", bench: hostedBench, metric: "vs-berth-p50", berthSubject: subjectHub, node: true},
+		{label: "the gateway's own RSS beside one running server (Berth: the broker of the hosted project, two servers running)", bench: hostedBench, metric: "gateway-rss",
+			berthSubject: subjectSDKBerth, peer: subjectHub, node: true,
+			target: "below mcp-hub", met: ratio(subjectSDKBerth, "gateway-rss", subjectHub, "gateway-rss", func(x float64) bool { return x > 1 })},
+		{label: "mcp-hub's RSS / Berth's", bench: hostedBench, metric: "vs-berth-rss", berthSubject: subjectHub, node: true},
 		{label: "--baseline: the hosted call p50 through its broker's HTTP port, in the same rounds", bench: hostedBench, metric: "call-p50", berthSubject: subjectBaseline, node: true, optional: true},
 		{label: "--baseline: its hosted hop p50 (minus direct stdio)", bench: hostedBench, metric: "added-p50", berthSubject: subjectBaseline, node: true, optional: true},
 		{label: "--baseline: its own current_date p50", bench: hostedBench, metric: "call-p50", berthSubject: subjectBaselineOwn, node: true, optional: true},

@@ -99,18 +99,25 @@ func (b *broker) pid() int { return b.cmd.Process.Pid }
 // stop sends SIGTERM and waits up to 10 s, then SIGKILL; then it stops any
 // broker a shim started on the same home meanwhile.
 func (b *broker) stop() {
-	select {
-	case <-b.exited:
-	default:
-		_ = b.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-b.exited:
-		case <-time.After(10 * time.Second):
-			_ = b.cmd.Process.Kill()
-			<-b.exited
-		}
-	}
+	terminate(b.cmd.Process, b.exited)
 	_ = stopAny(context.Background(), b.home)
+}
+
+// terminate ends p, a child of the bench whose exited closes when it is
+// reaped: SIGTERM, up to 10 s, then SIGKILL.
+func terminate(p *os.Process, exited <-chan struct{}) {
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = p.Kill()
+		<-exited
+	}
 }
 
 // stopAny stops a broker that still answers on home's socket (one a shim
