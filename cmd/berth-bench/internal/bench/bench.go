@@ -71,6 +71,7 @@ type Options struct {
 	// The scale figures' counts (each ascending) and timed calls per row.
 	ScaleProjects, ScaleSessions, ScaleServers, ScaleFiles []int
 	ScaleCalls                                             int
+	ScaleGroups                                            []string // the scale groups to run, by name; empty: all
 	// GatewayCalls are the TypeScript SDK client's calls per subject of
 	// the gateway comparison (hosted: Berth against mcp-hub).
 	GatewayCalls int
@@ -106,6 +107,7 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntSliceVar(&o.ScaleSessions, "scale-sessions", []int{10, 100, 1000}, "live HTTP sessions at each row of the scale figures")
 	fs.IntSliceVar(&o.ScaleServers, "scale-servers", []int{1, 5, 20}, "hosted servers at each row of the scale figures")
 	fs.IntSliceVar(&o.ScaleFiles, "scale-files", []int{1000, 10000, 50000}, "files of the project indexed at each row of the scale figures")
+	fs.StringSliceVar(&o.ScaleGroups, "scale-groups", nil, "the scale groups to run (projects, sessions, servers, index; default all)")
 	fs.IntVar(&o.ScaleCalls, "scale-calls", 300, "timed get_server_info calls per row of the scale figures")
 	fs.IntVar(&o.GatewayCalls, "gateway-calls", 300, "calls per subject of the TypeScript SDK client against Berth and mcp-hub (hosted)")
 	fs.StringSliceVar(&o.HostileLoads, "hostile-loads", nil, "the hostile loads to run (none, index-save, batch, flood, nested-config; default all)")
@@ -150,6 +152,11 @@ func ParseArgs(args []string) (Options, error) {
 	}{{"scale-projects", o.ScaleProjects, 500}, {"scale-sessions", o.ScaleSessions, 5000}, {"scale-servers", o.ScaleServers, 50}, {"scale-files", o.ScaleFiles, 100_000}} {
 		if err := ascending(c.name, c.counts, c.most); err != nil {
 			return o, err
+		}
+	}
+	for _, g := range o.ScaleGroups {
+		if g != "projects" && g != "sessions" && g != "servers" && g != "index" {
+			return o, fmt.Errorf("--scale-groups %s: use projects, sessions, servers or index", g)
 		}
 	}
 	if o.Projects > 500 {

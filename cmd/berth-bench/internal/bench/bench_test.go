@@ -187,7 +187,7 @@ func TestParseArgs(t *testing.T) {
 		{"speed"}, {"load", "e2e"}, {"--launches", "0"}, {"--sessions", "-3"}, {"--projects", "501"},
 		{"--duration", "0s"}, {"--duration", "1h"}, {"--nope"}, {"hosted", "--baseline", t.TempDir()},
 		{"scale", "--scale-projects", "10,5"}, {"scale", "--scale-sessions", "0"}, {"scale", "--scale-servers", "51"},
-		{"scale", "--scale-files", ""}, {"scale", "--scale-calls", "0"}, {"--gateway-calls", "0"},
+		{"scale", "--scale-files", ""}, {"scale", "--scale-calls", "0"}, {"--gateway-calls", "0"}, {"scale", "--scale-groups", "memory"},
 	} {
 		if _, err := ParseArgs(bad); err == nil {
 			t.Errorf("ParseArgs(%q) accepted", bad)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -124,6 +125,9 @@ func (r *runner) scale(ctx context.Context) error {
 		{scaleProjects, r.scaleProjects}, {scaleSessions, r.scaleSessions},
 		{scaleServers, r.scaleServers}, {scaleIndex, r.scaleIndex},
 	} {
+		if len(r.o.ScaleGroups) > 0 && !slices.Contains(r.o.ScaleGroups, strings.TrimPrefix(g.name, "scale-")) {
+			continue
+		}
 		if err := g.run(ctx); err != nil {
 			return fmt.Errorf("%s: %w", g.name, err)
 		}
@@ -302,16 +306,49 @@ func (r *runner) scaleServersOf(ctx context.Context, node, script string, n int)
 		return err
 	}
 	defer s.close(context.WithoutCancel(ctx))
-	s.nextID++
-	if _, err := s.post(ctx, toolsListRequest(s.nextID), true); err != nil {
-		return err
-	}
+	// One server at a time: a call starts its lazy server. (A tools/list
+	// starts all of them at once; 20 node processes starting together on
+	// a busy 2-core machine each missed the handshake's deadline and were
+	// restarted together, over and over.)
 	for i := range n {
 		if err := s.callTool(ctx, fmt.Sprintf("memory%d__read_graph", i)); err != nil {
 			return fmt.Errorf("memory%d: %w", i, err)
 		}
 	}
+	if err := waitRunning(ctx, b, root, n, 3*time.Minute); err != nil {
+		return err
+	}
 	return r.row(ctx, b, scaleServers, strconv.Itoa(n), n, func() error { return s.callTool(ctx, "memory0__read_graph") })
+}
+
+// waitRunning polls b until n hosted servers of root run (at most limit).
+func waitRunning(ctx context.Context, b *broker, root string, n int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	running, states := 0, map[string]int{}
+	for time.Now().Before(deadline) {
+		list, err := b.client.Servers(ctx, root)
+		if err != nil {
+			return err
+		}
+		running, states = 0, map[string]int{}
+		for _, p := range list.Projects {
+			for _, s := range p.Servers {
+				states[fmt.Sprintf("%s (%s)", s.State, s.LastError)]++
+				if s.State == api.ServerRunning {
+					running++
+				}
+			}
+		}
+		if running >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%d of %d hosted servers running after %s: %v", running, n, limit, states)
 }
 
 // scaleIndex: for each size, a broker mounts one project of that many
@@ -376,13 +413,16 @@ var scaleGroups = []scaleGroup{
 // writeScaleTable prints the scale figures: each row's absolute figures
 // and, beside them, what one unit added over the group's base.
 func writeScaleTable(w io.Writer, rs *results, o Options) {
-	fmt.Fprintln(w, "| rows | count | broker RSS | goroutines | open fds | get_server_info p50 / p99 | index build | RSS per unit | goroutines per unit | fds per unit | build per unit |")
+	fmt.Fprintln(w, "| rows | count | broker RSS | goroutines | open fds | call p50 / p99 | index build | RSS per unit | goroutines per unit | fds per unit | build per unit |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	val := func(bench, subject, metric string) (float64, bool) {
 		res, ok := rs.get(bench, subject, metric)
 		return res.Value, ok
 	}
 	for _, g := range scaleGroups {
+		if len(o.ScaleGroups) > 0 && !slices.Contains(o.ScaleGroups, strings.TrimPrefix(g.bench, "scale-")) {
+			continue
+		}
 		what := g.what
 		if strings.Contains(what, "%d") {
 			arg := o.Files
@@ -432,5 +472,5 @@ func writeScaleTable(w io.Writer, rs *results, o Options) {
 			prev, prevUnits = subject, units
 		}
 	}
-	fmt.Fprintf(w, "\nper unit: what each unit added since the row above, (row - row above) / (units - units above), the first row against the base; a unit is one project, session or server, or 1,000 files. Flat per-unit columns mean linear growth; rising ones, faster than linear. The projects rows run on one broker, the sessions rows on another; the hosted servers and the index sizes each on a broker of their own (their base: that broker before the servers started or the project mounted). Goroutines from the broker's pprof listener, open fds from /proc/PID/fd, %d timed calls per row after 5 untimed.\n", o.ScaleCalls)
+	fmt.Fprintf(w, "\nper unit: what each unit added since the row above, (row - row above) / (units - units above), the first row against the base; a unit is one project, session or server, or 1,000 files. Flat per-unit columns mean linear growth; rising ones, faster than linear. The projects rows run on one broker, the sessions rows on another; the hosted servers and the index sizes each on a broker of their own (their base: that broker before the servers started or the project mounted). Goroutines from the broker's pprof listener, open fds from /proc/PID/fd. The call: get_server_info on an HTTP session of the row's project (hosted servers: the first server's read_graph), %d timed per row after 5 untimed.\n", o.ScaleCalls)
 }
