@@ -274,3 +274,62 @@ func TestShareRepositoryRunsOneProcess(t *testing.T) {
 		t.Errorf("a project in no repository: memory server process %d, the repository's %d", st.PID, pid)
 	}
 }
+
+// TestShareRepositoryRootsNameEveryWorktree: the real server-filesystem,
+// declared share: repository with no folder in its args, takes its allowed
+// directories from its roots/list answer: one process serves the
+// repository's worktrees, and the answer names every worktree holding it,
+// the ones attached after it started included (roots/list_changed).
+func TestShareRepositoryRootsNameEveryWorktree(t *testing.T) {
+	ctx := testCtx(t, 3*time.Minute)
+	node, script := brokertest.NPMServer(t, "server-filesystem")
+	root := brokertest.Project(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n"})
+	writeServers(t, root, fmt.Sprintf("  fs:\n    command: %q\n    args: [%q]\n    share: repository\n    tools: {allow: [list_allowed_directories]}\n", node, script))
+	brokertest.Git(t, root, "init", "-q", "-b", "main")
+	brokertest.Git(t, root, "add", "-A")
+	brokertest.Git(t, root, "commit", "-q", "-m", "first")
+	one, two := brokertest.Worktree(t, root, "one"), brokertest.Worktree(t, root, "two")
+
+	b := brokertest.StartBroker(t, brokertest.Options{})
+	b.Attach(t, root)
+	if out, code := berthCmd(t, b.Home, "servers", "approve", root); code != 0 {
+		t.Fatalf("approve: %d\n%s", code, out)
+	}
+	sOne := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, one).URL})
+	allowed := func(want ...string) string {
+		t.Helper()
+		var dirs string
+		ok := brokertest.Poll(30*time.Second, func() bool {
+			res, err := sOne.CallTool(ctx, &mcp.CallToolParams{Name: "fs__list_allowed_directories", Arguments: map[string]any{}})
+			if err != nil || res.IsError {
+				return false
+			}
+			dirs = resultText(res)
+			for _, w := range want {
+				if !slices.Contains(strings.Fields(dirs), w) {
+					return false
+				}
+			}
+			return true
+		})
+		if !ok {
+			t.Fatalf("server-filesystem's allowed directories: %q, want %q among them", dirs, want)
+		}
+		return dirs
+	}
+	allowed(root, one)
+	sTwo := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, two).URL})
+	dirs := allowed(root, one, two)
+	for _, f := range strings.Fields(dirs) {
+		if filepath.IsAbs(f) && !slices.Contains([]string{root, one, two}, f) {
+			t.Errorf("allowed directories %q name %s, no worktree holding the server", dirs, f)
+		}
+	}
+	if got := callText(t, ctx, sTwo, "fs__list_allowed_directories", map[string]any{}); got != dirs {
+		t.Errorf("worktree two's answer %q differs from one's %q: not one process", got, dirs)
+	}
+	pid := serverStatus(t, ctx, b, one, "fs").PID
+	if st := serverStatus(t, ctx, b, two, "fs"); st.PID != pid || pid == 0 {
+		t.Errorf("two's fs server is process %d, one's is %d", st.PID, pid)
+	}
+}
