@@ -203,9 +203,10 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 // open mounts the project (or the folder in no project): engine, port,
 // servers.
 func (t *mounts) open(root, id string, folder bool) (*mount, error) {
+	repo := newRepoView(root, t.log.With("project", id))
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs, Folder: folder,
 		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch, Lambdas: t.lambdas,
-		Embedder: t.cfg.embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }})
+		Embedder: t.cfg.embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }, Repository: t.workflowRepository(id, root, repo)})
 	if config.IsError(err) {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadConfig, "%v (the project is not served until this is fixed)", err)
 	}
@@ -215,7 +216,6 @@ func (t *mounts) open(root, id string, folder bool) (*mount, error) {
 	// Without a free port the project is served to the IDE alone, and
 	// the broker binds one later (portretry.go).
 	ln, portErr := t.bindFor(id, root, eng.Config().MCP.HTTPPort)
-	repo := newRepoView(root, t.log.With("project", id))
 	srvs := t.servers.openServers(t.ctx, id, eng, t.log, repo.id)
 	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, db: t.db, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, onSession: t.onSession, servers: srvs, budget: t.budget})
 	m.repo = repo

@@ -29,17 +29,26 @@ type catalog struct {
 	servers []*mcp.Server          // every server built by the engine, which lives as long as it
 	files   map[string]search.File // published resources, by URI
 	prompts map[string]promptDef   // published prompts, by name
+	// sessions are the published workflow sessions, by URI (sessionresources.go).
+	sessions map[string]workflow.SessionSummary
 
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the index loop has returned
+	cancel       context.CancelFunc
+	done         chan struct{} // closed when the index loop has returned
+	sessionsDone chan struct{} // closed when the sessions loop has returned
 }
 
 // newCatalog starts following the index (when there is one).
 func newCatalog(root string, ix *search.Index, wf *workflow.Engine, log *slog.Logger) *catalog {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &catalog{root: root, index: ix, wf: wf, log: log, files: map[string]search.File{},
-		prompts: map[string]promptDef{}, cancel: cancel, done: make(chan struct{})}
+		prompts: map[string]promptDef{}, sessions: map[string]workflow.SessionSummary{}, cancel: cancel,
+		done: make(chan struct{}), sessionsDone: make(chan struct{})}
 	c.prompts = c.loadPrompts(ctx)
+	if wf != nil {
+		go c.followSessions(ctx)
+	} else {
+		close(c.sessionsDone)
+	}
 	if ix == nil {
 		close(c.done)
 		return c
@@ -63,6 +72,9 @@ func (c *catalog) serve(s *mcp.Server) {
 	for _, p := range c.prompts {
 		s.AddPrompt(p.prompt, c.startWorkflow)
 	}
+	for _, sum := range c.sessions {
+		s.AddResource(sessionResource(sum), c.readSession)
+	}
 }
 
 // close stops following the index and waits for the loop to end.
@@ -72,6 +84,7 @@ func (c *catalog) close() {
 	}
 	c.cancel()
 	<-c.done
+	<-c.sessionsDone
 }
 
 // withdraw stops the catalog and removes what it published from its
@@ -85,7 +98,7 @@ func (c *catalog) withdraw() {
 	c.mu.Lock()
 	servers := c.servers
 	c.servers = nil
-	uris := slices.Collect(maps.Keys(c.files))
+	uris := append(slices.Collect(maps.Keys(c.files)), slices.Collect(maps.Keys(c.sessions))...)
 	names := slices.Collect(maps.Keys(c.prompts))
 	c.mu.Unlock()
 	for _, s := range servers {

@@ -69,6 +69,9 @@ type Options struct {
 	// file, watcher, index nor workflows; nothing is read of it but its
 	// git state, nothing written into it.
 	Folder bool
+	// Repository, when set, is the git repository the project is a
+	// confirmed worktree of, for its workflow sessions; nil: none.
+	Repository workflow.Repository
 }
 
 // Endpoint is what the broker serves of a project beside the IDE's stdio.
@@ -97,8 +100,9 @@ type Engine struct {
 	git     *gitCache
 	logs    *logring.Ring // nil: no get_recent_logs
 	db      *store.DB
-	policy  *links.Policy    // which symlinks indexing and watching follow; fixed at open
-	lambdas workflow.Lambdas // runs the workflow gates' lambdas (Options.Lambdas)
+	policy  *links.Policy       // which symlinks indexing and watching follow; fixed at open
+	lambdas workflow.Lambdas    // runs the workflow gates' lambdas (Options.Lambdas)
+	repo    workflow.Repository // the project's git repository (Options.Repository); nil: none
 	// embedder is the broker's search.embeddings (nil: none); fixed at open.
 	embedder search.Embedder
 
@@ -140,6 +144,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		root:    opts.Root,
 		folder:  opts.Folder,
 		lambdas: opts.Lambdas,
+		repo:    opts.Repository,
 		id:      opts.ID,
 		slog:    newSessionLog(),
 		server:  opts.Server,

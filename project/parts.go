@@ -56,7 +56,7 @@ func (e *Engine) buildParts(ctx context.Context, cfg config.Config, old *parts) 
 	if wantsWorkflow(cfg) && p.workflow == nil {
 		// The engine answers for workflow files that are missing from the
 		// search, as long as the rag group is on (e.Search says when not).
-		p.workflow, err = workflow.Open(ctx, workflow.Options{Root: e.root, WorkflowsDir: cfg.RAG.WorkflowsPath, DB: e.db, ProjectID: e.id, Logger: e.log, Search: e, Lambdas: e.lambdas})
+		p.workflow, err = workflow.Open(ctx, workflow.Options{Root: e.root, WorkflowsDir: cfg.RAG.WorkflowsPath, DB: e.db, ProjectID: e.id, Logger: e.log, Search: e, Lambdas: e.lambdas, Repository: e.repo})
 		if err != nil {
 			return nil, fmt.Errorf("open workflow engine: %w", err)
 		}

@@ -48,13 +48,19 @@ func (c *catalog) followIndex(ctx context.Context) {
 	if c.index.WaitReady(ctx); ctx.Err() != nil {
 		return
 	}
+	follow(ctx, c.index.FilesChanged, c.syncFiles)
+}
+
+// follow calls sync now and after each close of the channel changed
+// returns, until ctx ends.
+func follow(ctx context.Context, changed func() <-chan struct{}, sync func(context.Context)) {
 	for {
-		changed := c.index.FilesChanged()
-		c.syncFiles(ctx)
+		next := changed()
+		sync(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-changed:
+		case <-next:
 		}
 	}
 }
@@ -89,11 +95,21 @@ func (c *catalog) syncFiles(ctx context.Context) {
 	servers := append([]*mcp.Server(nil), c.servers...)
 	c.mu.Unlock()
 
-	// Outside the lock: a server a concurrent serve added already has the
-	// new state, and adding a resource again only replaces it.
+	var res []*mcp.Resource
+	for uri, f := range added {
+		res = append(res, c.resource(uri, f))
+	}
+	c.publish(ctx, servers, res, c.read, gone, updated)
+}
+
+// publish adds (or replaces) added, removes gone and announces updated to
+// their subscribers on every server. Call it outside c.mu: a server a
+// concurrent serve added already has the new state, and adding a resource
+// again only replaces it.
+func (c *catalog) publish(ctx context.Context, servers []*mcp.Server, added []*mcp.Resource, read mcp.ResourceHandler, gone, updated []string) {
 	for _, s := range servers {
-		for uri, f := range added {
-			s.AddResource(c.resource(uri, f), c.read)
+		for _, r := range added {
+			s.AddResource(r, read)
 		}
 		if len(gone) > 0 {
 			s.RemoveResources(gone...)
@@ -135,6 +151,9 @@ func (c *catalog) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.Re
 
 // subscribe accepts a subscription to a published resource.
 func (c *catalog) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	if c.hasSession(req.Params.URI) {
+		return nil
+	}
 	if _, ok := c.lookup(req.Params.URI); !ok {
 		return mcp.ResourceNotFoundError(req.Params.URI)
 	}

@@ -85,7 +85,7 @@ func (e *Engine) CompletePhase(ctx context.Context, sessionID string, phase int,
 		}
 	}
 	var res CompleteResult
-	err = e.area.Update(func(b *store.Bucket) error {
+	err = e.update(func(b *store.Bucket) error {
 		s, err := getSession(b, sessionID)
 		if err != nil {
 			return err

@@ -38,6 +38,11 @@ type Options struct {
 	// in a child process under limits; nil: each lambda check fails,
 	// saying so.
 	Lambdas Lambdas
+	// Repository, when set, is the git repository the project is a
+	// confirmed worktree of: sessions record its checkout at start, and
+	// list_workflow_sessions with scope repository reads its sibling
+	// worktrees' sessions (nil: the project is in no repository).
+	Repository Repository
 }
 
 // Engine runs one project's workflows. It is safe for concurrent use.
@@ -47,6 +52,9 @@ type Engine struct {
 	stateDir     string // absolute, for messages
 	stateRel     string // relative to root: read through an os.Root of it
 	area         *store.Area
+	db           *store.DB
+	projectID    string
+	repo         Repository // nil: the project is in no repository
 	log          *slog.Logger
 	now          func() time.Time
 	search       Searcher      // nil when the project has no search
@@ -60,6 +68,9 @@ type Engine struct {
 
 	closed   atomic.Bool
 	imported ImportReport // set once by Open
+
+	changedMu sync.Mutex
+	changed   chan struct{} // closed and replaced when a session changes (SessionsChanged)
 }
 
 // Open builds the engine of a project: it loads the workflow definitions (a
@@ -94,6 +105,10 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		stateDir:     filepath.Join(opts.Root, opts.PraxisStateDir),
 		stateRel:     filepath.Clean(opts.PraxisStateDir),
 		area:         opts.DB.Area(opts.ProjectID, areaName),
+		db:           opts.DB,
+		projectID:    opts.ProjectID,
+		repo:         opts.Repository,
+		changed:      make(chan struct{}),
 		log:          log.With("component", "workflow"),
 		now:          func() time.Time { return time.Now().UTC() },
 		search:       opts.Search,

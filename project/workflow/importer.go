@@ -222,7 +222,7 @@ func (e *Engine) storeImported(name string, s *Session, rep *ImportReport) error
 		return err
 	}
 	var imported, already bool
-	err = e.area.Update(func(b *store.Bucket) error {
+	err = e.update(func(b *store.Bucket) error {
 		imported, already = false, false
 		imports, err := b.CreateBucket(bucketImports)
 		if err != nil {

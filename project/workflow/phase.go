@@ -46,9 +46,19 @@ func (e *Engine) loadSession(ctx context.Context, id string) (*Session, error) {
 		return nil, err
 	}
 	if s == nil {
-		return nil, sessionNotFound(id)
+		return nil, e.notHere(ctx, id)
 	}
 	return s, nil
+}
+
+// notHere is the error for a session id this project does not hold: a
+// sibling worktree's session is read-only here, and the error names the
+// worktree to use; any other id is not found.
+func (e *Engine) notHere(ctx context.Context, id string) error {
+	if sib, _ := e.elsewhere(ctx, id); sib != nil {
+		return readOnlyHere(id, sib)
+	}
+	return sessionNotFound(id)
 }
 
 // PhaseResult is the result of get_current_phase.

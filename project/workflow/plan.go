@@ -177,7 +177,7 @@ func (e *Engine) runFor(ctx context.Context, s *Session) (run, error) {
 	if err != nil {
 		return run{}, err
 	}
-	err = e.area.Update(func(b *store.Bucket) error {
+	err = e.update(func(b *store.Bucket) error {
 		cur, err := getSession(b, s.SessionID)
 		if err != nil || cur == nil {
 			return err

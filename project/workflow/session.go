@@ -51,6 +51,13 @@ type Session struct {
 	// Plan holds a dynamic workflow's generated phases, as its source gave
 	// them when the session started (nil for static workflows).
 	Plan *Plan `json:"plan,omitempty"`
+	// Worktree, Branch and Commit are what the project's git worktree had
+	// checked out when the session started: its root, its branch (empty
+	// when detached) and commit. All empty for a project in no repository
+	// and for sessions started before Berth recorded them.
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	Commit   string `json:"commit,omitempty"`
 }
 
 // Artifact is the evidence last submitted for a phase.

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -12,12 +13,15 @@ import (
 // what follows from it.
 type StateResult struct {
 	Session
-	Progress         string        `json:"progress" jsonschema:"completed phases / total phases"`
-	WorkflowComplete bool          `json:"workflow_complete"`
-	PhaseName        string        `json:"phase_name,omitempty" jsonschema:"name of the current phase, when the workflow is defined"`
-	Phases           []PhaseStatus `json:"phases" jsonschema:"every phase of the session by number and name, generated phases included, with where the session stands"`
-	Source           *SourceState  `json:"source,omitempty" jsonschema:"for a dynamic session: the file its phases came from"`
-	Warnings         []string      `json:"warnings,omitempty"`
+	Progress         string         `json:"progress" jsonschema:"completed phases / total phases"`
+	WorkflowComplete bool           `json:"workflow_complete"`
+	PhaseName        string         `json:"phase_name,omitempty" jsonschema:"name of the current phase, when the workflow is defined"`
+	Phases           []PhaseStatus  `json:"phases" jsonschema:"every phase of the session by number and name, generated phases included, with where the session stands"`
+	Source           *SourceState   `json:"source,omitempty" jsonschema:"for a dynamic session: the file its phases came from"`
+	Checkout         *CheckoutState `json:"checkout,omitempty" jsonschema:"the git worktree the session started in: its branch then and now"`
+	Project          string         `json:"project,omitempty" jsonschema:"for a sibling worktree's session: the id of its project"`
+	ReadOnly         bool           `json:"read_only,omitempty" jsonschema:"a sibling worktree's session: advance it through that worktree's Berth endpoint"`
+	Warnings         []string       `json:"warnings,omitempty"`
 }
 
 // PhaseStatus is one phase of a session and where the session stands on it.
@@ -40,10 +44,16 @@ type SourceState struct {
 // State returns the full state of a session.
 func (e *Engine) State(ctx context.Context, sessionID string) (StateResult, error) {
 	s, err := e.loadSession(ctx, sessionID)
+	if errors.Is(err, ErrSessionElsewhere) {
+		return e.siblingState(ctx, sessionID)
+	}
 	if err != nil {
 		return StateResult{}, err
 	}
 	res := StateResult{Session: *s, Progress: s.progress(), WorkflowComplete: s.complete(), Phases: []PhaseStatus{}}
+	if res.Checkout = e.moved(s); res.Checkout != nil && res.Checkout.Moved {
+		res.Warnings = append(res.Warnings, res.Checkout.warning())
+	}
 	r, err := e.runFor(ctx, s)
 	if err != nil {
 		// The stored state stays readable when the definition is gone or broken.
@@ -62,6 +72,25 @@ func (e *Engine) State(ctx context.Context, sessionID string) (StateResult, erro
 		res.Source = &SourceState{File: pl.Source, Parser: pl.Parser, SHA256: pl.SHA256, ParsedAt: timeText(pl.ParsedAt), Changed: e.sourceChanged(pl)}
 		if res.Source.Changed {
 			res.Warnings = append(res.Warnings, pl.Source+" changed since the session started: the session keeps the phases it started with; delete it and start again to use the new file")
+		}
+	}
+	return res, nil
+}
+
+// siblingState is the stored state of a sibling worktree's session, read
+// only: its phases are listed by that worktree, whose definitions it runs.
+func (e *Engine) siblingState(ctx context.Context, sessionID string) (StateResult, error) {
+	sib, s := e.elsewhere(ctx, sessionID)
+	if s == nil {
+		return StateResult{}, sessionNotFound(sessionID)
+	}
+	res := StateResult{Session: *s, Progress: s.progress(), WorkflowComplete: s.complete(), Phases: []PhaseStatus{},
+		Project: sib.ProjectID, ReadOnly: true}
+	res.Warnings = append(res.Warnings, "a session of the sibling worktree "+sib.Root+": read-only here; its phases are listed, and it is advanced, through that worktree's Berth endpoint")
+	if s.Worktree != "" && sib.Mounted {
+		res.Checkout = &CheckoutState{Worktree: s.Worktree, Branch: s.Branch, Commit: s.Commit, BranchNow: sib.Branch}
+		if res.Checkout.Moved = sib.Branch != s.Branch && sib.Branch != ""; res.Checkout.Moved {
+			res.Warnings = append(res.Warnings, res.Checkout.warning())
 		}
 	}
 	return res, nil
@@ -94,6 +123,10 @@ func (e *Engine) Session(ctx context.Context, sessionID string) (SessionSummary,
 type SessionList struct {
 	Sessions []SessionSummary `json:"sessions"`
 	Count    int              `json:"count"`
+	// Scope and Worktrees are set for scope repository: the sibling
+	// worktrees whose sessions the listing read.
+	Scope     string         `json:"scope,omitempty"`
+	Worktrees []WorktreeInfo `json:"worktrees,omitempty" jsonschema:"with scope repository: the sibling worktrees read, each with what it has checked out"`
 }
 
 // Session list filters.
@@ -104,8 +137,22 @@ const (
 // Sessions lists the project's sessions, most recently updated first.
 // status filters: "" or "all" for every session, "active" or "completed".
 func (e *Engine) Sessions(ctx context.Context, status string) (SessionList, error) {
+	return e.SessionsIn(ctx, status, ScopeProject)
+}
+
+// SessionsIn lists the sessions of scope, most recently updated first:
+// the project's ("" or project), or with repository those of the sibling
+// worktrees of its git repository too, read-only.
+func (e *Engine) SessionsIn(ctx context.Context, status, scope string) (SessionList, error) {
 	if err := e.ready(ctx); err != nil {
 		return SessionList{}, err
+	}
+	scope = strings.ToLower(strings.TrimSpace(scope))
+	switch scope {
+	case "", ScopeProject, ScopeRepository:
+	default:
+		return SessionList{}, newError(ErrInvalidArgument, "pass scope project (the default) or repository",
+			"unknown scope %q", scope)
 	}
 	status = strings.ToLower(strings.TrimSpace(status))
 	switch status {
@@ -131,7 +178,18 @@ func (e *Engine) Sessions(ctx context.Context, status string) (SessionList, erro
 	if err != nil {
 		return SessionList{}, err
 	}
-	slices.SortStableFunc(out.Sessions, func(a, b SessionSummary) int { return strings.Compare(b.UpdatedAt, a.UpdatedAt) })
+	if scope == ScopeRepository {
+		out.Scope = ScopeRepository
+		mounted := true
+		for i := range out.Sessions {
+			out.Sessions[i].Project, out.Sessions[i].Mounted = e.projectID, &mounted
+		}
+		out.Worktrees = []WorktreeInfo{}
+		if err := e.siblingSessions(ctx, status, &out); err != nil {
+			return SessionList{}, err
+		}
+	}
+	sortSessions(out.Sessions)
 	out.Count = len(out.Sessions)
 	return out, nil
 }
@@ -153,7 +211,7 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) (DeleteRes
 		return DeleteResult{}, err
 	}
 	var res DeleteResult
-	err := e.area.Update(func(b *store.Bucket) error {
+	err := e.update(func(b *store.Bucket) error {
 		s, err := getSession(b, sessionID)
 		if err != nil {
 			return err
@@ -164,6 +222,9 @@ func (e *Engine) DeleteSession(ctx context.Context, sessionID string) (DeleteRes
 		res = DeleteResult{SessionID: s.SessionID, Deleted: true, WorkflowType: s.WorkflowType, TargetFile: s.TargetFile}
 		return deleteSession(b, s)
 	})
+	if errors.Is(err, ErrSessionNotFound) {
+		return DeleteResult{}, e.notHere(ctx, sessionID)
+	}
 	if err != nil {
 		return DeleteResult{}, err
 	}

@@ -85,6 +85,7 @@ var errPlanNeeded = errors.New("the active session ended: plan the new one")
 // made before the transaction, which is kept short: what a repository
 // holds is never parsed inside it.
 func (e *Engine) startOrResume(ctx context.Context, w *definition.Workflow, target string, options map[string]any) (*Session, bool, error) {
+	co := e.checkout() // files of the repository: read before the transaction
 	for attempt := 0; attempt < 2; attempt++ {
 		var plan *Plan
 		if w.Dynamic != nil {
@@ -104,7 +105,7 @@ func (e *Engine) startOrResume(ctx context.Context, w *definition.Workflow, targ
 		}
 		var s *Session
 		resumed := false
-		err := e.area.Update(func(b *store.Bucket) error {
+		err := e.update(func(b *store.Bucket) error {
 			cur, err := activeSession(b, w.Type, target)
 			if err != nil || cur != nil {
 				s, resumed = cur, cur != nil
@@ -119,6 +120,7 @@ func (e *Engine) startOrResume(ctx context.Context, w *definition.Workflow, targ
 				SessionID: uuid.NewString(), WorkflowType: w.Type, TargetFile: target,
 				CurrentPhase: r.first(), FirstPhase: r.first(), TotalPhases: r.total(),
 				CreatedAt: now, UpdatedAt: now, Status: StatusActive, Options: options, Plan: plan,
+				Worktree: co.Root, Branch: co.Branch, Commit: co.Commit,
 			}
 			s.Checkpoints = map[string]CheckpointStatus{}
 			e.enter(s, r)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/berth-dev/berth/project/workflow/definition"
 	"github.com/berth-dev/berth/project/workflow/dynamic"
@@ -257,14 +259,40 @@ type SessionSummary struct {
 	CreatedAt    string `json:"created_at"`
 	UpdatedAt    string `json:"updated_at"`
 	Imported     bool   `json:"imported"`
+	Worktree     string `json:"worktree,omitempty" jsonschema:"the root of the git worktree the session started in"`
+	Branch       string `json:"branch,omitempty" jsonschema:"the branch checked out there when the session started"`
+	// LastCheckpoint is the phase whose evidence was submitted last.
+	LastCheckpoint *LastCheckpoint `json:"last_checkpoint,omitempty" jsonschema:"the phase whose evidence was submitted last, its checkpoint and when"`
+	// Project, ReadOnly and Mounted are set in listings of scope repository.
+	Project  string `json:"project,omitempty" jsonschema:"with scope repository: the id of the project (worktree) the session belongs to"`
+	ReadOnly bool   `json:"read_only,omitempty" jsonschema:"a sibling worktree's session: readable here, advanced only through that worktree's Berth endpoint"`
+	Mounted  *bool  `json:"mounted,omitempty" jsonschema:"with scope repository: whether the session's worktree is served by the broker now"`
+}
+
+// LastCheckpoint is the last phase evidence was submitted for.
+type LastCheckpoint struct {
+	Phase  int              `json:"phase"`
+	Status CheckpointStatus `json:"status"`
+	At     string           `json:"at"`
 }
 
 func sessionSummary(s *Session) SessionSummary {
-	return SessionSummary{
+	sum := SessionSummary{
 		SessionID: s.SessionID, WorkflowType: s.WorkflowType, TargetFile: s.TargetFile, Status: s.Status,
 		CurrentPhase: s.CurrentPhase, TotalPhases: s.TotalPhases, Progress: s.progress(),
 		CreatedAt: timeText(s.CreatedAt), UpdatedAt: timeText(s.UpdatedAt), Imported: s.ImportedFrom != "",
+		Worktree: s.Worktree, Branch: s.Branch,
 	}
+	var at time.Time
+	for k, a := range s.PhaseArtifacts {
+		n, err := strconv.Atoi(k)
+		if err != nil || a.Timestamp.IsZero() || a.Timestamp.Before(at) || (a.Timestamp.Equal(at) && n < sum.LastCheckpoint.Phase) {
+			continue
+		}
+		at = a.Timestamp
+		sum.LastCheckpoint = &LastCheckpoint{Phase: n, Status: s.Checkpoints[k], At: timeText(at)}
+	}
+	return sum
 }
 
 func nonNil[T any](s []T) []T {
