@@ -87,7 +87,7 @@ func (e *Engine) siblingState(ctx context.Context, sessionID string) (StateResul
 	res := StateResult{Session: *s, Progress: s.progress(), WorkflowComplete: s.complete(), Phases: []PhaseStatus{},
 		Project: sib.ProjectID, ReadOnly: true}
 	res.Warnings = append(res.Warnings, "a session of the sibling worktree "+sib.Root+": read-only here; its phases are listed, and it is advanced, through that worktree's Berth endpoint")
-	if s.Worktree != "" && sib.Mounted {
+	if s.Worktree != "" {
 		res.Checkout = &CheckoutState{Worktree: s.Worktree, Branch: s.Branch, Commit: s.Commit, BranchNow: sib.Branch}
 		if res.Checkout.Moved = sib.Branch != s.Branch && sib.Branch != ""; res.Checkout.Moved {
 			res.Warnings = append(res.Warnings, res.Checkout.warning())

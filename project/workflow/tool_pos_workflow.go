@@ -31,6 +31,7 @@ type posWorkflowArgs struct {
 	Evidence     map[string]any `json:"evidence,omitempty" jsonschema:"complete_phase: the evidence the gate asks for"`
 	Skip         bool           `json:"skip,omitempty" jsonschema:"complete_phase: skip a phase marked skippable"`
 	Status       string         `json:"status,omitempty" jsonschema:"list_sessions: active, completed or all"`
+	Scope        string         `json:"scope,omitempty" jsonschema:"list_sessions: project (the default) or repository (the sibling git worktrees' sessions too, read-only)"`
 }
 
 // posSchema is the inferred schema, opened to unknown keys: agents that
@@ -74,7 +75,7 @@ func (e *Engine) posDispatch(ctx context.Context, in posWorkflowArgs) (any, erro
 		}
 		return e.Start(ctx, in.WorkflowType, in.TargetFile, in.Options)
 	case "list_sessions":
-		return e.Sessions(ctx, in.Status)
+		return e.SessionsIn(ctx, in.Status, in.Scope)
 	case "get_phase", "get_task", "complete_phase", "get_state", "get_session", "delete_session":
 		if in.SessionID == "" {
 			return nil, posMissing(in.Action, "session_id")
