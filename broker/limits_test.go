@@ -140,8 +140,9 @@ func TestBatchRequestsTakeTheirTurn(t *testing.T) {
 	defer cancel()
 	l := testLimits("batch", 0, 2, 0)
 	s, started, release := gatedServer(t, l)
-	ts := httptest.NewServer(streamable.New(s, streamable.Options{}))
-	t.Cleanup(ts.Close)
+	h := streamable.New(s, streamable.Options{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { ts.Close(); h.Shutdown() })
 	post := func(sid, body string) (*http.Response, string) {
 		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

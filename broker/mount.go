@@ -236,6 +236,7 @@ func (m *mount) close(ctx context.Context) {
 		}
 		<-done
 	}
+	m.book.wait(ctx) // the goroutine watching each closed session returns
 	// The hosted servers get their own bound: a stream that held the
 	// listener's shutdown must not leave them an expired one.
 	sctx, scancel := context.WithTimeout(outer, 3*time.Second)

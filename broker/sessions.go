@@ -20,11 +20,14 @@ import (
 type sessionBook struct {
 	log *slog.Logger
 
-	mu sync.Mutex // guards by, quietAt and every *session in it
+	mu sync.Mutex // guards by, quietAt, emptied and every *session in it
 	by map[*mcp.ServerSession]*session
 	// quietAt is when a network session last ended a request or ended
 	// (inuse.go): what holds its project past mount_grace.
 	quietAt time.Time
+	// emptied, while wait waits, is closed by the goroutine that removes
+	// the book's last session.
+	emptied chan struct{}
 }
 
 // session is one session's entry in the book.
@@ -55,6 +58,26 @@ func newSessionBook(log *slog.Logger) *sessionBook {
 	return &sessionBook{log: log, by: make(map[*mcp.ServerSession]*session)}
 }
 
+// wait returns once the goroutine watching each session of the book has
+// seen it end and removed it, or when ctx is done (a session connected
+// after its caller closed them all). The caller closes the sessions first.
+func (b *sessionBook) wait(ctx context.Context) {
+	b.mu.Lock()
+	if len(b.by) == 0 {
+		b.mu.Unlock()
+		return
+	}
+	if b.emptied == nil {
+		b.emptied = make(chan struct{})
+	}
+	emptied := b.emptied
+	b.mu.Unlock()
+	select {
+	case <-emptied:
+	case <-ctx.Done():
+	}
+}
+
 // entryLocked is ss's entry, added when missing; its transport is tr when
 // known. The entry is removed when ss ends.
 func (b *sessionBook) entryLocked(ss *mcp.ServerSession, tr *transport, now time.Time) *session {
@@ -70,6 +93,10 @@ func (b *sessionBook) entryLocked(ss *mcp.ServerSession, tr *transport, now time
 			b.mu.Lock()
 			delete(b.by, ss)
 			b.quietLocked(s, time.Now())
+			if len(b.by) == 0 && b.emptied != nil {
+				close(b.emptied)
+				b.emptied = nil
+			}
 			b.mu.Unlock()
 		}()
 	}

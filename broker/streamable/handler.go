@@ -82,6 +82,7 @@ type Handler struct {
 	mu       sync.Mutex // guards sessions and down
 	sessions map[string]*entry
 	down     bool
+	watchers sync.WaitGroup // one per session in the table, until it ends; Shutdown waits for them
 
 	fastCalls sync.Map                          // *mcp.RequestExtra -> *fastCall, while the fast path serves it (fast.go)
 	chain     atomic.Pointer[mcp.MethodHandler] // the server's handling of a request, inside Middleware
@@ -325,6 +326,7 @@ func (h *Handler) connect(r *http.Request, id string, state *mcp.ServerSessionSt
 	other, down := h.sessions[id], h.down
 	if other == nil && !down {
 		h.sessions[id] = e
+		h.watchers.Add(1)
 	}
 	h.mu.Unlock()
 	if other != nil || down {
@@ -332,6 +334,7 @@ func (h *Handler) connect(r *http.Request, id string, state *mcp.ServerSessionSt
 		return other, nil
 	}
 	go func() {
+		defer h.watchers.Done()
 		_ = ss.Wait() // ended by the client's transport or by Close
 		h.mu.Lock()
 		if h.sessions[id] == e {
@@ -370,7 +373,8 @@ func (h *Handler) Close(id string) bool {
 
 // Shutdown closes every session without reporting them ended, and serves
 // no more: the broker is stopping or unmounting the project, and a broker
-// that serves it again may restore them.
+// that serves it again may restore them. It returns once the goroutine
+// watching each session has (a session's Close waits for its requests).
 func (h *Handler) Shutdown() {
 	h.mu.Lock()
 	h.down = true
@@ -383,6 +387,7 @@ func (h *Handler) Shutdown() {
 	for _, e := range es {
 		e.ss.Close()
 	}
+	h.watchers.Wait()
 }
 
 // accepts reports whether Accept values admit JSON and an event stream.
