@@ -15,6 +15,7 @@ import (
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 // testBroker is a Broker with a real store and mounts table and no
@@ -48,11 +49,7 @@ func pinnedSetup(t *testing.T) (*store.DB, string, string) {
 		t.Fatal(err)
 	}
 	root, _ = filepath.EvalSymlinks(root)
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, "")
 	id := api.ProjectID(root)
 	if err := db.PutProject(store.ProjectRecord{ID: id, Root: root, Name: "shop", Pinned: true, LastPort: 1}); err != nil {
 		t.Fatal(err)

@@ -8,15 +8,12 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 	bolt "go.etcd.io/bbolt"
 )
 
 func TestRememberWritesTheRegistryOnlyOnChange(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, "")
 	tbl := &mounts{db: db, log: slog.New(slog.DiscardHandler)}
 	m := &mount{id: "shop-1", root: "/src/shop", name: "shop", port: 4300}
 	e := &entry{m: m}
@@ -44,11 +41,7 @@ func TestRememberWritesTheRegistryOnlyOnChange(t *testing.T) {
 
 // Only a pin or an unpin changes the record's pinned flag.
 func TestRememberKeepsThePinUnlessAskedToChangeIt(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, "")
 	tbl := &mounts{db: db, log: slog.New(slog.DiscardHandler)}
 	e := &entry{m: &mount{id: "shop-1", root: "/src/shop", name: "shop", port: 4300}, pinned: true}
 	tbl.remember(e, true)

@@ -4,22 +4,18 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func testStore(t testing.TB, timeout time.Duration) (*sessionStore, *store.DB) {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, "")
 	return newSessionStore(db, "p", timeout, slog.New(slog.DiscardHandler)), db
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,11 +31,7 @@ func TestNameFromRemote(t *testing.T) {
 
 func openEngine(t *testing.T, root string) *Engine {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, "")
 	e, err := Open(context.Background(), Options{Root: root, ID: "p-1", DB: db, Server: ServerInfo{Version: "t", PID: 1, StartedAt: time.Now()},
 		Transports: []string{"test"}, TransportOf: func(context.Context) string { return "test" }})
 	if err != nil {
@@ -226,11 +222,7 @@ func TestServerInfoHasPraxisOSShape(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, ".praxis-os"), 0o755)
 	os.WriteFile(filepath.Join(root, ".praxis-os", "config.yaml"), []byte("mcp:\n  enabled_tool_groups: [rag]\n"), 0o644)
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, "")
 	ep := Endpoint{Mode: "dual", URL: "http://127.0.0.1:4242/mcp"}
 	e, err := Open(context.Background(), Options{Root: root, ID: "p-1", DB: db, Server: ServerInfo{Version: "t", PID: 1, StartedAt: time.Now()},
 		Endpoint: func() Endpoint { return ep }})

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/project/search"
-	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 // TestEngineFollowsAllowedLinksOnly: the project's rag.allow_outside
@@ -41,11 +41,7 @@ func TestEngineFollowsAllowedLinksOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := store.Open(filepath.Join(t.TempDir(), "berth.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, "")
 	e, err := Open(context.Background(), Options{Root: root, ID: "p-1", DB: db, AllowOutside: []string{filepath.Join(base, "company")}})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/project/nodetest"
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/workflow"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -52,7 +52,7 @@ func serveHTTP(t *testing.T, e *Engine) string {
 // notifications/resources/updated, adds a file and waits for
 // list_changed, and lists and fetches the workflow prompt.
 func TestTypeScriptClientSeesResourcesAndPrompts(t *testing.T) {
-	node := nodetest.Node(t, tsResourcesDir)
+	node := brokertest.NodeModules(t, tsResourcesDir, filepath.Join("@modelcontextprotocol", "sdk"), "the TypeScript MCP SDK")
 	root := t.TempDir()
 	std := filepath.Join(root, ".praxis-os", "standards")
 	writeFile(t, filepath.Join(std, "a.md"), "# A\n\nFirst version.\n")

@@ -7,17 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/store/storetest"
 )
 
-func openDB(t *testing.T) *store.DB {
-	t.Helper()
-	return storetest.Open(t, "")
-}
-
 func TestApprovals(t *testing.T) {
-	a := NewApprovals(openDB(t))
+	a := NewApprovals(storetest.Open(t, ""))
 	s := validServer("npx", []string{"-y", "@modelcontextprotocol/server-memory"}, nil)
 	check := func(project string, want ApprovalState) Approval {
 		t.Helper()
@@ -58,7 +52,7 @@ func TestApprovals(t *testing.T) {
 // approved; a changed definition is withdrawn until approved again.
 func TestUnapprovedServerDoesNotRun(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
-	approvals := NewApprovals(openDB(t))
+	approvals := NewApprovals(storetest.Open(t, ""))
 	pool := newPool(t, testOptions())
 	d := fakeDecl(t, "fake")
 	d.Origin = OriginProject
@@ -157,7 +151,7 @@ func described(t testing.TB, root string, d Decl) *api.ServerDefinition {
 // the approval; a root beyond them (the folder removed, so the project
 // root is answered) needs a new one.
 func TestApprovalRootsNarrowedOrWidened(t *testing.T) {
-	a := NewApprovals(openDB(t))
+	a := NewApprovals(storetest.Open(t, ""))
 	s := validServer("notes", []string{"--dir", "a"}, nil)
 	if err := a.Approve("p1", "notes", s, &api.ServerDefinition{Roots: []string{"/p"}}); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/shirou/gopsutil/v4/process"
@@ -134,19 +135,9 @@ func (s *session) call(t testing.TB, ctx context.Context, name string, args any)
 		t.Fatalf("%s: %v", name, err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: tool error %s", name, resultText(res))
+		t.Fatalf("%s: tool error %s", name, brokertest.ResultText(res))
 	}
-	return resultText(res)
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
+	return brokertest.ResultText(res)
 }
 
 func toolNames(t testing.TB, ctx context.Context, s *session) []string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,7 +91,7 @@ func subscribedUpstream(t testing.TB, ctx context.Context, s *session, want ...s
 		if err != nil || res.IsError {
 			return false
 		}
-		got = subscribedLines(resultText(res))
+		got = subscribedLines(brokertest.ResultText(res))
 		return slices.Equal(got, want)
 	})
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/store/storetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,7 +28,7 @@ func trustedProject(t *testing.T, files map[string]string) (root string, approva
 			t.Fatal(err)
 		}
 	}
-	return root, NewApprovals(openDB(t)), newPool(t, testOptions())
+	return root, NewApprovals(storetest.Open(t, "")), newPool(t, testOptions())
 }
 
 // scriptDecl declares ./server.sh of the project, which runs the fake

@@ -10,6 +10,7 @@ import (
 
 	"github.com/berth-dev/berth/project/search"
 	"github.com/berth-dev/berth/project/workflow/workflowtest"
+	"github.com/berth-dev/berth/store/storetest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -23,7 +24,7 @@ func compatProject(t *testing.T) (*Engine, string) {
 		t.Fatal(err)
 	}
 	workflowtest.Project(t, root)
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	ix, err := search.Open(context.Background(), search.Options{Root: root, DB: db, ProjectID: "compat",
 		Sources: []string{".praxis-os/standards", ".praxis-os/usage", ".praxis-os/workflows"}})
 	if err != nil {
@@ -193,7 +194,7 @@ func TestMissingFilesAnsweredFromSearch(t *testing.T) {
 func TestMissingFilesWithoutSearch(t *testing.T) {
 	root := t.TempDir()
 	workflowtest.Project(t, root)
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	e := openEngine(t, db, root, "nosearch")
 	ctx := context.Background()
 	st, err := e.Start(ctx, "workflow_scaffold_v1", "wf", nil)
@@ -222,7 +223,7 @@ func TestDynamicSessionSurvivesRestartAndSpecEdits(t *testing.T) {
 	}
 	workflowtest.Project(t, root)
 	dbPath := filepath.Join(t.TempDir(), "berth.db")
-	db := openDB(t, dbPath)
+	db := storetest.Open(t, dbPath)
 	ctx := context.Background()
 	e := openEngine(t, db, root, "p")
 	st, err := e.Start(ctx, "feature_delivery_v1", "feature", map[string]any{"spec_path": workflowtest.SpecPath})

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 func TestStartResumesAndGatesTasks(t *testing.T) {
@@ -279,7 +281,7 @@ func TestBrokenAndUnknownWorkflows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	e := openEngine(t, db, root, "p")
 	ctx := context.Background()
 	list, err := e.ListWorkflows(ctx, "")
@@ -353,7 +355,7 @@ func TestClosedEngine(t *testing.T) {
 }
 
 func TestOpenOptions(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	for _, o := range []Options{
 		{Root: "relative", DB: db, ProjectID: "p"},
 		{Root: t.TempDir(), ProjectID: "p"},

@@ -23,11 +23,6 @@ func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func openDB(t testing.TB, path string) *store.DB {
-	t.Helper()
-	return storetest.Open(t, path)
-}
-
 // newProject makes a project root holding the example workflows and returns it.
 func newProject(t testing.TB) string {
 	t.Helper()
@@ -58,7 +53,7 @@ func openEngine(t testing.TB, db *store.DB, root, projectID string) *Engine {
 func setup(t testing.TB) (*Engine, string) {
 	t.Helper()
 	root := newProject(t)
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	return openEngine(t, db, root, "proj-a"), root
 }
 

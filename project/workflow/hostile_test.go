@@ -10,6 +10,7 @@ import (
 
 	"github.com/berth-dev/berth/project/workflow/workflowtest"
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 // gatedProject is a project whose workflow gated_v1 has two phases, the
@@ -46,7 +47,7 @@ cross_field_validation:
 // TestHostileLambdaIsAFailedCheck: a lambda stopped by its CPU limit fails
 // the gate with the reason, and the phase does not advance.
 func TestHostileLambdaIsAFailedCheck(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	e := gatedProject(t, db, "p", slowGate)
 	ctx := context.Background()
 	st, err := e.Start(ctx, "gated_v1", "x", nil)
@@ -73,7 +74,7 @@ func TestHostileLambdaIsAFailedCheck(t *testing.T) {
 // starts a workflow and completes a phase: the check holds no
 // transaction.
 func TestSlowGateDoesNotHoldTheStore(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	slow := gatedProject(t, db, "slow", slowGate)
 	quick := gatedProject(t, db, "quick", "evidence_schema:\n  done: {type: boolean, required: true}\n")
 	ctx := context.Background()
@@ -113,7 +114,7 @@ func TestSlowGateDoesNotHoldTheStore(t *testing.T) {
 // gate's child is killed and CompletePhase returns the context's error,
 // recording nothing.
 func TestClientLeavingStopsTheGate(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	e := gatedProject(t, db, "p", slowGate)
 	st, err := e.Start(context.Background(), "gated_v1", "x", nil)
 	if err != nil {
@@ -184,7 +185,7 @@ func TestHostileGatesAreBounded(t *testing.T) {
 			if workflowtest.RaceSlack > 1 && strings.Contains(c.want, "MiB of memory") {
 				t.Skip("the race detector's build holds no address-space limit: its child's memory is held by the watchdog alone, too slowly to test here (lambdaproc's own tests run it)")
 			}
-			db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+			db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 			e := gatedProject(t, db, "p", c.gate)
 			ctx := context.Background()
 			st, err := e.Start(ctx, "gated_v1", "x", nil)
@@ -205,7 +206,7 @@ func TestHostileGatesAreBounded(t *testing.T) {
 
 	// A pattern whose counted repetitions make 30 s of CPU per call (10
 	// times .{1000}) makes the workflow broken, with the fix, at load.
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	e := gatedProject(t, db, "p", "evidence_schema:\n  s: {type: string, pattern: \""+costly+"\"}\n")
 	_, err := e.Start(context.Background(), "gated_v1", "x", nil)
 	wantKind(t, err, ErrWorkflowBroken)

@@ -89,7 +89,7 @@ func BenchmarkHostileInputs(b *testing.B) {
 	b.Run("state_16MiB_open", func(b *testing.B) {
 		root := newProject(outer)
 		hbWrite(b, root, map[string]string{".praxis-os/.cache/state/huge.json": state.String()})
-		db := openDB(outer, filepath.Join(outer.TempDir(), "b.db"))
+		db := storetest.Open(outer, filepath.Join(outer.TempDir(), "b.db"))
 		c := workflowtest.Measure(func() { huge = hbOpen(outer, db, root, "g") })
 		report(b, c, fmt.Sprint(huge.Imported().Imported, " imported"))
 	})
@@ -173,7 +173,7 @@ func hbSharedDB(tb testing.TB) *store.DB {
 	if db, ok := hbDB[tb]; ok {
 		return db
 	}
-	db := openDB(tb, filepath.Join(tb.TempDir(), "b.db"))
+	db := storetest.Open(tb, filepath.Join(tb.TempDir(), "b.db"))
 	hbDB[tb] = db
 	return db
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/project/workflow/workflowtest"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 // emptyObjectsSession is a praxis-os session file whose metadata holds
@@ -38,7 +39,7 @@ func TestHostileSessionFilesAreBounded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "huge.json"), emptyObjectsSession("huge", 16<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	var e *Engine
 	cost := workflowtest.Measure(func() { e = openEngine(t, db, root, "p") })
 	rep := e.Imported()
@@ -131,7 +132,7 @@ func TestStateFolderLinkedOutsideIsNotRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			linkState(t, root, target)
-			db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+			db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 			e := openEngine(t, db, root, "p")
 			rep := e.Imported()
 			if rep.Imported != 0 || len(rep.Skipped) != 1 || rep.Skipped[0].File != ".praxis-os/.cache/state" ||
@@ -157,7 +158,7 @@ func TestStateFolderLinkedOutsideIsNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	linkState(t, root, kept)
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	e := openEngine(t, db, root, "p")
 	rep := e.Imported()
 	reasons := map[string]string{}

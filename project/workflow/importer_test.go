@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/project/workflow/workflowtest"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 // copyStateFixture puts testdata/praxis-state into root/.praxis-os/.cache/state.
@@ -49,7 +50,7 @@ func TestImportPraxisSessions(t *testing.T) {
 	stateDir := copyStateFixture(t, root)
 	before := snapshot(t, stateDir)
 	dbPath := filepath.Join(t.TempDir(), "berth.db")
-	db := openDB(t, dbPath)
+	db := storetest.Open(t, dbPath)
 	e := openEngine(t, db, root, "proj")
 	ctx := context.Background()
 

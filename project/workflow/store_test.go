@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/store"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 // TestConcurrentCompleteOneWinner runs many completions of the same phase
@@ -126,7 +127,7 @@ func TestRestartKeepsSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db2 := openDB(t, path)
+	db2 := storetest.Open(t, path)
 	e2 := openEngine(t, db2, root, "proj")
 	after, err := e2.State(ctx, st.SessionID)
 	if err != nil {
@@ -149,7 +150,7 @@ func TestRestartKeepsSessions(t *testing.T) {
 // TestProjectIsolation: a session id of project A is not found on project B
 // of the same database.
 func TestProjectIsolation(t *testing.T) {
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	a := openEngine(t, db, newProject(t), "proj-a")
 	b := openEngine(t, db, newProject(t), "proj-b")
 	ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -54,20 +55,10 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any,
 	return res
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // wantToolError checks that a call failed as a tool result with a remediation line.
 func wantToolError(t *testing.T, res *mcp.CallToolResult, contains string) {
 	t.Helper()
-	msg := text(res)
+	msg := brokertest.ResultText(res)
 	if !res.IsError || !strings.Contains(msg, contains) || !strings.Contains(msg, "\nremediation: ") {
 		t.Fatalf("result (error %v) %q, want a tool error containing %q and a remediation line", res.IsError, msg, contains)
 	}
@@ -211,7 +202,7 @@ func TestPOSWorkflowTool(t *testing.T) {
 		var out map[string]any
 		res := call(t, cs, ToolPOSWorkflow, args, &out)
 		if res.IsError {
-			t.Fatalf("pos_workflow %v: %s", args, text(res))
+			t.Fatalf("pos_workflow %v: %s", args, brokertest.ResultText(res))
 		}
 		if out["status"] != "success" || out["action"] != args["action"] {
 			t.Fatalf("pos_workflow %v = %v", args["action"], out)

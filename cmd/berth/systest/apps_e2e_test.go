@@ -131,7 +131,7 @@ model = "o4-mini"
 // the hints say so, and Berth edits neither app's trust.
 func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 	t.Parallel() // minutes of the apps' own start-up, beside the other slow tests
-	needNodeModules(t, appsDir, "@anthropic-ai/claude-code", "the agent apps on npm")
+	brokertest.NodeModules(t, appsDir, "@anthropic-ai/claude-code", "the agent apps on npm")
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "agents", nil)
 	home := userHome(t)
@@ -297,7 +297,7 @@ func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 // header), nothing else; the project files get no path of this machine.
 func TestAgentAppsImportTheirServers(t *testing.T) {
 	t.Parallel() // minutes of the apps' own start-up, beside the other slow tests
-	needNodeModules(t, appsDir, "@anthropic-ai/claude-code", "the agent apps on npm")
+	brokertest.NodeModules(t, appsDir, "@anthropic-ai/claude-code", "the agent apps on npm")
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	home := userHome(t)
 	env := appEnv(t, home, b.Home)

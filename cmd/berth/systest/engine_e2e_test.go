@@ -36,7 +36,7 @@ func search(t *testing.T, ctx context.Context, s *mcp.ClientSession, q string) [
 		t.Fatalf("search %q: %v", q, err)
 	}
 	if res.IsError {
-		t.Fatalf("search %q: %s", q, resultText(res))
+		t.Fatalf("search %q: %s", q, brokertest.ResultText(res))
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	var out struct{ Results []searchHit }
@@ -203,7 +203,7 @@ func callOK(t *testing.T, ctx context.Context, s *mcp.ClientSession, tool string
 		t.Fatalf("%s: %v", tool, err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: %s", tool, resultText(res))
+		t.Fatalf("%s: %s", tool, brokertest.ResultText(res))
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	var out map[string]any
@@ -272,7 +272,7 @@ func TestWorkflowSharedBetweenIDEAndSubAgent(t *testing.T) {
 			}
 			continue
 		}
-		if strings.Contains(resultText(r), "phase 2 already completed") {
+		if strings.Contains(brokertest.ResultText(r), "phase 2 already completed") {
 			already++
 		}
 	}
@@ -304,7 +304,7 @@ func TestWorkflowSessionsSurviveKill9AndStayIsolated(t *testing.T) {
 	}
 	raw, _ := json.Marshal(bad.StructuredContent)
 	if !strings.Contains(string(raw), `"checkpoint_passed":false`) {
-		t.Fatalf("strict gate passed failing evidence: %s %s", raw, resultText(bad))
+		t.Fatalf("strict gate passed failing evidence: %s %s", raw, brokertest.ResultText(bad))
 	}
 
 	b.Kill(t) // kill -9 mid-workflow
@@ -326,8 +326,8 @@ func TestWorkflowSessionsSurviveKill9AndStayIsolated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || !strings.Contains(resultText(res), "not found") {
-		t.Fatalf("project B answered for A's session: %s", resultText(res))
+	if !res.IsError || !strings.Contains(brokertest.ResultText(res), "not found") {
+		t.Fatalf("project B answered for A's session: %s", brokertest.ResultText(res))
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -152,17 +151,6 @@ func toolNames(tools []*mcp.Tool) []string {
 		out = append(out, t.Name)
 	}
 	return out
-}
-
-// resultText is the text of a tool result, for failure messages.
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // dig walks nested JSON objects by keys; nil when a step is missing.

@@ -26,7 +26,7 @@ const jsoncDir = "testdata/jsonc"
 // and trailing commas allowed) and returns the servers under key.
 func readAsIDE(t *testing.T, path, key string) map[string]json.RawMessage {
 	t.Helper()
-	node := needNodeModules(t, jsoncDir, "jsonc-parser", "VS Code's JSONC parser")
+	node := brokertest.NodeModules(t, jsoncDir, "jsonc-parser", "VS Code's JSONC parser")
 	out, err := exec.Command(node, filepath.Join(jsoncDir, "check.mjs"), path).Output()
 	if err != nil {
 		var stderr []byte

@@ -86,7 +86,7 @@ func TestBusySubAgentKeepsItsProject(t *testing.T) {
 	go func() {
 		res, err := agent.CallTool(ctx, &mcp.CallToolParams{Name: "berth_test_hold", Arguments: map[string]any{"name": "go"}})
 		if err == nil && res.IsError {
-			err = fmt.Errorf("tool error: %s", resultText(res))
+			err = fmt.Errorf("tool error: %s", brokertest.ResultText(res))
 		}
 		done <- err
 	}()

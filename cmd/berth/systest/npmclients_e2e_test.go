@@ -24,11 +24,11 @@ var (
 )
 
 // needNPMClients returns the node binary, installing npmClientsDir's
-// modules with needNodeModules when they are missing.
+// modules with brokertest.NodeModules when they are missing.
 func needNPMClients(t *testing.T) string {
 	t.Helper()
-	needNodeModules(t, npmClientsDir, filepath.Join("@modelcontextprotocol", "inspector"), "the MCP Inspector")
-	return needNodeModules(t, npmClientsDir, "mcp-remote", "mcp-remote")
+	brokertest.NodeModules(t, npmClientsDir, filepath.Join("@modelcontextprotocol", "inspector"), "the MCP Inspector")
+	return brokertest.NodeModules(t, npmClientsDir, "mcp-remote", "mcp-remote")
 }
 
 // TestThirdPartyClientsRunFiftyTimesOnTheDefaultConfig runs the MCP

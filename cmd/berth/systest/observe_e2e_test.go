@@ -270,7 +270,7 @@ func recentLogs(t *testing.T, ctx context.Context, s *mcp.ClientSession, args ma
 		t.Fatalf("get_recent_logs %v: %v", args, err)
 	}
 	if res.IsError {
-		return nil, resultText(res)
+		return nil, brokertest.ResultText(res)
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	var out struct {
@@ -431,11 +431,11 @@ func TestCallWithoutArgumentsDoesNotCrashTheBroker(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s without arguments: %v\n%s", tool, err, b.Stderr())
 		}
-		if tool == "search_standards" && (!res.IsError || !strings.Contains(resultText(res), "query")) {
-			t.Errorf("search_standards without arguments: %s", resultText(res))
+		if tool == "search_standards" && (!res.IsError || !strings.Contains(brokertest.ResultText(res), "query")) {
+			t.Errorf("search_standards without arguments: %s", brokertest.ResultText(res))
 		}
 		if tool != "search_standards" && res.IsError {
-			t.Errorf("%s without arguments: %s", tool, resultText(res))
+			t.Errorf("%s without arguments: %s", tool, brokertest.ResultText(res))
 		}
 	}
 	if _, err := b.Client.Health(ctx); err != nil {

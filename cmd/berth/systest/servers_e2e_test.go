@@ -111,9 +111,9 @@ func callErr(t *testing.T, ctx context.Context, s *mcp.ClientSession, tool strin
 	case err != nil:
 		return err.Error()
 	case res.IsError:
-		return resultText(res)
+		return brokertest.ResultText(res)
 	}
-	t.Fatalf("%s succeeded: %s", tool, resultText(res))
+	t.Fatalf("%s succeeded: %s", tool, brokertest.ResultText(res))
 	return ""
 }
 
@@ -124,7 +124,7 @@ func callText(t *testing.T, ctx context.Context, s *mcp.ClientSession, tool stri
 	if err != nil || res.IsError {
 		t.Fatalf("%s: %v %+v", tool, err, res)
 	}
-	return resultText(res)
+	return brokertest.ResultText(res)
 }
 
 // waitSignal waits (bounded) for one signal on ch.
@@ -329,8 +329,8 @@ func TestHostedMemorySharedByWindowsAndSubAgent(t *testing.T) {
 	agent := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: *sf.URL})
 	for name, s := range map[string]*mcp.ClientSession{"window 2": win2, "sub-agent": agent} {
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "memory__read_graph", Arguments: map[string]any{}})
-		if err != nil || res.IsError || !strings.Contains(resultText(res), "hosts servers once") {
-			t.Errorf("%s reads %v %q", name, err, resultText(res))
+		if err != nil || res.IsError || !strings.Contains(brokertest.ResultText(res), "hosts servers once") {
+			t.Errorf("%s reads %v %q", name, err, brokertest.ResultText(res))
 		}
 	}
 
@@ -425,7 +425,7 @@ func TestHostedServerRecoversFromKill9AndDiesWithTheBroker(t *testing.T) {
 		if err != nil || res.IsError {
 			return false
 		}
-		text = resultText(res)
+		text = brokertest.ResultText(res)
 		return true
 	}) {
 		t.Fatalf("no successful call within 60s of kill -9 of the server; status %+v", serverStatus(t, ctx, b, root, "memory"))

@@ -341,7 +341,7 @@ func TestServerFilesystemStaysInItsFolder(t *testing.T) {
 		if err != nil {
 			return err.Error(), false
 		}
-		return resultText(res), !res.IsError
+		return brokertest.ResultText(res), !res.IsError
 	}
 	// The server asks for roots after it starts: give it the time to.
 	var dirs string

@@ -22,42 +22,10 @@ import (
 // tsClientDir holds the TypeScript SDK client and its package-lock.json.
 const tsClientDir = "testdata/tsclient"
 
-// needTSClient returns the node binary, or ends the test (needNodeModules).
+// needTSClient returns the node binary, or ends the test (brokertest.NodeModules).
 func needTSClient(t *testing.T) string {
 	t.Helper()
-	return needNodeModules(t, tsClientDir, filepath.Join("@modelcontextprotocol", "sdk"), "the TypeScript MCP SDK")
-}
-
-// needNodeModules returns the node binary, or ends the test. Modules
-// missing from dir (a package.json with its package-lock.json) are
-// installed with `npm ci` (the locked versions); module is one of them,
-// whose presence says the install is done. It skips only outside CI when
-// Node.js itself is absent, and fails when the install fails.
-func needNodeModules(t *testing.T, dir, module, what string) string {
-	t.Helper()
-	fix := "install Node.js 20+ with npm, or run `npm ci --prefix cmd/berth/systest/" + dir + "`"
-	node, err := exec.LookPath("node")
-	if err != nil {
-		brokertest.Unavailable(t, "node is not installed: %s", fix)
-	}
-	marker := filepath.Join(dir, "node_modules", module, "package.json")
-	if _, err := os.Stat(marker); err == nil {
-		return node
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("%s is not installed and npm is absent: %s", what, fix)
-	}
-	t.Logf("installing %s: npm ci --prefix %s", what, dir)
-	ctx := testCtx(t, 5*time.Minute)
-	out, err := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--prefix", dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("npm ci --prefix %s: %v\n%s", dir, err, out)
-	}
-	if _, err := os.Stat(marker); err != nil {
-		t.Fatalf("npm ci did not install %s (%v)\n%s", what, err, out)
-	}
-	return node
+	return brokertest.NodeModules(t, tsClientDir, filepath.Join("@modelcontextprotocol", "sdk"), "the TypeScript MCP SDK")
 }
 
 // TestTypeScriptSDKReachesEveryTransport runs the guide's connect.mjs with
