@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/broker/streamable"
 
@@ -213,10 +214,7 @@ func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	}
 	// A closed session frees its place (released when the server sees the end).
 	first.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for l.room() != nil && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	brokertest.Poll(brokertest.WaitLimit, func() bool { return l.room() == nil })
 	if _, err := connectInMemory(t, ctx, s, transportSSE); err != nil {
 		t.Fatalf("session after one closed: %v", err)
 	}

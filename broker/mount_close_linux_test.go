@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
 )
 
 // goroutineIn is the stack of a goroutine whose stack holds fn, "" when
@@ -25,23 +27,24 @@ func goroutineIn(fn string) string {
 	return ""
 }
 
-// waitGoroutine waits up to 10 s for a goroutine whose stack holds fn and
+// waitGoroutine waits up to brokertest.WaitLimit for a goroutine whose stack holds fn and
 // also holds one of at, and returns its stack.
 func waitGoroutine(t *testing.T, fn string, at ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		g := goroutineIn(fn)
+	var g string
+	found := brokertest.Poll(brokertest.WaitLimit, func() bool {
+		g = goroutineIn(fn)
 		for _, a := range at {
 			if g != "" && bytes.Contains([]byte(g), []byte(a)) {
-				return g
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no goroutine in %s at %v; last seen:\n%s", fn, at, g)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	})
+	if !found {
+		t.Fatalf("no goroutine in %s at %v; last seen:\n%s", fn, at, g)
 	}
+	return g
 }
 
 // A mount's close waits for its session sweep to return before it saves

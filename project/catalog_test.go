@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/workflow"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -49,18 +50,6 @@ func resourceNames(t *testing.T, cs *mcp.ClientSession) map[string]*mcp.Resource
 	return out
 }
 
-// waitFor polls cond every 20 ms for up to 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for i := 0; i < 500; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 // receive waits up to 10 s for a value on ch.
 func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
@@ -97,7 +86,7 @@ func TestStandardsAreResources(t *testing.T) {
 		t.Fatalf("resources capability = %+v", caps.Resources)
 	}
 	var res map[string]*mcp.Resource
-	waitFor(t, "both standards listed", func() bool { res = resourceNames(t, cs); return len(res) == 2 })
+	brokertest.Eventually(t, "both standards listed", func() bool { res = resourceNames(t, cs); return len(res) == 2 })
 	a, b := res[".praxis-os/standards/a.md"], res[".praxis-os/standards/b.md"]
 	if a == nil || b == nil || a.Title != "Alpha rules" || b.Title != "Bravo" || a.MIMEType != "text/markdown" || !strings.HasPrefix(a.URI, "file:///") {
 		t.Fatalf("resources: %+v %+v", a, b)
@@ -136,7 +125,7 @@ func TestStandardsAreResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	receive(t, n.resourcesChanged, "notifications/resources/list_changed")
-	waitFor(t, "c.md listed and b.md gone", func() bool {
+	brokertest.Eventually(t, "c.md listed and b.md gone", func() bool {
 		res = resourceNames(t, cs)
 		return res[".praxis-os/standards/sub/c.md"] != nil && res[".praxis-os/standards/b.md"] == nil
 	})
@@ -227,7 +216,7 @@ func TestWorkflowsArePrompts(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(wfDir, "chore_v1", "metadata.json"), strings.Replace(string(meta), "bug_fix_v1", "chore_v1", 1))
 	receive(t, n.promptsChanged, "notifications/prompts/list_changed")
-	waitFor(t, "chore_v1 listed", func() bool {
+	brokertest.Eventually(t, "chore_v1 listed", func() bool {
 		list, err := cs.ListPrompts(ctx, nil)
 		return err == nil && slices.ContainsFunc(list.Prompts, func(p *mcp.Prompt) bool { return p.Name == "chore_v1" })
 	})

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/search"
 	"github.com/berth-dev/berth/store/storetest"
 )
@@ -68,11 +68,7 @@ func TestEngineFollowsAllowedLinksOnly(t *testing.T) {
 		t.Fatalf("warnings %q", st.Warnings)
 	}
 	write(filepath.Join(base, "team/t.md"), "# Team\n\nWallaby.\n")
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Equal(find("wallaby"), []string{".praxis-os/standards/t.md"}) {
-		if time.Now().After(deadline) {
-			t.Fatal("the edit of an allowed target was not picked up")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	brokertest.Eventually(t, "the edit of an allowed target is picked up", func() bool {
+		return slices.Equal(find("wallaby"), []string{".praxis-os/standards/t.md"})
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/search"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,15 +58,11 @@ func (l *listener) message(text string) *mcp.LoggingMessageParams {
 
 func (l *listener) waitMessage(t *testing.T, text string) *mcp.LoggingMessageParams {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := l.message(text); m != nil {
-			return m
-		}
-		time.Sleep(10 * time.Millisecond)
+	var m *mcp.LoggingMessageParams
+	if !brokertest.Poll(brokertest.WaitLimit, func() bool { m = l.message(text); return m != nil }) {
+		t.Fatalf("no log notification holding %q; got %d others", text, len(l.logs))
 	}
-	t.Fatalf("no log notification holding %q; got %d others", text, len(l.logs))
-	return nil
+	return m
 }
 
 func (l *listener) waitChanged(t *testing.T) {

@@ -62,7 +62,7 @@ func TestTypeScriptClientSeesResourcesAndPrompts(t *testing.T) {
 	}
 	e := openEngine(t, root)
 	// The catalog publishes the files once the first indexing is done.
-	waitFor(t, "the index to be ready", func() bool { st, _ := e.IndexStatus(); return st.State == "ready" })
+	brokertest.Eventually(t, "the index to be ready", func() bool { st, _ := e.IndexStatus(); return st.State == "ready" })
 	url := serveHTTP(t, e)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

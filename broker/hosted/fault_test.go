@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -73,7 +74,7 @@ func TestCrashingServerFails(t *testing.T) {
 	crash.Server.Start = "eager"
 	hp := openProject(t, newPool(t, testOptions()), "p1", crash, fakeDecl(t, "fake"))
 	s := connect(t, hp, sessionOpts{})
-	if !waitFor(30*time.Second, func() bool { return statusOf(t, hp, "crash").State == StateFailed }) {
+	if !brokertest.Poll(30*time.Second, func() bool { return statusOf(t, hp, "crash").State == StateFailed }) {
 		t.Fatalf("crash never failed: %+v", statusOf(t, hp, "crash"))
 	}
 	st := statusOf(t, hp, "crash")
@@ -105,7 +106,7 @@ func TestCallTimeout(t *testing.T) {
 	if _, err := s.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(30*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateRunning }) {
+	if !brokertest.Poll(30*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateRunning }) {
 		t.Fatalf("the server is not running after 30s: %+v", statusOf(t, hp, "fake"))
 	}
 	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "fake__sleep", Arguments: map[string]any{"ms": 20000}})
@@ -186,14 +187,14 @@ func TestCancellationReachesServer(t *testing.T) {
 		_, err := s.CallTool(callCtx, &mcp.CallToolParams{Name: "fake__block", Arguments: map[string]any{"text": mark}})
 		errc <- err
 	}()
-	if !waitFor(20*time.Second, func() bool { l := hp.Logs("fake"); return len(l) > 0 && l[len(l)-1].Text == "blocking" }) {
+	if !brokertest.Poll(20*time.Second, func() bool { l := hp.Logs("fake"); return len(l) > 0 && l[len(l)-1].Text == "blocking" }) {
 		t.Fatal("the call never reached the server")
 	}
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("cancelled call succeeded")
 	}
-	if !waitFor(20*time.Second, func() bool { _, err := os.Stat(mark); return err == nil }) {
+	if !brokertest.Poll(20*time.Second, func() bool { _, err := os.Stat(mark); return err == nil }) {
 		t.Fatal("the server never saw the cancellation")
 	}
 }
@@ -290,7 +291,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 			t.Errorf("process %d is still there after Close", p)
 		}
 		// Killed members of the group are reaped by init a moment later.
-		if !waitFor(5*time.Second, func() bool { return groupGone(p) }) {
+		if !brokertest.Poll(5*time.Second, func() bool { return groupGone(p) }) {
 			t.Errorf("process group %d still has members after Close", p)
 		}
 	}
@@ -335,7 +336,7 @@ func TestBrokerKill9LeavesNoServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	helper.Wait()
-	if !waitFor(10*time.Second, func() bool { return gone(pid) && groupGone(pid) }) {
+	if !brokertest.Poll(10*time.Second, func() bool { return gone(pid) && groupGone(pid) }) {
 		t.Fatalf("server %d (or its group) survived kill -9 of the process hosting it", pid)
 	}
 }

@@ -164,18 +164,6 @@ func groupGone(pgid int) bool {
 	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }
 
-// waitFor polls cond every 20 ms for at most d.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return cond()
-}
-
 // children lists the pids of this test's child processes whose command line
 // holds marker.
 func children(t testing.TB, marker string) []int {

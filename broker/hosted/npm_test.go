@@ -182,7 +182,7 @@ func TestMemoryKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The supervisor sees the exit; the next call waits out the restart.
-	if !waitFor(30*time.Second, func() bool { return statusOf(t, hp, "memory").PID != old }) {
+	if !brokertest.Poll(30*time.Second, func() bool { return statusOf(t, hp, "memory").PID != old }) {
 		t.Fatal("the kill was never noticed")
 	}
 	if graph := s.call(t, ctx, "memory__read_graph", nil); !strings.Contains(graph, "hosts servers once") {
@@ -278,7 +278,7 @@ func TestSharedServerKeepsCallersApart(t *testing.T) {
 	}
 	for i := range sessions {
 		// Notifications may trail the result a little.
-		waitFor(5*time.Second, func() bool { return len(got[i]) >= steps[i] })
+		brokertest.Poll(5*time.Second, func() bool { return len(got[i]) >= steps[i] })
 		if n := len(got[i]); n != steps[i] {
 			t.Errorf("session %d got %d progress notifications, want %d", i, n, steps[i])
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -43,16 +44,14 @@ func TestLogMessagesReachEveryHolder(t *testing.T) {
 	toolNames(t, ctx, sa)
 	wait := func(id string, n int) []string {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		var lines []string
+		brokertest.Poll(brokertest.WaitLimit, func() bool {
 			mu.Lock()
-			lines := append([]string(nil), got[id]...)
+			lines = append([]string(nil), got[id]...)
 			mu.Unlock()
-			if len(lines) >= n || time.Now().After(deadline) {
-				return lines
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return len(lines) >= n
+		})
+		return lines
 	}
 	sa.call(t, ctx, "fake__log", map[string]any{"text": "one"})
 	for _, id := range []string{"a", "b"} {

@@ -86,7 +86,7 @@ func subscribingDecl(t testing.TB) Decl {
 func subscribedUpstream(t testing.TB, ctx context.Context, s *session, want ...string) {
 	t.Helper()
 	var got []string
-	ok := waitFor(20*time.Second, func() bool {
+	ok := brokertest.Poll(20*time.Second, func() bool {
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "fake__subscribed"})
 		if err != nil || res.IsError {
 			return false
@@ -133,7 +133,7 @@ func TestSubscribeForwarded(t *testing.T) {
 	// A crash: the restarted server is subscribed again, and relays.
 	pid := statusOf(t, hp, "fake").PID
 	a.CallTool(ctx, &mcp.CallToolParams{Name: "fake__exit"})
-	if !waitFor(20*time.Second, func() bool {
+	if !brokertest.Poll(20*time.Second, func() bool {
 		st := statusOf(t, hp, "fake")
 		return st.State == StateRunning && st.PID != pid && st.PID != 0
 	}) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/store/storetest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -85,21 +86,21 @@ func TestApprovalCoversTheFilesItRuns(t *testing.T) {
 		if err := os.WriteFile(p, append(append([]byte{}, old...), "\n"...), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if !waitFor(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
+		if !brokertest.Poll(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
 			t.Fatalf("after editing %s the server is %+v", edit, statusOf(t, hp, "fake"))
 		}
 		st := statusOf(t, hp, "fake")
 		if !slices.Contains(st.Changed, "file "+edit) || !strings.Contains(st.LastError, "file "+edit) || st.Fix != "berth servers approve "+root {
 			t.Errorf("after editing %s: changed %q, last error %q, fix %q", edit, st.Changed, st.LastError, st.Fix)
 		}
-		if !waitFor(10*time.Second, func() bool { return !slices.Contains(toolNames(t, ctx, s), "fake__pid") }) {
+		if !brokertest.Poll(10*time.Second, func() bool { return !slices.Contains(toolNames(t, ctx, s), "fake__pid") }) {
 			t.Errorf("after editing %s its tools are still served", edit)
 		}
 		// Edited back: the approved content runs again, no approval needed.
 		if err := os.WriteFile(p, old, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if !waitFor(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State != StateNeedsApproval }) {
+		if !brokertest.Poll(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State != StateNeedsApproval }) {
 			t.Fatalf("%s edited back: the server is %+v", edit, statusOf(t, hp, "fake"))
 		}
 		if again := s.call(t, ctx, "fake__pid", nil); again == pid {
@@ -113,7 +114,7 @@ func TestApprovalCoversTheFilesItRuns(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "settings.json"), []byte(`{"v": 2}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
+	if !brokertest.Poll(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
 		t.Fatal("the second edit was not seen")
 	}
 	if err := approvals.Approve("p1", "fake", d.Server, described(t, root, d)); err != nil {
@@ -151,7 +152,7 @@ func TestChangedFileIsNotRunByARestart(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
+	if !brokertest.Poll(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
 		t.Fatalf("after the edit and a crash the server is %+v", statusOf(t, hp, "fake"))
 	}
 	if _, err := os.Stat(marker); err == nil {

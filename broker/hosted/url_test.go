@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,7 +58,7 @@ func TestRefusedURLFailsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	hp := openProject(t, newPool(t, opts), "p1", Decls(decl, nil)[0])
-	if !waitFor(10*time.Second, func() bool { return statusOf(t, hp, "self").State == StateFailed }) {
+	if !brokertest.Poll(10*time.Second, func() bool { return statusOf(t, hp, "self").State == StateFailed }) {
 		t.Fatalf("status %+v, want failed", statusOf(t, hp, "self"))
 	}
 	mu.Lock()

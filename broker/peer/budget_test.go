@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
 )
 
 // closedWithin reports whether the server closes c (a read ends) within d.
@@ -47,10 +49,8 @@ func TestBudgetBoundsConnectionsNotKnownToBeTheOwners(t *testing.T) {
 	}
 	waitInUse := func(n int) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); g.budget.InUse() != n; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("budget in use %d, want %d", g.budget.InUse(), n)
-			}
+		if !brokertest.Poll(brokertest.WaitLimit, func() bool { return g.budget.InUse() == n }) {
+			t.Fatalf("budget in use %d, want %d", g.budget.InUse(), n)
 		}
 	}
 

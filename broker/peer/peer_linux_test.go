@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"golang.org/x/sys/unix"
 )
 
@@ -171,14 +172,11 @@ func TestClosedPeerHasNoOwner(t *testing.T) {
 		t.Fatalf("read after the client closed: %v, want EOF", err)
 	}
 	local, remote := addrs(server)
-	deadline := time.Now().Add(10 * time.Second)
 	var err error
-	for time.Now().Before(deadline) {
-		if _, err = ConnOwner(server); errors.Is(err, ErrNoPeer) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond) // the client end may still be closing
-	}
+	brokertest.Poll(brokertest.WaitLimit, func() bool { // the client end may still be closing
+		_, err = ConnOwner(server)
+		return errors.Is(err, ErrNoPeer)
+	})
 	if !errors.Is(err, ErrNoPeer) {
 		t.Fatalf("ConnOwner after the peer closed: %v, want ErrNoPeer", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -108,18 +109,18 @@ func TestGETStreamResumesWithLastEventID(t *testing.T) {
 	}
 	stop()
 	// The stream is away (bounded wait until the server has let it go).
-	deadline := time.Now().Add(10 * time.Second)
 	var missed string
-	for time.Now().Before(deadline) {
+	brokertest.Poll(brokertest.WaitLimit, func() bool {
 		listChanged(fmt.Sprint("t", time.Now().UnixNano()))
 		r, stop = open(sid, first)
 		id, d := next(r)
 		if id != first {
 			missed = d
-			break
+			return true
 		}
 		stop()
-	}
+		return false
+	})
 	stop()
 	if !strings.Contains(missed, "list_changed") {
 		t.Fatalf("resumed with Last-Event-ID %s: %q, want the notification it missed", first, missed)

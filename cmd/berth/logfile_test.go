@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/broker/brokertest"
 )
 
 // TestBrokerLogRotatesBySize writes three times logMaxMiB through the
@@ -37,13 +37,11 @@ func TestBrokerLogRotatesBySize(t *testing.T) {
 	}
 	// Compression runs in the background: wait (bounded) for the backups.
 	var backups []string
-	for range 500 {
+	brokertest.Poll(brokertest.WaitLimit, func() bool {
 		backups, _ = filepath.Glob(filepath.Join(home, "berth-*.log.gz"))
-		if plain, _ := filepath.Glob(filepath.Join(home, "berth-*.log")); len(plain) == 0 && len(backups) > 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		plain, _ := filepath.Glob(filepath.Join(home, "berth-*.log"))
+		return len(plain) == 0 && len(backups) > 0
+	})
 	if len(backups) == 0 || len(backups) > logBackups {
 		t.Fatalf("%d compressed backups %v, want 1..%d", len(backups), backups, logBackups)
 	}

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the drawing goroutine and the test.
@@ -37,10 +38,7 @@ func TestProgressOnATerminalOnlyAfterASecond(t *testing.T) {
 	var slow syncBuffer
 	p = newProgress(&slow, true, "waiting for search_standards")
 	p.news("indexing standards: 10 of 40 files")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(slow.String(), "indexing standards") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	brokertest.Poll(brokertest.WaitLimit, func() bool { return strings.Contains(slow.String(), "indexing standards") })
 	p.end()
 	p.end() // a second end is harmless
 	out := slow.String()

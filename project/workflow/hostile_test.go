@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/workflow/workflowtest"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/store/storetest"
@@ -87,11 +88,7 @@ func TestSlowGateDoesNotHoldTheStore(t *testing.T) {
 		_, err := slow.CompletePhase(ctx, st.SessionID, 1, map[string]any{"done": true}, false)
 		done <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); len(slow.lambdaSlot) == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the slow check did not start within 10s")
-		}
-	}
+	brokertest.Eventually(t, "the slow check starts", func() bool { return len(slow.lambdaSlot) > 0 })
 	other, err := quick.Start(ctx, "gated_v1", "y", nil)
 	if err != nil {
 		t.Fatal(err)

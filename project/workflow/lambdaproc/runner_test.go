@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/workflow/pylambda"
 	"github.com/berth-dev/berth/project/workflow/workflowtest"
 )
@@ -131,11 +132,7 @@ func TestSlotsBoundConcurrentChildren(t *testing.T) {
 		defer close(done)
 		r.Run(context.Background(), batch(nil, "lambda e: sum(range(1000000000)) > 0"))
 	}()
-	for deadline := time.Now().Add(10 * time.Second); len(r.slots) == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first child did not take its slot within 10s")
-		}
-	}
+	brokertest.Eventually(t, "the first child takes its slot", func() bool { return len(r.slots) > 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if _, err := r.Run(ctx, batch(nil, "lambda e: True")); err != context.DeadlineExceeded {
