@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/berth-dev/berth/broker/loglimit"
 	"github.com/berth-dev/berth/broker/loopback"
@@ -56,7 +57,7 @@ type Options struct {
 
 // Run is the broker's whole life: it returns when ctx ends (a clean stop),
 // when the idle timeout passes, or on a startup error.
-func Run(ctx context.Context, cfg Config, opts Options) error {
+func Run(ctx context.Context, cfg brokerconfig.Config, opts Options) error {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -144,7 +145,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	b.metrics.Servers(b.serversMetrics)
 	b.hub = web.NewHub(b.dashboard, web.HubOptions{})
 	logs.OnRecord(b.hub.Poke)
-	idle := newIdleTimer(cfg.idleTimeout(), func() { cancel(errIdle) })
+	idle := newIdleTimer(cfg.EffectiveIdleTimeout(), func() { cancel(errIdle) })
 	b.mounts = &mounts{
 		ctx: ctx, cfg: cfg, db: db, log: log, token: token,
 		info:    project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: started},
@@ -296,7 +297,7 @@ func stopReason(cause error) string {
 
 // Broker implements the control API over the mounts table.
 type Broker struct {
-	cfg     Config
+	cfg     brokerconfig.Config
 	log     *slog.Logger
 	db      *store.DB
 	started time.Time
@@ -322,8 +323,8 @@ func (b *Broker) Health() api.Health {
 		UptimeSeconds: time.Since(b.started).Seconds(), Projects: b.mounts.count(), Home: b.cfg.Home,
 		RSSBytes: b.rss(),
 	}
-	if b.cfg.idleTimeout() > 0 {
-		h.IdleTimeout = b.cfg.idleTimeout().String()
+	if b.cfg.EffectiveIdleTimeout() > 0 {
+		h.IdleTimeout = b.cfg.EffectiveIdleTimeout().String()
 	}
 	h.Autostarted = b.cfg.Autostarted
 	h.PortStart, h.PortEnd = b.cfg.PortStart, b.cfg.PortEnd

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/config"
@@ -51,7 +52,7 @@ type entry struct {
 // state file is written. Lock order: regMu or a mount's stateMu, then mu.
 type mounts struct {
 	ctx     context.Context // the broker's lifetime
-	cfg     Config
+	cfg     brokerconfig.Config
 	db      *store.DB
 	log     *slog.Logger
 	info    project.ServerInfo
@@ -206,7 +207,7 @@ func (t *mounts) open(root, id string, folder bool) (*mount, error) {
 	repo := newRepoView(root, t.log.With("project", id))
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs, Folder: folder,
 		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch, Lambdas: t.lambdas,
-		Embedder: t.cfg.embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }, Repository: t.workflowRepository(id, root, repo)})
+		Embedder: t.cfg.Embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }, Repository: t.workflowRepository(id, root, repo)})
 	if config.IsError(err) {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadConfig, "%v (the project is not served until this is fixed)", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
@@ -29,7 +30,7 @@ func testBroker(t *testing.T, db *store.DB) *Broker {
 	b.metrics = metrics.New(api.Version, func() metrics.Snapshot { return metrics.Snapshot{} })
 	b.mounts = &mounts{
 		ctx: ctx, db: db, log: log,
-		cfg:     Config{PortStart: start, PortEnd: end, MountGrace: time.Minute},
+		cfg:     brokerconfig.Config{PortStart: start, PortEnd: end, MountGrace: time.Minute},
 		info:    project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: time.Now()},
 		entries: make(map[string]*entry),
 	}

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/berth-dev/berth/broker/brokerconfig"
 )
 
 // resolveTimeout bounds the name lookup of a hosted server's url.
@@ -21,7 +23,7 @@ const resolveTimeout = 5 * time.Second
 // server would serve Berth's tools back to Berth, every listing growing
 // the next (a project that names its own endpoint reached 24,000 tools
 // and 2.4 GiB within a minute).
-func selfURLs(cfg Config) func(ctx context.Context, server, rawURL string) error {
+func selfURLs(cfg brokerconfig.Config) func(ctx context.Context, server, rawURL string) error {
 	var listenPort int
 	if _, p, err := net.SplitHostPort(cfg.Listen); err == nil && cfg.Listen != "" {
 		listenPort, _ = strconv.Atoi(p)

@@ -4,13 +4,15 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/berth-dev/berth/broker/brokerconfig"
 )
 
 // TestSelfURLsAreRefused: a hosted url naming this machine at one of the
 // broker's ports is refused with the fix; other ports, and hosts that are
 // not this machine, pass.
 func TestSelfURLsAreRefused(t *testing.T) {
-	check := selfURLs(Config{Listen: "127.0.0.1:4241", PortStart: 4242, PortEnd: 5242})
+	check := selfURLs(brokerconfig.Config{Listen: "127.0.0.1:4241", PortStart: 4242, PortEnd: 5242})
 	for _, tc := range []struct{ url, want string }{
 		{"http://127.0.0.1:4300/mcp", "servers.s.url http://127.0.0.1:4300/mcp points at Berth itself: 127.0.0.1 is this machine (127.0.0.1) and port 4300 is inside its project ports 4242-5242 (ports.start, ports.end); a hosted server there would serve Berth's own tools back to it. Point url at another MCP server, or move that server to a port outside 4242-5242"},
 		{"http://localhost:4242/mcp", "localhost is this machine"},

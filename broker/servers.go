@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/finder"
 	"github.com/berth-dev/berth/broker/hosted"
 	"github.com/berth-dev/berth/broker/metrics"
@@ -30,7 +31,7 @@ type serverDeps struct {
 	onChange  func() // the dashboard's poke
 }
 
-func newServerDeps(cfg Config, db *store.DB, log *slog.Logger, logs *logring.Ring, onChange func()) *serverDeps {
+func newServerDeps(cfg brokerconfig.Config, db *store.DB, log *slog.Logger, logs *logring.Ring, onChange func()) *serverDeps {
 	return &serverDeps{
 		pool:      hosted.NewPool(hosted.Options{Log: log, Version: api.Version, Home: cfg.Home, CheckURL: selfURLs(cfg)}),
 		approvals: hosted.NewApprovals(db),

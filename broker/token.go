@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/berth-dev/berth/broker/brokerconfig"
 )
 
 // TokenName is the bearer-token file inside home (auth: token).
@@ -44,7 +46,7 @@ func (t *mounts) headers() map[string]string {
 // brokerToken is the bearer token the TCP listeners admit: with auth:
 // token, and always where the account check is off (tokenOnly: macOS, or
 // --token-only), since the token is then the only way in. "" for none.
-func brokerToken(cfg Config, tokenOnly bool, log *slog.Logger) (string, error) {
+func brokerToken(cfg brokerconfig.Config, tokenOnly bool, log *slog.Logger) (string, error) {
 	switch {
 	case tokenOnly:
 		log.Info("the account check is off: TCP listeners admit only the bearer token (sent in the state files' headers) and the dashboard's login links",

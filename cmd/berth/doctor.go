@@ -11,6 +11,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/loopback"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/store"
@@ -154,7 +155,7 @@ func (d *doctor) checkSocketAndLock(running bool, h api.Health) {
 
 // checkRunning asks the running broker: its repairs, versions, ports and
 // the state files of the projects it serves.
-func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, cfg *broker.Config) {
+func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, cfg *brokerconfig.Config) {
 	if len(h.Warnings) == 0 {
 		d.ok("database %s (checked by the running broker at start)", filepath.Join(d.home, api.DBName))
 	}
@@ -211,7 +212,7 @@ func (d *doctor) checkRunning(ctx context.Context, c *api.Client, h api.Health, 
 
 // checkStopped reads the database itself (nobody holds it) and checks the
 // state files of the projects it knows.
-func (d *doctor) checkStopped(cfg *broker.Config) {
+func (d *doctor) checkStopped(cfg *brokerconfig.Config) {
 	path := filepath.Join(d.home, api.DBName)
 	if !fileExists(path) {
 		d.note("no database yet (%s)", path)

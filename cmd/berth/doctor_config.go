@@ -8,15 +8,15 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
-	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/project/config"
 )
 
 // checkConfig reads the broker's configuration as `berth serve` would:
 // its file (where it is, and whether it is the old location), the BERTH_
 // variables and the values.
-func (d *doctor) checkConfig() *broker.Config {
-	cfg, cf, err := broker.Load(nil, "")
+func (d *doctor) checkConfig() *brokerconfig.Config {
+	cfg, cf, err := brokerconfig.Load(nil, "")
 	if cf.Notice != "" {
 		d.warn("", "config: %s", cf.Notice)
 	}
@@ -40,17 +40,17 @@ func (d *doctor) checkConfig() *broker.Config {
 
 // isBerthVariable reports whether name is a variable berth reads.
 func isBerthVariable(name string) bool {
-	if slices.Contains(broker.OtherEnv, name) {
+	if slices.Contains(brokerconfig.OtherEnv, name) {
 		return true
 	}
-	return slices.ContainsFunc(broker.Keys(), func(k broker.Key) bool { return k.Env() == name })
+	return slices.ContainsFunc(brokerconfig.Keys(), func(k brokerconfig.Key) bool { return k.Env() == name })
 }
 
 // checkProjectConfigs loads the config of every project doctor knows of
 // (served, in the registry, or the one around the working directory), and
 // names the servers a project declares under a name the broker's config
 // (brokerCfg, nil when it does not load) declares too.
-func (d *doctor) checkProjectConfigs(brokerCfg *broker.Config) {
+func (d *doctor) checkProjectConfigs(brokerCfg *brokerconfig.Config) {
 	if wd, err := os.Getwd(); err == nil {
 		if root, err := api.FindRoot(wd); err == nil {
 			if _, known := d.projects[root]; !known {

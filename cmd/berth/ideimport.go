@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/berth-dev/berth/api"
-	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/cmd/berth/internal/ideconfig"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/spf13/pflag"
@@ -181,11 +181,11 @@ func importTarget(root string) (*importDest, error) {
 		if err != nil {
 			return nil, err
 		}
-		cf, err := broker.FindConfig("", home)
+		cf, err := brokerconfig.FindConfig("", home)
 		if err != nil {
 			return nil, err
 		}
-		return &importDest{path: cf.Want, schema: broker.Schema()}, nil
+		return &importDest{path: cf.Want, schema: brokerconfig.Schema()}, nil
 	}
 	dir := filepath.Join(root, config.Dir)
 	path := filepath.Join(dir, "config.yaml")

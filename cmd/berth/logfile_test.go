@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/api"
-	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/brokertest"
 )
 
@@ -16,7 +16,7 @@ import (
 // compressed logs are kept beside it.
 func TestBrokerLogRotatesBySize(t *testing.T) {
 	home := t.TempDir()
-	log, file, err := brokerLogger(broker.Config{Home: home, LogLevel: "info"}, false)
+	log, file, err := brokerLogger(brokerconfig.Config{Home: home, LogLevel: "info"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/berth-dev/berth/api"
-	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/project/workflow/lambdaproc"
 )
 
@@ -111,7 +111,7 @@ func usage() {
 	home, cfg := "$BERTH_HOME (default ~/.local/state/berth)", "~/.config/berth/config.yaml"
 	if h, err := api.DefaultHome(); err == nil {
 		home = h
-		if cf, err := broker.FindConfig("", h); err == nil {
+		if cf, err := brokerconfig.FindConfig("", h); err == nil {
 			cfg = cf.Want
 			if cf.Path == "" {
 				cfg += " (none yet)"

@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker"
+	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/logfile"
 	"github.com/berth-dev/berth/project/workflow/lambdaproc"
 	"github.com/spf13/pflag"
@@ -40,14 +41,14 @@ func runServe(ctx context.Context, args []string) (err error) {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	configFile := fs.String("config", "", "config file (default $BERTH_CONFIG, else ~/.config/berth/config.yaml for the default home, $BERTH_HOME/config.yaml for another)")
-	broker.AddFlags(fs)
+	brokerconfig.AddFlags(fs)
 	autostarted := fs.Bool("autostarted", false, "started by berth-shim: apply idle_timeout")
 	tokenOnly := fs.Bool("token-only", false, "admit only the bearer token on TCP listeners, as on macOS, where the broker cannot tell a connection's account")
 	pprofAddr := fs.String("pprof", "", "serve Go runtime profiles on this loopback address (debugging, berth-bench)")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	cfg, cf, err := broker.Load(fs, *configFile)
+	cfg, cf, err := brokerconfig.Load(fs, *configFile)
 	if err != nil {
 		return configError(err)
 	}
@@ -142,7 +143,7 @@ const (
 // brokerLogger logs to $home/berth.log at log_level, rotated by size, and,
 // for a broker run by hand, to stderr. The file says when it cannot be
 // written (broker/logfile).
-func brokerLogger(cfg broker.Config, toStderr bool) (*slog.Logger, *logfile.Writer, error) {
+func brokerLogger(cfg brokerconfig.Config, toStderr bool) (*slog.Logger, *logfile.Writer, error) {
 	lv, err := cfg.Level()
 	if err != nil {
 		return nil, nil, err

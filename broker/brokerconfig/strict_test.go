@@ -1,4 +1,4 @@
-package broker
+package brokerconfig
 
 import (
 	"os"

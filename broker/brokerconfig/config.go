@@ -1,4 +1,4 @@
-package broker
+package brokerconfig
 
 import (
 	"fmt"
@@ -47,9 +47,9 @@ type Config struct {
 	TokenOnly bool
 }
 
-// idleTimeout is the idle timeout that applies: idle_timeout for a broker
-// a shim started, none for one a user or a service started.
-func (c Config) idleTimeout() time.Duration {
+// EffectiveIdleTimeout is the idle timeout that applies: idle_timeout for
+// a broker a shim started, none for one a user or a service started.
+func (c Config) EffectiveIdleTimeout() time.Duration {
 	if !c.Autostarted {
 		return 0
 	}
@@ -98,9 +98,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// embedder is the standards search's embedder that search.embeddings
+// Embedder is the standards search's embedder that search.embeddings
 // names, or nil.
-func (c Config) embedder() search.Embedder {
+func (c Config) Embedder() search.Embedder {
 	if c.EmbeddingsURL == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package broker
+package brokerconfig
 
 import (
 	"flag"
@@ -17,14 +17,14 @@ import (
 var update = flag.Bool("update", false, "rewrite the broker key table in docs/configuration.md")
 
 const (
-	docBegin = "<!-- broker keys: generated from broker/keys.go; `go test ./broker -run TestConfigurationDoc -update` rewrites it -->\n"
+	docBegin = "<!-- broker keys: generated from broker/brokerconfig/keys.go; `go test ./broker/brokerconfig -run TestConfigurationDoc -update` rewrites it -->\n"
 	docEnd   = "<!-- end of broker keys -->\n"
 )
 
 // TestConfigurationDocMatchesTheKeys fails when the key table of
 // docs/configuration.md is not what the key list says.
 func TestConfigurationDocMatchesTheKeys(t *testing.T) {
-	path := filepath.Join("..", "docs", "configuration.md")
+	path := filepath.Join("..", "..", "docs", "configuration.md")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func TestConfigurationDocMatchesTheKeys(t *testing.T) {
 		return
 	}
 	if diff := cmp.Diff(want, table); diff != "" {
-		t.Errorf("%s differs from broker/keys.go (go test ./broker -run TestConfigurationDoc -update; -want +got):\n%s", path, diff)
+		t.Errorf("%s differs from broker/brokerconfig/keys.go (go test ./broker/brokerconfig -run TestConfigurationDoc -update; -want +got):\n%s", path, diff)
 	}
 }
 
@@ -101,12 +101,12 @@ func TestIdleTimeoutAppliesOnlyToAutostartedBrokers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.idleTimeout() != 0 {
-		t.Errorf("a broker started by hand has idle timeout %v", c.idleTimeout())
+	if c.EffectiveIdleTimeout() != 0 {
+		t.Errorf("a broker started by hand has idle timeout %v", c.EffectiveIdleTimeout())
 	}
 	c.Autostarted = true
-	if c.idleTimeout() != 10*time.Minute {
-		t.Errorf("an auto-started broker's default idle timeout is %v, want 10m", c.idleTimeout())
+	if c.EffectiveIdleTimeout() != 10*time.Minute {
+		t.Errorf("an auto-started broker's default idle timeout is %v, want 10m", c.EffectiveIdleTimeout())
 	}
 }
 
