@@ -79,8 +79,8 @@ func TestFolderWithoutPraxisOSIsServed(t *testing.T) {
 		t.Errorf("get_server_info: %+v", info)
 	}
 	res, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "get_server_info", Arguments: map[string]any{}})
-	if err != nil || !strings.Contains(resultText(res), `"kind":"folder"`) {
-		t.Errorf("get_server_info does not say the kind: %v %s", err, resultText(res))
+	if err != nil || !strings.Contains(brokertest.ResultText(res), `"kind":"folder"`) {
+		t.Errorf("get_server_info does not say the kind: %v %s", err, brokertest.ResultText(res))
 	}
 	for _, tool := range []string{"search_standards", "start_workflow"} {
 		got := callText(t, ctx, other, tool, map[string]any{"query": "how do we test", "workflow_type": "x", "target_file": "y"})
@@ -113,7 +113,7 @@ func TestFolderWithoutPraxisOSIsServed(t *testing.T) {
 	}
 	brokertest.Eventually(t, "the restarted server answers the second window", func() bool {
 		res, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "memory__read_graph", Arguments: map[string]any{}})
-		return err == nil && !res.IsError && strings.Contains(resultText(res), "served without .praxis-os")
+		return err == nil && !res.IsError && strings.Contains(brokertest.ResultText(res), "served without .praxis-os")
 	})
 	if diff := cmp.Diff(before, tree(t, folder)); diff != "" {
 		t.Errorf("the folder changed while served (-before +after):\n%s", diff)
@@ -138,7 +138,7 @@ func TestFolderWithoutPraxisOSIsServed(t *testing.T) {
 	})
 	brokertest.Eventually(t, "search_standards of the project through the first window", func() bool {
 		res, err := ide.CallTool(ctx, &mcp.CallToolParams{Name: "search_standards", Arguments: map[string]any{"query": "giraffe"}})
-		return err == nil && !res.IsError && strings.Contains(resultText(res), "testing.md")
+		return err == nil && !res.IsError && strings.Contains(brokertest.ResultText(res), "testing.md")
 	})
 	if !strings.Contains(b.Stderr(), "serving it as a project") && !strings.Contains(b.Stderr(), "the root changed kind") {
 		t.Errorf("the broker log does not say why the folder's mount ended")
