@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/project/gitrepo"
+	"github.com/berth-dev/berth/store/storetest"
 )
 
 // gitWorktree is a project's repository as the files of a real git
@@ -64,7 +65,7 @@ func TestSessionsAcrossWorktrees(t *testing.T) {
 	git(t, mainRoot, "commit", "-q", "-m", "first")
 	git(t, mainRoot, "worktree", "add", "-q", "-b", "fix-login", fixRoot)
 
-	db := openDB(t, filepath.Join(t.TempDir(), "berth.db"))
+	db := storetest.Open(t, filepath.Join(t.TempDir(), "berth.db"))
 	open := func(root, id string, sib Sibling) *Engine {
 		e, err := Open(ctx, Options{Root: root, DB: db, ProjectID: id, Logger: testLogger(t), Lambdas: testLambdas,
 			Repository: gitWorktree{root: root, sibs: []Sibling{sib}}})

@@ -124,7 +124,7 @@ func TestWorktreeSessionsSeenAcrossWorktrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text := resultText(res); !res.IsError || !strings.Contains(text, "sibling worktree "+three) || !strings.Contains(text, "berth attach "+three) {
+	if text := brokertest.ResultText(res); !res.IsError || !strings.Contains(text, "sibling worktree "+three) || !strings.Contains(text, "berth attach "+three) {
 		t.Errorf("complete_phase of the unmounted three's session from two: error %v, %q", res.IsError, text)
 	}
 
@@ -154,7 +154,7 @@ func TestWorktreeSessionsSeenAcrossWorktrees(t *testing.T) {
 			t.Fatalf("%s: %v", call.tool, err)
 		}
 		where := one
-		if text := resultText(res); !res.IsError || !strings.Contains(text, "read-only from this worktree") || !strings.Contains(text, "sibling worktree "+where) {
+		if text := brokertest.ResultText(res); !res.IsError || !strings.Contains(text, "read-only from this worktree") || !strings.Contains(text, "sibling worktree "+where) {
 			t.Errorf("%s of a sibling's session from two: error %v, %q; want a refusal naming %s", call.tool, res.IsError, text, where)
 		}
 	}

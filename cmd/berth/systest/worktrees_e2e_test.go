@@ -304,7 +304,7 @@ func TestShareRepositoryRootsNameEveryWorktree(t *testing.T) {
 			if err != nil || res.IsError {
 				return false
 			}
-			dirs = resultText(res)
+			dirs = brokertest.ResultText(res)
 			for _, w := range want {
 				if !slices.Contains(strings.Fields(dirs), w) {
 					return false
