@@ -1,13 +1,11 @@
 package systest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -85,14 +83,7 @@ func settles(t *testing.T, ctx context.Context, b *brokertest.Broker, base broke
 // close, never DELETE.
 func abandon(t *testing.T, ctx context.Context, node, url string, runs int) (ok int, failures []string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, node, "abandon.mjs", url, fmt.Sprint(runs))
-	cmd.Dir = tsClientDir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node abandon.mjs: %v\n%s%s", err, out, stderr.String())
-	}
+	out := runTSScript(t, ctx, node, nil, "abandon.mjs", url, fmt.Sprint(runs))
 	var res struct {
 		OK       int      `json:"ok"`
 		Failures []string `json:"failures"`

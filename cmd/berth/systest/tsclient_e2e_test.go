@@ -2,6 +2,7 @@ package systest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,6 +27,30 @@ const tsClientDir = "testdata/tsclient"
 func needTSClient(t *testing.T) string {
 	t.Helper()
 	return brokertest.NodeModules(t, tsClientDir, filepath.Join("@modelcontextprotocol", "sdk"), "the TypeScript MCP SDK")
+}
+
+// runTSScript runs node on script of tsClientDir with args (and the
+// environment env adds, if any) and returns its stdout, or ends the test
+// with its stdout and stderr.
+func runTSScript(t *testing.T, ctx context.Context, node string, env []string, script string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	cmd.Dir = tsClientDir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s %s: %v\nstdout: %s\nstderr: %s", script, strings.Join(args, " "), err, out, stderr.String())
+	}
+	return out
+}
+
+// shimEnv is the environment in which a script's berth-shim reaches b.
+func shimEnv(t *testing.T, b *brokertest.Broker) []string {
+	return []string{"BERTH_HOME=" + b.Home, "PATH=" + brokertest.Binaries(t) + string(os.PathListSeparator) + os.Getenv("PATH")}
 }
 
 // TestTypeScriptSDKReachesEveryTransport runs the guide's connect.mjs with
@@ -54,16 +79,7 @@ func TestTypeScriptSDKReachesEveryTransport(t *testing.T) {
 func runTSClient(t *testing.T, node string, b *brokertest.Broker, script, root, arg, transport string) []string {
 	t.Helper()
 	ctx := testCtx(t, 60*time.Second)
-	cmd := exec.CommandContext(ctx, node, script, root, arg)
-	cmd.Dir = tsClientDir
-	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home,
-		"PATH="+brokertest.Binaries(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node %s %s: %v\nstdout: %s\nstderr: %s", script, arg, err, out, stderr.String())
-	}
+	out := runTSScript(t, ctx, node, shimEnv(t, b), script, root, arg)
 	var got struct {
 		Tools []string   `json:"tools"`
 		Info  serverInfo `json:"info"`
@@ -231,14 +247,7 @@ func TestTypeScriptSDKGetsAnswersAndProgressOverHTTP(t *testing.T) {
 	tsNode := needTSClient(t)
 	ctx := testCtx(t, 2*time.Minute)
 	_, _, url := everythingProject(t, ctx, "tsprogress")
-	cmd := exec.CommandContext(ctx, tsNode, "progress.mjs", url)
-	cmd.Dir = tsClientDir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node progress.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-	}
+	out := runTSScript(t, ctx, tsNode, nil, "progress.mjs", url)
 	var got struct {
 		Echoes    []string  `json:"echoes"`
 		Progress  []float64 `json:"progress"`
@@ -286,14 +295,7 @@ func TestTypeScriptSDKCompletesSubscribesAndHearsHostedLogs(t *testing.T) {
 	tsNode := needTSClient(t)
 	ctx := testCtx(t, 2*time.Minute)
 	_, _, url := everythingProject(t, ctx, "tsextras")
-	cmd := exec.CommandContext(ctx, tsNode, "hostedextras.mjs", url)
-	cmd.Dir = tsClientDir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node hostedextras.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-	}
+	out := runTSScript(t, ctx, tsNode, nil, "hostedextras.mjs", url)
 	var got struct {
 		Completions bool     `json:"completions"`
 		Department  []string `json:"department"`
@@ -335,14 +337,7 @@ func TestTypeScriptSDKCompletesWhereNothingMatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := b.Attach(t, root).URL
-	cmd := exec.CommandContext(ctx, tsNode, "complete.mjs", url, "bug_fix_v1", "everything__completable-prompt")
-	cmd.Dir = tsClientDir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node complete.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
-	}
+	out := runTSScript(t, ctx, tsNode, nil, "complete.mjs", url, "bug_fix_v1", "everything__completable-prompt")
 	type answer struct {
 		Values *[]string `json:"values"`
 		Error  string    `json:"error"`
@@ -394,16 +389,7 @@ func TestTypeScriptSDKInFinderMode(t *testing.T) {
 	approve := "berth servers approve " + root
 	for _, where := range []string{url, "stdio"} {
 		t.Run(strings.SplitN(where, ":", 2)[0], func(t *testing.T) {
-			cmd := exec.CommandContext(ctx, tsNode, "finder.mjs", where, root)
-			cmd.Dir = tsClientDir
-			cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home,
-				"PATH="+brokertest.Binaries(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("node finder.mjs %s: %v\nstdout: %s\nstderr: %s", where, err, out, stderr.String())
-			}
+			out := runTSScript(t, ctx, tsNode, shimEnv(t, b), "finder.mjs", where, root)
 			var got struct {
 				Before, After []string
 				Found         []struct {
