@@ -225,28 +225,36 @@ func TestApprovalCoversSiblingWorktrees(t *testing.T) {
 	mustContain(t, out, want, "berth servers approve "+edited)
 }
 
+// approvedRepository makes a git repository declaring servers (lines of
+// its config's servers: map), with worktrees one and two, and a broker on
+// which its main checkout is attached and its servers approved.
+func approvedRepository(t *testing.T, servers string) (b *brokertest.Broker, root, one, two string) {
+	t.Helper()
+	root = brokertest.Project(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n"})
+	writeServers(t, root, servers)
+	brokertest.Git(t, root, "init", "-q", "-b", "main")
+	brokertest.Git(t, root, "add", "-A")
+	brokertest.Git(t, root, "commit", "-q", "-m", "first")
+	one, two = brokertest.Worktree(t, root, "one"), brokertest.Worktree(t, root, "two")
+	b = brokertest.StartBroker(t, brokertest.Options{})
+	b.Attach(t, root)
+	if out, code := berthCmd(t, b.Home, "servers", "approve", root); code != 0 {
+		t.Fatalf("approve: %d\n%s", code, out)
+	}
+	return b, root, one, two
+}
+
 // TestShareRepositoryRunsOneProcess: a share: repository server runs once
 // for the worktrees of a repository: an entity one worktree's client
 // creates is read from another's, and every worktree names one process.
 func TestShareRepositoryRunsOneProcess(t *testing.T) {
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-memory")
-	root := brokertest.Project(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n"})
 	memory := func(file string) string {
 		return fmt.Sprintf("  memory:\n    command: %q\n    args: [%q]\n    share: repository\n    env: {MEMORY_FILE_PATH: %q}\n", node, script, file)
 	}
 	graph := filepath.Join(t.TempDir(), "graph.jsonl")
-	writeServers(t, root, memory(graph))
-	brokertest.Git(t, root, "init", "-q", "-b", "main")
-	brokertest.Git(t, root, "add", "-A")
-	brokertest.Git(t, root, "commit", "-q", "-m", "first")
-	one, two := brokertest.Worktree(t, root, "one"), brokertest.Worktree(t, root, "two")
-
-	b := brokertest.StartBroker(t, brokertest.Options{})
-	b.Attach(t, root)
-	if out, code := berthCmd(t, b.Home, "servers", "approve", root); code != 0 {
-		t.Fatalf("approve: %d\n%s", code, out)
-	}
+	b, root, one, two := approvedRepository(t, memory(graph))
 	sOne := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, one).URL})
 	sTwo := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, two).URL})
 	callText(t, ctx, sOne, "memory__create_entities", map[string]any{"entities": []any{
@@ -283,18 +291,7 @@ func TestShareRepositoryRunsOneProcess(t *testing.T) {
 func TestShareRepositoryRootsNameEveryWorktree(t *testing.T) {
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-filesystem")
-	root := brokertest.Project(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n"})
-	writeServers(t, root, fmt.Sprintf("  fs:\n    command: %q\n    args: [%q]\n    share: repository\n    tools: {allow: [list_allowed_directories]}\n", node, script))
-	brokertest.Git(t, root, "init", "-q", "-b", "main")
-	brokertest.Git(t, root, "add", "-A")
-	brokertest.Git(t, root, "commit", "-q", "-m", "first")
-	one, two := brokertest.Worktree(t, root, "one"), brokertest.Worktree(t, root, "two")
-
-	b := brokertest.StartBroker(t, brokertest.Options{})
-	b.Attach(t, root)
-	if out, code := berthCmd(t, b.Home, "servers", "approve", root); code != 0 {
-		t.Fatalf("approve: %d\n%s", code, out)
-	}
+	b, root, one, two := approvedRepository(t, fmt.Sprintf("  fs:\n    command: %q\n    args: [%q]\n    share: repository\n    tools: {allow: [list_allowed_directories]}\n", node, script))
 	sOne := connectMCP(t, ctx, &mcp.StreamableClientTransport{Endpoint: b.Attach(t, one).URL})
 	allowed := func(want ...string) string {
 		t.Helper()
