@@ -40,7 +40,9 @@ const CodeBusy = -32000
 //     Only when no session is evictable is the newcomer refused: 503 with
 //     a Retry-After of the seconds until a session in its handshake becomes
 //     evictable, else 1 (a place frees the moment a busy session ends a
-//     request or a stream, which no one can predict).
+//     request or a stream, which no one can predict). While a session is
+//     busy only with requests, the newcomer first waits up to finishWait
+//     for one to end.
 //   - With no limit (0), at most keepIdle sessions idle for idleGrace or more
 //     are kept: past that, the longest idle are ended.
 //   - session_timeout ends a network session that has been idle that long.
@@ -138,19 +140,55 @@ func (l *limits) refusal(admitted int, wait time.Duration) *busyError {
 		l.project, admitted, l.maxSessions, retry)}
 }
 
+// finishWait is how long a newcomer that finds every place busy waits for
+// a session with only requests in flight to finish one: a client that
+// opens its next session the moment an answer arrives must not be refused
+// because the handler that wrote the answer has not returned yet.
+const finishWait = 250 * time.Millisecond
+
 // room reports whether a new session would be admitted now (at once, or
-// by evicting an idle one); else the refusal.
-func (l *limits) room() *busyError {
+// by evicting an idle one); else the refusal. While every place is busy
+// but some session is busy only with requests, it waits up to finishWait
+// (or until ctx ends) for one of them to end.
+func (l *limits) room(ctx context.Context) *busyError {
 	if l.maxSessions <= 0 {
 		return nil
 	}
-	l.book.mu.Lock()
-	defer l.book.mu.Unlock()
-	n, victim, wait := l.scanLocked(time.Now())
-	if n < l.maxSessions || victim != nil {
-		return nil
+	deadline := time.NewTimer(finishWait)
+	defer deadline.Stop()
+	for {
+		l.book.mu.Lock()
+		n, victim, wait := l.scanLocked(time.Now())
+		if n < l.maxSessions || victim != nil {
+			l.book.mu.Unlock()
+			return nil
+		}
+		finishing := l.finishingLocked()
+		ended := l.book.endedLocked()
+		l.book.mu.Unlock()
+		if !finishing {
+			return l.refusal(n, wait)
+		}
+		select {
+		case <-ended:
+		case <-deadline.C:
+			return l.refusal(n, wait)
+		case <-ctx.Done():
+			return l.refusal(n, wait)
+		}
 	}
-	return l.refusal(n, wait)
+}
+
+// finishingLocked reports whether an admitted session is busy only with
+// requests in flight (no stream open), so it becomes evictable as soon as
+// they end.
+func (l *limits) finishingLocked() bool {
+	for _, s := range l.book.by {
+		if s.admitted && s.tr != nil && !s.tr.ide && !s.tr.stream && s.gets == 0 && s.posts+s.calls > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // refuseSessions answers 503 with Retry-After to requests that would open
@@ -159,7 +197,7 @@ func (l *limits) room() *busyError {
 func (l *limits) refuseSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tr := transportAt(r.URL.Path); tr != nil && tr.opens(r) {
-			if err := l.room(); err != nil {
+			if err := l.room(r.Context()); err != nil {
 				l.counted(metrics.SessionRefused)
 				writeBusy(w, err)
 				return

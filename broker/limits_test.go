@@ -202,7 +202,7 @@ func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	if _, err := connectInMemory(t, ctx, s, transportWS); err != nil {
 		t.Fatal(err)
 	}
-	if l.room() == nil {
+	if l.room(ctx) == nil {
 		t.Fatal("two busy sessions of two leave room")
 	}
 	if _, err := connectInMemory(t, ctx, s, transportSSE); !busyCode(err) {
@@ -214,7 +214,7 @@ func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	}
 	// A closed session frees its place (released when the server sees the end).
 	first.Close()
-	brokertest.Poll(brokertest.WaitLimit, func() bool { return l.room() == nil })
+	brokertest.Poll(brokertest.WaitLimit, func() bool { return l.room(ctx) == nil })
 	if _, err := connectInMemory(t, ctx, s, transportSSE); err != nil {
 		t.Fatalf("session after one closed: %v", err)
 	}
@@ -333,7 +333,7 @@ func TestSessionInItsHandshakeIsNotEvicted(t *testing.T) {
 	if _, err := connectNamed(t, ctx, s, transportHTTP, "early"); !busyCode(err) {
 		t.Fatalf("newcomer while the only session is in its handshake: %v, want JSON-RPC error %d", err, CodeBusy)
 	}
-	if be := l.room(); be == nil || be.retry < 1 || be.retry > int(handshakeGrace/time.Second) {
+	if be := l.room(ctx); be == nil || be.retry < 1 || be.retry > int(handshakeGrace/time.Second) {
 		t.Fatalf("refusal %+v: want a Retry-After of 1..%d s", be, int(handshakeGrace/time.Second))
 	}
 	l.book.mu.Lock()
@@ -411,6 +411,57 @@ func TestIdleSessionMakesWayForANewcomer(t *testing.T) {
 	}
 	if want := []string{metrics.SessionEvicted, metrics.SessionRefused, metrics.SessionEvicted}; !slices.Equal(events, want) {
 		t.Errorf("events counted %v, want %v", events, want)
+	}
+}
+
+// TestNewcomerWaitsForARequestFinishing fills a project of one with a
+// session whose call is in flight: a newcomer checked while the call ends
+// gets a place (the finished session makes way) instead of a refusal, and
+// one checked while a stream holds the place is refused at once.
+func TestNewcomerWaitsForARequestFinishing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := testLimits("one", 1, 0, 0)
+	s, started, release := gatedServer(t, l)
+	busy, err := connectNamed(t, ctx, s, transportHTTP, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := make(chan error, 1)
+	go func() {
+		_, err := busy.CallTool(ctx, &mcp.CallToolParams{Name: "wait"})
+		called <- err
+	}()
+	<-started
+	room := make(chan *busyError, 1)
+	go func() { room <- l.room(ctx) }()
+	close(release)
+	if err := <-called; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case be := <-room:
+		if be != nil {
+			t.Fatalf("newcomer while the only session's call finished: refused: %v", be)
+		}
+	case <-ctx.Done():
+		t.Fatal("room never answered")
+	}
+
+	// A stream session's place is not about to free: the refusal does
+	// not wait for finishWait.
+	stream := testLimits("stream", 1, 0, 0)
+	ss, _, _ := gatedServer(t, stream)
+	if _, err := connectInMemory(t, ctx, ss, transportSSE); err != nil {
+		t.Fatal(err)
+	}
+	short, stop := context.WithTimeout(ctx, finishWait/2)
+	defer stop()
+	if be := stream.room(short); be == nil {
+		t.Fatal("newcomer while a stream session holds the only place: admitted")
+	}
+	if short.Err() != nil {
+		t.Fatal("the refusal waited although no session was finishing a request")
 	}
 }
 

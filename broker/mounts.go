@@ -71,6 +71,9 @@ type mounts struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	closed  bool
+	// closing holds the ids whose mount is out of the table but still
+	// closing (closing.go).
+	closing map[string]chan struct{}
 
 	regMu sync.Mutex // serializes registry writes (remember.go); taken before mu
 }
@@ -107,6 +110,7 @@ func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 			transport, strings.Join(api.StateTransports, ", "))
 	}
 	id := api.ProjectID(root)
+	t.awaitClosed(ctx, id)
 
 	t.mu.Lock()
 	if t.closed {
@@ -283,9 +287,11 @@ func (t *mounts) expire(id string, e *entry) {
 		return
 	}
 	delete(t.entries, id)
+	closed := t.beginClosingLocked(id)
 	t.changedLocked()
 	t.mu.Unlock()
 	t.unmount(context.Background(), e.m, "grace period over")
+	closed()
 	t.released(id)
 }
 
@@ -390,6 +396,7 @@ func (t *mounts) list() []api.Project {
 }
 
 func (t *mounts) get(id string) (*mount, api.Project, error) {
+	t.awaitClosed(t.ctx, id)
 	t.mu.Lock()
 	e, ok := t.entries[id]
 	if !ok || e.m == nil {

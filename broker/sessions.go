@@ -28,6 +28,9 @@ type sessionBook struct {
 	// emptied, while wait waits, is closed by the goroutine that removes
 	// the book's last session.
 	emptied chan struct{}
+	// ended, while a newcomer waits for a place (limits.room), is closed
+	// when a request of a session ends or a session leaves the book.
+	ended chan struct{}
 }
 
 // session is one session's entry in the book.
@@ -93,6 +96,7 @@ func (b *sessionBook) entryLocked(ss *mcp.ServerSession, tr *transport, now time
 			b.mu.Lock()
 			delete(b.by, ss)
 			b.quietLocked(s, time.Now())
+			b.signalEndedLocked()
 			if len(b.by) == 0 && b.emptied != nil {
 				close(b.emptied)
 				b.emptied = nil
@@ -158,6 +162,23 @@ func (b *sessionBook) endLocked(s *session, kind requestKind, now time.Time) {
 		s.idleSince = now
 	}
 	b.quietLocked(s, now)
+	b.signalEndedLocked()
+}
+
+// endedLocked is a channel closed at the next end of a request or of a
+// session.
+func (b *sessionBook) endedLocked() <-chan struct{} {
+	if b.ended == nil {
+		b.ended = make(chan struct{})
+	}
+	return b.ended
+}
+
+func (b *sessionBook) signalEndedLocked() {
+	if b.ended != nil {
+		close(b.ended)
+		b.ended = nil
+	}
 }
 
 func (s *session) count(kind requestKind) *int {

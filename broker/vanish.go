@@ -55,11 +55,13 @@ func (t *mounts) drop(ctx context.Context, id string, e *entry, why string) {
 		e.grace.Stop()
 	}
 	delete(t.entries, id)
+	closed := t.beginClosingLocked(id)
 	t.changedLocked()
 	holders := len(e.holders)
 	t.mu.Unlock()
 	t.log.Warn(why+": unmounting", "project", id, "root", e.m.root, "port", e.m.portNow(), "holders", holders)
 	t.unmount(ctx, e.m, why)
+	closed()
 	t.released(id)
 }
 
