@@ -31,13 +31,21 @@ func (u *upstream) newClient() *mcp.Client {
 }
 
 // connect starts the server (or dials its url), runs the MCP handshake and
-// lists what it offers, all within StartTimeout.
+// lists what it offers, all within StartTimeout; a command waits for its
+// turn first (starts.go), and its StartTimeout counts from there.
 func (u *upstream) connect() (*generation, *lists, error) {
 	u.update(func() {
 		if u.state != StateRestarting {
 			u.state = StateStarting
 		}
 	})
+	if u.def.URL == "" {
+		release, err := u.opts.turns.take(u.ctx)
+		if err != nil {
+			return nil, nil, err // stopped while waiting: run sees u.ctx ended
+		}
+		defer release()
+	}
 	ctx, cancel := context.WithTimeout(u.ctx, u.opts.StartTimeout)
 	defer cancel()
 	g := &generation{ended: make(chan struct{})}

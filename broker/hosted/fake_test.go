@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	case "pool":
 		runPoolHelper()
 		return
+	case "counted":
+		runCounted()
+		return
 	}
 	os.Exit(m.Run())
 }

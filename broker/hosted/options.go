@@ -3,6 +3,7 @@ package hosted
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"time"
 )
 
@@ -19,12 +20,17 @@ type Options struct {
 	CrashWindow  time.Duration // (1m)
 	StderrLines  int           // stderr lines kept per server (200)
 	ListWait     time.Duration // how long a list waits for lazy servers to start (15s)
+	// MaxStarting is how many server processes of the pool may be in
+	// their start (process, handshake, first listing) at once; the others
+	// wait their turn (starts.go). Default: the number of CPUs, at least 2.
+	MaxStarting int
 	// Home is the broker's BERTH_HOME: the server processes are recorded
 	// there (RecordFile), and NewPool ends what the previous broker of
 	// that home left running. "" records nothing (tests).
 	Home string
 
-	procs *tracker // set by NewPool
+	procs *tracker   // set by NewPool
+	turns startTurns // set by NewPool: MaxStarting turns
 
 	// CheckURL refuses the url of a url server (named server) before
 	// each connection, with an error naming the fix; the server then
@@ -47,6 +53,9 @@ func (o Options) withDefaults() Options {
 	def(&o.ListWait, 15*time.Second)
 	if o.MaxCrashes <= 0 {
 		o.MaxCrashes = 5
+	}
+	if o.MaxStarting <= 0 {
+		o.MaxStarting = max(2, runtime.NumCPU())
 	}
 	if o.StderrLines <= 0 {
 		o.StderrLines = 200

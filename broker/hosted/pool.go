@@ -53,6 +53,7 @@ type lease struct {
 func NewPool(opts Options) *Pool {
 	opts = opts.withDefaults()
 	opts.procs = newTracker(opts.Home, opts.Log)
+	opts.turns = newStartTurns(opts.MaxStarting)
 	p := &Pool{opts: opts, ups: map[string]*shared{}, reaped: make(chan struct{}), stopReap: make(chan struct{})}
 	if opts.Home != "" {
 		go p.reapLoop() // only a broker's pool adopts orphans (subreaper)

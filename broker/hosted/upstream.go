@@ -328,7 +328,7 @@ func (u *upstream) crashed(err error) (delay time.Duration, failed bool) {
 		}
 		u.state = StateRestarting
 		u.restarts++
-		delay = min(u.opts.BackoffMin<<(len(u.crashes)-1), u.opts.BackoffMax)
+		delay = backoff(len(u.crashes), u.opts.BackoffMin, u.opts.BackoffMax)
 	})
 	switch {
 	case errors.As(err, new(refusedError)):
