@@ -55,9 +55,11 @@ func withSession(ctx context.Context, dir string, f func(*mcp.ClientSession, *pr
 }
 
 // withSessions is withSession with one session per tools listing of modes
-// (api.ToolsParam: all, finder or auto; "" the project's own).
+// (api.ToolsParam: all, finder or auto; "" the project's own). dir is
+// served as the shim serves it: the project it is in, else dir itself as
+// a folder (never the home directory, the folders above it or /).
 func withSessions(ctx context.Context, dir string, modes []string, f func([]*mcp.ClientSession, *progress) error) error {
-	root, err := api.ProjectRootOf(dir)
+	root, folder, err := api.RootOrFolder(dir)
 	if err != nil {
 		return err
 	}
@@ -68,7 +70,7 @@ func withSessions(ctx context.Context, dir string, modes []string, f func([]*mcp
 		return err
 	}
 	prog.set("opening the project")
-	att, err := c.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid(), Version: api.Version})
+	att, err := c.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid(), Version: api.Version, Folder: folder})
 	if err != nil {
 		return err
 	}

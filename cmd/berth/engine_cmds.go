@@ -187,7 +187,9 @@ func callAndPrint(ctx context.Context, dir, tool string, args map[string]any, as
 	if res.IsError {
 		return fmt.Errorf("%s", toolErrorText(res))
 	}
-	if asJSON {
+	if asJSON || res.StructuredContent == nil {
+		// An answer in words only (a folder's search_standards says how
+		// to start using .praxis-os/) is printed as it is.
 		return printResult(os.Stdout, res)
 	}
 	raw, err := json.Marshal(res.StructuredContent)
