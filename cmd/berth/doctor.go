@@ -251,7 +251,11 @@ func (d *doctor) checkStopped(cfg *brokerconfig.Config) {
 // served says the broker pid serves it on port; else no broker runs.
 func (d *doctor) checkStateFile(name, root string, pid, port int, served bool) {
 	if _, err := os.Stat(filepath.Join(root, api.ProjectDir)); err != nil {
-		if !served {
+		switch {
+		case served:
+		case isFolder(root):
+			d.note("folder %s: %s is in no project (no %s/): served to the windows open on it, with no state file", name, root, api.ProjectDir)
+		default:
 			d.note("project %s: %s is gone", name, root)
 		}
 		return
@@ -281,6 +285,13 @@ func (d *doctor) checkStateFile(name, root string, pid, port int, served bool) {
 	default:
 		d.ok("project %s: state file matches (pid %d, port %s)", name, pid, portText(sf.Port))
 	}
+}
+
+// isFolder reports whether root is still a folder Berth serves in no
+// project: a registry record of one has no .praxis-os/ and no state file.
+func isFolder(root string) bool {
+	r, err := api.ResolveFolder(root)
+	return err == nil && r == root
 }
 
 // checkPorts counts the ports of the range that something other than the

@@ -69,3 +69,34 @@ func TestCLIServesFolder(t *testing.T) {
 		t.Errorf("the home directory is mounted")
 	}
 }
+
+// TestDoctorKnowsFolderRecords: with no broker running, `berth doctor`
+// calls a folder the broker served a folder, and only a root that no
+// longer exists gone.
+func TestDoctorKnowsFolderRecords(t *testing.T) {
+	t.Parallel()
+	home := brokertest.Home(t)
+	b := brokertest.StartBroker(t, brokertest.Options{Home: home})
+	folder, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, code := berthCmd(t, home, "call", "--project", folder, "get_server_info"); code != 0 {
+		t.Fatalf("berth call --project FOLDER (exit %d):\n%s", code, out)
+	}
+	gone := brokertest.Project(t, "gone", nil)
+	if out, code := berthCmd(t, home, "attach", gone); code != 0 {
+		t.Fatalf("attach: %s", out)
+	}
+	if err := b.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := doctorLines(t, home)
+	mustContain(t, out, "(2 projects known)", "note  folder ", folder+" is in no project (no .praxis-os/)", "note  project gone: "+gone+" is gone")
+	if strings.Contains(out, folder+" is gone") {
+		t.Errorf("doctor calls the folder gone:\n%s", out)
+	}
+}
