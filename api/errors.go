@@ -49,6 +49,7 @@ const (
 	CodeNoServers      Code = "no_servers"      // the project declares no MCP servers to approve
 	CodeUnknownServer  Code = "unknown_server"  // the project declares no server of that name
 	CodeNotFailed      Code = "not_failed"      // a restart of a hosted server neither running nor failed
+	CodeRestartFailed  Code = "restart_failed"  // a restarted hosted server did not serve again (it failed, waits for approval, or is still starting)
 	CodeBadConfig      Code = "bad_config"      // a config file or setting is wrong: the message names the file, line, key and fix
 	CodeBodyTimeout    Code = "body_timeout"    // the request body did not arrive within 10 s of its headers
 	CodeOtherWriters   Code = "other_writers"   // an approval refused: another account owns or may write what it covers

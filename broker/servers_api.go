@@ -243,7 +243,7 @@ func (b *Broker) RevokeServers(_ context.Context, req api.RevokeRequest) (api.Pr
 // RestartServer starts a failed hosted server of a mounted project again,
 // or ends a running one's process and starts it again (served on the
 // control socket only).
-func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.ProjectServers, error) {
+func (b *Broker) RestartServer(ctx context.Context, req api.RestartRequest) (api.ProjectServers, error) {
 	root, err := b.mounts.serversRoot(req.Root)
 	if err != nil {
 		return api.ProjectServers{}, err
@@ -255,10 +255,15 @@ func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.P
 	if m.servers == nil {
 		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer, "no hosted server %q runs in %s", req.Server, root)
 	}
-	restarted, err := m.servers.hp.Restart(req.Server)
-	if err != nil {
+	restarted, err := m.servers.hp.Restart(ctx, req.Server)
+	switch {
+	case errors.Is(err, hosted.ErrNoSuchServer):
 		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
 			"no hosted server %q runs in %s (see `berth servers --project %s`)", req.Server, root, root)
+	case err != nil:
+		b.log.Warn("hosted server restart did not bring it back", "project", m.id, "server", req.Server, "err", err)
+		return api.ProjectServers{}, api.Errorf(http.StatusBadGateway, api.CodeRestartFailed,
+			"%v (see `berth servers --project %s`)", err, root)
 	}
 	ps := b.mountServers(m)
 	if !restarted {
@@ -271,7 +276,7 @@ func (b *Broker) RestartServer(_ context.Context, req api.RestartRequest) (api.P
 		return api.ProjectServers{}, api.Errorf(http.StatusConflict, api.CodeNotFailed,
 			"hosted server %q of %s is %s: only a running or failed server is restarted (one starting or waiting out a crash restarts by itself; a lazy one starts at its first use)", req.Server, root, state)
 	}
-	b.log.Info("hosted server restart asked for", "project", m.id, "server", req.Server)
+	b.log.Info("hosted server restarted", "project", m.id, "server", req.Server)
 	return ps, nil
 }
 

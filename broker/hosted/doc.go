@@ -64,7 +64,7 @@
 // server's sessions is fine).
 // For people and metrics: hp.Status() (state, pid, RSS, restarts, tools,
 // calls, errors, last error, the fix), hp.Serves(tool) (metrics labels),
-// hp.Logs(name) (stderr lines), hp.Restart(name) (a failed server),
+// hp.Logs(name) (stderr lines), hp.Restart(ctx, name) (a failed or running server; returns once it serves again),
 // pool.Processes() (every process across projects), and Describe (what a
 // project that is not mounted would run). Approvals: hosted.NewApprovals(db)
 // with Approve, Check and Revoke; pass it as ProjectSpec.Approvals.

@@ -416,17 +416,30 @@ func (p *Project) Logs(name string) []Line {
 	return e.target.up.stderr.snapshot()
 }
 
+// ErrNoSuchServer is Restart's error for a name the project runs no
+// server under.
+var ErrNoSuchServer = errors.New("no such hosted server")
+
 // Restart starts a failed server again, or ends a running one's process
-// and starts it again; a server in another state is left as it is, and
-// Restart reports false.
-func (p *Project) Restart(name string) (restarted bool, err error) {
+// and starts it again, and returns once it serves again from the new
+// process, or with an error saying why it does not (it failed, it waits
+// for approval, or it is still starting after twice StartTimeout or when
+// ctx ends). A server in another state is left as it is, and Restart
+// reports false.
+func (p *Project) Restart(ctx context.Context, name string) (restarted bool, err error) {
 	p.mu.Lock()
 	e := p.entries[name]
 	p.mu.Unlock()
 	if e == nil || e.target == nil || config.ValidServerName(name) != nil {
-		return false, fmt.Errorf("no hosted server %q runs in this project", name)
+		return false, fmt.Errorf("%w %q runs in this project", ErrNoSuchServer, name)
 	}
-	return e.target.up.restart(), nil
+	ctx, cancel := context.WithTimeout(ctx, 2*p.pool.opts.StartTimeout)
+	defer cancel()
+	restarted, err = e.target.up.restartWait(ctx)
+	if err == nil && restarted {
+		p.sync() // its new lists are served before the caller's next call
+	}
+	return restarted, err
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -51,6 +51,7 @@ type upstream struct {
 	lists     *lists        // the last listing; nil when not running or restarting
 	version   uint64        // bumped with every new listing
 	restarts  int
+	taken     uint64      // restart requests run has taken (restartWait)
 	crashes   []time.Time // within CrashWindow
 	lastErr   string
 	refused   bool // the last start was refused before it was tried (Options.CheckURL)
@@ -120,6 +121,43 @@ func (u *upstream) restart() bool {
 	return ok
 }
 
+// restartWait asks for a restart as restart does and waits until the
+// server serves again from a new process (or connection), or has failed
+// or waits for approval again (an error saying why), or ctx ends (an
+// error naming its state then). restarted is restart's answer: false
+// leaves the server alone and waits for nothing.
+func (u *upstream) restartWait(ctx context.Context) (restarted bool, err error) {
+	u.mu.Lock()
+	old, taken := u.gen, u.taken
+	u.mu.Unlock()
+	if !u.restart() {
+		return false, nil
+	}
+	for {
+		u.mu.Lock()
+		st, g, ch, lastErr, done := u.state, u.gen, u.changed, u.lastErr, u.taken > taken
+		u.mu.Unlock()
+		switch {
+		case done && st == StateRunning && g != old && !g.isEnded():
+			return true, nil
+		case done && st == StateFailed:
+			return true, fmt.Errorf("hosted server %q failed to start again: %s", u.label, lastErr)
+		case done && st == StateNeedsApproval:
+			return true, fmt.Errorf("hosted server %q waits for approval: %s", u.label, lastErr)
+		case u.ctx.Err() != nil:
+			return true, fmt.Errorf("hosted server %q was stopped while it restarted", u.label)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if lastErr != "" && st == StateRestarting {
+				return true, fmt.Errorf("hosted server %q is still %s (last error: %s): %w", u.label, st, lastErr, ctx.Err())
+			}
+			return true, fmt.Errorf("hosted server %q is still %s: %w", u.label, st, ctx.Err())
+		}
+	}
+}
+
 // errRestartAsked ends a running generation that a restart was asked of.
 var errRestartAsked = errors.New("restart asked for")
 
@@ -168,7 +206,12 @@ func (u *upstream) run() {
 				return
 			}
 			if errors.Is(err, errRestartAsked) {
-				u.update(func() { u.state, u.gen, u.lists, u.crashes = StateStarting, nil, nil, nil; u.restarts++; u.version++ })
+				u.update(func() {
+					u.state, u.gen, u.lists, u.crashes = StateStarting, nil, nil, nil
+					u.restarts++
+					u.taken++
+					u.version++
+				})
 				u.log.Info("hosted server restarted as asked", "server", u.label)
 				continue
 			}
@@ -179,7 +222,7 @@ func (u *upstream) run() {
 				u.stopped()
 				return
 			}
-			u.update(func() { u.restarts++ })
+			u.update(func() { u.state = StateStarting; u.restarts++; u.taken++ })
 			continue
 		}
 		t := time.NewTimer(delay)

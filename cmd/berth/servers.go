@@ -152,7 +152,9 @@ func runRevokeServers(ctx context.Context, args []string) error {
 	return nil
 }
 
-// runRestartServer starts a failed server of a mounted project again.
+// runRestartServer starts a failed server of a mounted project again, or
+// a running one anew, and returns once it serves again (the broker waits
+// for that) or with the reason it does not.
 func runRestartServer(ctx context.Context, args []string) error {
 	if len(args) != 2 {
 		return usageError{"needs the project directory and the server's name: berth servers restart DIR NAME"}
@@ -165,7 +167,7 @@ func runRestartServer(ctx context.Context, args []string) error {
 	if err != nil {
 		return notMountedHint(err, root)
 	}
-	fmt.Printf("restarting %s of %s\n", args[1], root)
+	fmt.Printf("restarted %s of %s: serving again\n", args[1], root)
 	printServers(os.Stdout, []api.ProjectServers{ps}, true, false)
 	return nil
 }

@@ -1,7 +1,6 @@
 package systest
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,14 +26,7 @@ import (
 func TestFolderWithoutPraxisOSIsServed(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
-	node, script := brokertest.NPMServer(t, "server-memory")
-	home := brokertest.Home(t)
-	cfg := fmt.Sprintf("servers:\n  memory:\n    command: %q\n    args: [%q]\n    env: {MEMORY_FILE_PATH: %q}\n",
-		node, script, filepath.Join(t.TempDir(), "graph.jsonl"))
-	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	b := brokertest.StartBroker(t, brokertest.Options{Home: home})
+	b := memoryBroker(t, "")
 	folder, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
