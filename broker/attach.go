@@ -1,0 +1,241 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/berth-dev/berth/api"
+)
+
+// An attach goes in four steps, each below: check the request
+// (checkAttach), find or mount its project's entry (lockEntry), add the
+// holder (holdLocked), then record, publish and describe what changed
+// (announce). Only holdLocked changes the entry; the table's lock is
+// taken for the lookup and the hold together, so that a grace period
+// cannot end between them.
+func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
+	for {
+		a, err := checkAttach(req)
+		if err != nil {
+			return api.AttachResponse{}, err
+		}
+		t.awaitClosed(ctx, a.id) // a mount of the root being closed is gone first (closing.go)
+		e, fresh, err := t.lockEntry(ctx, a)
+		if errors.Is(err, errAttachAgain) {
+			continue // the root is resolved again: it may have changed kind
+		}
+		if err != nil {
+			return api.AttachResponse{}, err
+		}
+		lease, record := t.holdLocked(e, a, fresh)
+		t.mu.Unlock()
+		return t.announce(e, a, req, lease, record), nil
+	}
+}
+
+// attachment is an attach request checked, with its defaults filled in.
+type attachment struct {
+	root, id  string
+	folder    bool   // root is a folder in no project (folders.go)
+	kind      string // api.HolderShim or api.HolderCLI
+	pid       int
+	transport string // one of api.StateTransports
+}
+
+// checkAttach checks req and resolves its root; an error names the fix.
+func checkAttach(req api.AttachRequest) (attachment, error) {
+	if err := checkRoot(req.Root); err != nil {
+		return attachment{}, err
+	}
+	kind := req.Kind
+	if kind == "" {
+		kind = api.HolderShim
+	}
+	root, folder, err := attachRoot(req.Root, req.Folder, kind)
+	if err != nil {
+		return attachment{}, err
+	}
+	if kind != api.HolderShim && kind != api.HolderCLI {
+		return attachment{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "kind %q: use %q or %q", kind, api.HolderShim, api.HolderCLI)
+	}
+	if req.PID < 0 {
+		return attachment{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "pid %d is not a process id", req.PID)
+	}
+	if err := checkPID(kind, req.PID, api.ProcessAlive); err != nil {
+		return attachment{}, err
+	}
+	transport := req.Transport
+	switch {
+	case transport == "" && kind == api.HolderCLI:
+		transport = api.TransportHTTP
+	case transport == "":
+		transport = api.TransportDual
+	case !slices.Contains(api.StateTransports, transport):
+		return attachment{}, api.Errorf(http.StatusBadRequest, api.CodeBadRequest, "transport %q: use one of %s",
+			transport, strings.Join(api.StateTransports, ", "))
+	}
+	return attachment{root: root, id: api.ProjectID(root), folder: folder, kind: kind, pid: req.PID, transport: transport}, nil
+}
+
+// checkRoot refuses a relative root: it would be resolved against the
+// broker's working directory, which is not the caller's.
+func checkRoot(root string) error {
+	if strings.TrimSpace(root) != "" && !filepath.IsAbs(root) {
+		return api.Errorf(http.StatusBadRequest, api.CodeRelativeRoot,
+			"root %q is relative: the broker would resolve it against its own working directory; send an absolute path", root)
+	}
+	return nil
+}
+
+// checkPID refuses a shim attach that names no live process: its hold
+// ends when that process dies, so without one (pid missing, 0, or 1,
+// which never exits) it would hold the project forever. Pins (kind cli)
+// are held until `berth detach` and need none.
+func checkPID(kind string, pid int, alive func(int) bool) error {
+	if kind != api.HolderShim {
+		return nil
+	}
+	if pid <= 1 {
+		return api.Errorf(http.StatusBadRequest, api.CodePIDRequired,
+			"a %s attach needs the pid of the process whose life holds the project (got %d): send \"pid\", or attach with kind %q to pin it",
+			api.HolderShim, pid, api.HolderCLI)
+	}
+	if !alive(pid) {
+		return api.Errorf(http.StatusBadRequest, api.CodePIDRequired,
+			"pid %d is not a running process on this machine: send the pid of the attaching process", pid)
+	}
+	return nil
+}
+
+// errAttachAgain says the entry an attach waited for went away, or its
+// root changed kind: the attach starts over.
+var errAttachAgain = errors.New("attach again")
+
+// errShuttingDown refuses an attach once the table is closed.
+func errShuttingDown() error {
+	return api.Errorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "broker is shutting down: retry in a moment")
+}
+
+// lockEntry returns a's entry with t.mu held: a new one (fresh) whose
+// project it mounted, or the one in the table once the attach that mounts
+// it is done. On error t.mu is not held.
+func (t *mounts) lockEntry(ctx context.Context, a attachment) (e *entry, fresh bool, err error) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil, false, errShuttingDown()
+	}
+	if e, ok := t.entries[a.id]; ok {
+		t.mu.Unlock()
+		return e, false, t.join(ctx, a, e)
+	}
+	e = &entry{ready: make(chan struct{}), holders: make(map[string]holder)}
+	t.entries[a.id] = e
+	t.changedLocked()
+	t.mu.Unlock()
+	return e, true, t.mountEntry(a, e)
+}
+
+// mountEntry opens a's project into e, a new entry that attaches of the
+// same root wait on, and returns with t.mu held; on error, with e out of
+// the table and t.mu not held.
+func (t *mounts) mountEntry(a attachment, e *entry) error {
+	m, err := t.open(a.root, a.id, a.folder)
+	t.mu.Lock()
+	e.m, e.err = m, err
+	close(e.ready)
+	if err != nil {
+		delete(t.entries, a.id)
+		t.changedLocked()
+		t.mu.Unlock()
+		return err
+	}
+	if t.closed {
+		// The broker began stopping while this mount opened: closeAll
+		// did not see it, so it is closed here.
+		t.mu.Unlock()
+		t.unmount(context.Background(), m, "broker stopping")
+		return errShuttingDown()
+	}
+	return nil
+}
+
+// join waits until e, the entry of a's project, is mounted, and returns
+// with t.mu held; on error (errAttachAgain among them) t.mu is not held.
+func (t *mounts) join(ctx context.Context, a attachment, e *entry) error {
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	t.mu.Lock()
+	if e.err != nil {
+		t.mu.Unlock()
+		return e.err
+	}
+	if t.entries[a.id] != e {
+		// It was unmounted while we waited.
+		t.mu.Unlock()
+		return errAttachAgain
+	}
+	if e.m.engine.Folder() != a.folder {
+		// The folder became a project, or the project lost its
+		// .praxis-os/, since it was mounted: what dropVanished would do
+		// within vanishInterval is done now, and the attach gets the root
+		// as it is.
+		t.mu.Unlock()
+		t.drop(context.Background(), a.id, e, "the root changed kind: mounting it again")
+		return errAttachAgain
+	}
+	return nil
+}
+
+// holdLocked adds a's holder to e under a new lease and stops e's grace
+// period. record says whether the registry must be written: only when
+// what it records changes (a new mount, a new pin), so that a warm attach
+// touches no disk.
+func (t *mounts) holdLocked(e *entry, a attachment, fresh bool) (lease string, record bool) {
+	lease = newLease()
+	e.holders[lease] = holder{kind: a.kind, pid: a.pid, transport: a.transport}
+	record = fresh || (a.kind == api.HolderCLI && !e.pinned)
+	if a.kind == api.HolderCLI {
+		e.pinned = true
+	}
+	if e.grace != nil {
+		e.grace.Stop()
+		e.grace = nil
+	}
+	return lease, record
+}
+
+// announce writes what the attach changed (the registry when record, the
+// state file) and answers it; what could not be written becomes a
+// warning of the answer.
+func (t *mounts) announce(e *entry, a attachment, req api.AttachRequest, lease string, record bool) api.AttachResponse {
+	m := e.m
+	if record {
+		t.remember(e, a.kind == api.HolderCLI)
+	}
+	var warnings []string
+	if s := m.noPort(); s != "" {
+		warnings = append(warnings, s)
+	}
+	if err := t.publish(a.id, e); err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	t.mu.Lock()
+	resp := api.AttachResponse{
+		Project: t.describeLocked(a.id, e), Lease: lease,
+		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, BrokerProtocol: api.Protocol(), Warnings: warnings,
+	}
+	t.mu.Unlock()
+	t.log.Info("attached", "project", a.id, "root", a.root, "kind", a.kind, "transport", a.transport, "pid", a.pid, "port", m.portNow(), "version", req.Version)
+	if req.Protocol != api.Protocol() && (req.Protocol != 0 || req.Version != "") {
+		t.log.Warn("client and broker protocols differ", "client_protocol", req.Protocol, "broker_protocol", api.Protocol(), "client", req.Version, "broker", api.Version, "pid", a.pid)
+	}
+	return resp
+}
