@@ -85,24 +85,33 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	}
 	m.mcp = eng.Server()
 	addTestHold(m.mcp)
-	m.book = newSessionBook(m.log)
-	if m.servers = deps.servers; m.servers != nil {
-		// Inside the limits and the observer: starting a lazy server counts
-		// against a call's slot, and its failures are the call's.
-		m.mcp.AddReceivingMiddleware(m.servers.hp.Middleware())
-	}
-	m.finder = newFinder(eng, id, deps.db, m.servers, m.log)
-	// Just outside the hosted servers': a call_tool reaches a hosted tool
-	// as a direct call does, inside the limits and the observer.
-	m.mcp.AddReceivingMiddleware(m.finder.Middleware)
+	m.newParts(deps)
+	m.mcp.AddReceivingMiddleware(m.middleware()...)
 	m.mcp.AddSendingMiddleware(m.finder.Sending)
-	cfg := eng.Config().MCP
+	m.startSweep(ctx)
+	m.handler, m.shimHandler = m.routes(deps.sessionTimeout)
+	// Outermost, on every server of the port: another account's connection gets nothing else.
+	m.guard = peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log, Budget: deps.budget})
+	if ln != nil {
+		m.serve(ln)
+	}
+	return m
+}
+
+// newParts makes what serves the mount's sessions: the session book, the
+// hosted servers and the finder, the limits, the saved sessions, /mcp's
+// session table and the observer. None is installed on the server yet.
+func (m *mount) newParts(deps mountDeps) {
+	m.book = newSessionBook(m.log)
+	m.servers = deps.servers
+	m.finder = newFinder(m.engine, m.id, deps.db, m.servers, m.log)
+	cfg := m.engine.Config().MCP
 	m.limits = newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout, m.book)
 	m.limits.end = m.endSession
 	if deps.onSession != nil {
 		m.limits.counted = func(event string) { deps.onSession(m, event) }
 	}
-	m.saved = newSessionStore(deps.db, id, deps.sessionTimeout, m.log)
+	m.saved = newSessionStore(deps.db, m.id, deps.sessionTimeout, m.log)
 	m.saved.prune(time.Now())
 	m.streamable = streamable.New(m.mcp, streamable.Options{
 		Logger:     m.log,
@@ -113,50 +122,70 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 		Ended:      m.saved.forget,
 		Track:      m.book.track(transportNamed(transportHTTP)),
 	})
-	m.mcp.AddReceivingMiddleware(m.limits.middleware)
-	// Outside the limits: a batch's request takes its place when its turn comes.
-	m.mcp.AddReceivingMiddleware(m.streamable.Batches)
-	// Outside the limits: it saves what they admitted.
-	m.mcp.AddReceivingMiddleware(m.saved.middleware)
-	// Outside both: it sees every call, those they refuse included.
-	m.observer = observe(m, m.mcp, deps.onCall)
-	// Outside them: a session is tagged at its first request, whatever follows.
-	m.mcp.AddReceivingMiddleware(m.book.middleware)
-	// Outermost: the request's goroutine gets its stack before it goes deep.
-	m.mcp.AddReceivingMiddleware(presizeStack)
-	// After every other: /mcp's fast path runs a tools/call through all of
-	// the above (broker/streamable/fast.go).
-	m.mcp.AddReceivingMiddleware(m.streamable.Middleware)
+	m.observer = newObserver(m, deps.onCall)
+}
+
+// middleware is the chain every request to the mount's server goes
+// through, outermost first; the engine's own middleware is inside it.
+func (m *mount) middleware() []mcp.Middleware {
+	chain := []mcp.Middleware{
+		// /mcp's fast path runs a tools/call through all below
+		// (broker/streamable/fast.go).
+		m.streamable.Middleware,
+		// The request's goroutine gets its stack before it goes deep.
+		presizeStack,
+		// A session is tagged at its first request, whatever follows.
+		m.book.middleware,
+		// It sees every call, those refused below included.
+		m.observer.middleware,
+		// It saves what the limits admitted.
+		m.saved.middleware,
+		// A batch's request takes its place when its turn comes.
+		m.streamable.Batches,
+		// mcp.max_sessions and mcp.max_tool_calls.
+		m.limits.middleware,
+		// A call_tool reaches a hosted tool as a direct call does.
+		m.finder.Middleware,
+	}
+	if m.servers != nil {
+		// Innermost: starting a lazy server counts against a call's
+		// slot, and its failures are the call's.
+		chain = append(chain, m.servers.hp.Middleware())
+	}
+	return chain
+}
+
+// startSweep starts the goroutine that ends the sessions idle past their
+// timeout and saves the others' activity; close stops it and waits.
+func (m *mount) startSweep(ctx context.Context) {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	m.stopIdle, m.sweepDone = stopSweep, make(chan struct{})
 	go func() {
 		defer close(m.sweepDone)
 		m.limits.sweep(sweepCtx, m.mcp, func(now time.Time) { m.saved.touch(m.book, now, false) })
 	}()
+}
 
+// routes are the port's handler (every transport's path, the index and
+// /health, behind the session refusal and the browser checks) and the
+// shim's route on the control API.
+func (m *mount) routes(sessionTimeout time.Duration) (port, shim http.Handler) {
 	hd := handlerDeps{
-		streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: deps.sessionTimeout, Logger: m.log},
+		streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout, Logger: m.log},
 		streamable: m.streamable, book: m.book, log: m.log,
 	}
 	mux := http.NewServeMux()
 	for _, tr := range transports {
 		if tr.path == "" {
-			m.shimHandler = tr.serve(m.mcp, hd)
+			shim = tr.serve(m.mcp, hd)
 			continue
 		}
 		mux.Handle(tr.path, tr.serve(m.mcp, hd))
 	}
 	mux.HandleFunc("/{$}", m.serveIndex)
 	mux.HandleFunc("GET /health", m.serveHealth)
-
 	h := m.limits.refuseSessions(checkPosts(mux, readTimeout))
-	m.handler = controlapi.LoopbackHostOnly(controlapi.OwnOriginOnly(h))
-	// Outermost, on every server of the port: another account's connection gets nothing else.
-	m.guard = peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log, Budget: deps.budget})
-	if ln != nil {
-		m.serve(ln)
-	}
-	return m
+	return controlapi.LoopbackHostOnly(controlapi.OwnOriginOnly(h)), shim
 }
 
 // connected is the streamable handler's word of a session as it connects:

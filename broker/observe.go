@@ -35,12 +35,10 @@ type observer struct {
 	calls []api.ToolCall
 }
 
-// observe installs the middleware on srv; onCall (may be nil) is told of
-// each answered tool call.
-func observe(m *mount, srv *mcp.Server, onCall func(*mount, api.ToolCall)) *observer {
-	a := &observer{m: m, onCall: onCall}
-	srv.AddReceivingMiddleware(a.middleware)
-	return a
+// newObserver is m's observer; onCall (may be nil) is told of each
+// answered tool call. Its middleware is in the mount's chain (mount.go).
+func newObserver(m *mount, onCall func(*mount, api.ToolCall)) *observer {
+	return &observer{m: m, onCall: onCall}
 }
 
 func (a *observer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
