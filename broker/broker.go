@@ -6,32 +6,21 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokerconfig"
-	"github.com/berth-dev/berth/broker/controlapi"
-	"github.com/berth-dev/berth/broker/loglimit"
-	"github.com/berth-dev/berth/broker/loopback"
 	"github.com/berth-dev/berth/broker/metrics"
-	"github.com/berth-dev/berth/broker/peer"
-	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
-	"github.com/berth-dev/berth/project/watch"
 	"github.com/berth-dev/berth/project/workflow"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/web"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/shirou/gopsutil/v4/process"
 )
 
@@ -53,202 +42,6 @@ type Options struct {
 	// process under limits (`berth serve` passes a runner that starts the
 	// berth binary itself); nil: lambda checks fail, saying so.
 	Lambdas workflow.Lambdas
-}
-
-// Run is the broker's whole life: it returns when ctx ends (a clean stop),
-// when the idle timeout passes, or on a startup error.
-func Run(ctx context.Context, cfg brokerconfig.Config, opts Options) error {
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	// Every record also goes to the in-memory rings that get_recent_logs
-	// and the dashboard read; a line repeated past loglimit's bounds goes
-	// to neither (a misbehaving client must not fill the disk).
-	logs := logring.New(logring.Options{})
-	limited := loglimit.New(logs.Handler(log.Handler()), loglimit.Options{})
-	defer loglimit.Flush(limited) // the counts of windows still open
-	log = slog.New(limited)
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
-		return fmt.Errorf("create home %s: %w", cfg.Home, err)
-	}
-	homeWarning, err := secureHome(cfg.Home)
-	if err != nil {
-		return err
-	}
-	lock, err := acquireLock(filepath.Join(cfg.Home, api.LockName))
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	// A broker runs again: shims that lost the one stopped on purpose find
-	// it, and the next crash is a crash again.
-	if err := os.Remove(filepath.Join(cfg.Home, api.StoppedName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		log.Warn("remove the stop mark", "err", err)
-	}
-
-	sockPath := api.SocketPath(cfg.Home)
-	sockLn, err := listenSocket(sockPath)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(sockPath)
-	defer sockLn.Close()
-
-	db, warnings, err := openStore(cfg.Home, log)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if homeWarning != "" {
-		log.Warn(homeWarning)
-		warnings = append(warnings, homeWarning)
-	}
-
-	var tcpLn net.Listener
-	if cfg.Listen != "" {
-		tcpLn, err = loopback.ListenAddr(cfg.Listen) // 127.0.0.1 and [::1] alike: no other account takes either side
-		switch {
-		case err != nil && cfg.ListenOptional:
-			log.Warn("TCP control API off: its address is taken (the socket still serves)", "listen", cfg.Listen, "err", err)
-		case err != nil:
-			return fmt.Errorf("listen %s: %w (set listen to another address, or empty to disable the TCP control API)", cfg.Listen, err)
-		default:
-			defer tcpLn.Close()
-			if h, _, _ := net.SplitHostPort(cfg.Listen); !controlapi.IsLoopbackHost(h) {
-				log.Warn("control API listens beyond loopback", "listen", cfg.Listen)
-			}
-		}
-	}
-
-	// Every connection is a file: another account's connections are
-	// bounded by the budget, the owner's by the limit, raised as far as
-	// the system allows.
-	fileLimit := raiseFileLimit()
-	pending := pendingBudget(fileLimit)
-	budget := peer.NewBudget(pending)
-
-	tokenOnly := cfg.TokenOnly || !peer.Supported()
-	token, err := brokerToken(cfg, tokenOnly, log)
-	if err != nil {
-		return err
-	}
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	started := time.Now()
-	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings, logs: logs, proc: selfProcess(), configFile: opts.ConfigFile, refused: &refusals{}, logProblem: opts.LogProblem}
-	b.metrics = metrics.New(api.Version, b.metricsSnapshot)
-	b.metrics.Servers(b.serversMetrics)
-	b.hub = web.NewHub(b.dashboard, web.HubOptions{})
-	logs.OnRecord(b.hub.Poke)
-	idle := newIdleTimer(cfg.EffectiveIdleTimeout(), func() { cancel(errIdle) })
-	b.mounts = &mounts{
-		ctx: ctx, cfg: cfg, db: db, log: log, token: token,
-		info:    project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: started},
-		entries: make(map[string]*entry),
-		onEmpty: idle.set,
-		logs:    logs,
-		onCall:  b.toolCalled,
-		onSession: func(m *mount, event string) {
-			b.metrics.SessionEvent(m.id, event)
-			b.hub.Poke()
-		},
-		schemas: mcp.NewSchemaCache(),
-		lambdas: opts.Lambdas,
-		servers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
-		watch:   watch.NewHub(),
-		budget:  budget,
-	}
-	defer b.mounts.watch.Close() // after every mount's watcher (closeAll, below)
-	idle.set(true)
-
-	logins := newLogins(listenAddr(tcpLn), tokenOnly)
-	apiOpts := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search, Login: logins, MaxBody: MaxBodyBytes}
-	sockOpts := apiOpts
-	sockOpts.AllowShutdown, sockOpts.IssueLogins = true, true
-	sockOpts.Servers = &controlapi.ServerActions{Approve: b.ApproveServers, Revoke: b.RevokeServers, Restart: b.RestartServer} // the socket only, as /shutdown
-	handler := controlapi.NewHandler(b, sockOpts)
-	apiOpts.CheckHost, apiOpts.RefuseBrowsers, apiOpts.Token = true, true, token
-	tcpHandler := controlapi.NewHandler(b, apiOpts)
-	var servers []*http.Server
-	var wg sync.WaitGroup
-	serve := func(ln net.Listener, h http.Handler, guard *peer.Guard) {
-		srv := &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: readTimeout,
-			IdleTimeout:       controlIdleTimeout,
-			BaseContext:       func(net.Listener) context.Context { return ctx },
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-			ConnState:         idle.socketState,
-		}
-		if guard != nil {
-			srv.ConnState = idle.tcpState // a connection counts once the guard admits it
-			guard.Install(srv)
-			ln = guard.Listener(ln)
-		}
-		servers = append(servers, srv)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				cancel(fmt.Errorf("serve %s: %w", ln.Addr(), err))
-			}
-		}()
-	}
-	serve(sockLn, handler, nil) // the socket is guarded by its file mode
-	if tcpLn != nil {
-		serve(tcpLn, tcpHandler, peer.NewGuard(peer.Options{Token: token, Admit: logins.admits, TokenOnly: tokenOnly, Name: "control", Logger: log,
-			Budget: budget, Admitted: idle.track}))
-	}
-	log.Info("broker ready", "pid", os.Getpid(), "home", cfg.Home, "socket", sockPath, "listen", cfg.Listen, "version", api.Version, "config", opts.ConfigFile,
-		"open_file_limit", fileLimit, "pending_connections", pending)
-	if opts.Ready != nil {
-		opts.Ready()
-	}
-
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		b.cleanStaleStateFiles(ctx)
-		b.remountPinned(ctx)
-	}()
-	go func() { defer wg.Done(); b.reapLoop(ctx) }()
-	go func() { defer wg.Done(); b.hub.Run(ctx) }()
-
-	<-ctx.Done()
-	cause := context.Cause(ctx)
-	log.Info("broker stopping", "why", stopReason(cause))
-	if onPurpose := cause == nil || errors.Is(cause, context.Canceled) || errors.As(cause, new(stopRequested)); onPurpose {
-		markStopped(cfg.Home, stopReason(cause), log) // before the shims see their sessions end
-	}
-	if opts.Stopping != nil {
-		opts.Stopping()
-	}
-	idle.stop()
-	// Everything below is bounded so that the process exits within 5 s.
-	shutdownCtx, stop := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer stop()
-	for _, srv := range servers {
-		srv.SetKeepAlivesEnabled(false)
-	}
-	b.hub.Close() // end the dashboards' event streams: Shutdown waits for them
-	b.mounts.closeAll(shutdownCtx)
-	b.mounts.servers.close(shutdownCtx) // after the mounts: what they left running
-	for _, srv := range servers {
-		if err := srv.Shutdown(shutdownCtx); err != nil {
-			srv.Close()
-		}
-	}
-	wg.Wait()
-	log.Info("broker stopped")
-	if cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, errIdle) && !errors.As(cause, new(stopRequested)) {
-		return cause
-	}
-	return nil
 }
 
 // controlIdleTimeout closes a control connection kept alive with no
@@ -314,6 +107,7 @@ type Broker struct {
 	configFile string
 	refused    *refusals // projects whose attach failed, for the dashboard
 	logProblem func() string
+	idle       *idleTimer // ends Run after idle_timeout with nothing held or connected
 }
 
 // Health implements controlapi.Backend.
