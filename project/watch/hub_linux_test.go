@@ -35,7 +35,7 @@ func TestHubTakesOneInotifyInstanceForManyProjects(t *testing.T) {
 	for i := range 200 {
 		root = t.TempDir()
 		mkfile(t, root, ".praxis-os/standards/a.md", "x")
-		w := newHubWatcher(t, h, root, ".praxis-os/standards", ".praxis-os/workflows")
+		w := newTestWatcher(t, root, []string{".praxis-os/standards", ".praxis-os/workflows"}, Shared(h))
 		last = w.Subscribe()
 		if i == 0 && inotifyInstances(t) != before+1 {
 			t.Fatalf("the first watcher took %d instances", inotifyInstances(t)-before)

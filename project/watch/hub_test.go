@@ -6,40 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
-
-func newHubWatcher(t *testing.T, h *Hub, root string, dirs ...string) *Watcher {
-	t.Helper()
-	w, err := New(root, dirs, nil, Shared(h))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
-}
-
-// quiet fails if ch delivers a batch holding any of paths within a while.
-func quiet(t *testing.T, ch <-chan []string, paths ...string) {
-	t.Helper()
-	deadline := time.After(3 * (Quiet + MaxDelay))
-	for {
-		select {
-		case batch := <-ch:
-			for _, p := range batch {
-				for _, q := range paths {
-					if p == q {
-						t.Fatalf("got %s, which another project changed", p)
-					}
-				}
-			}
-		case <-deadline:
-			return
-		}
-	}
-}
 
 func TestHubDeliversEachProjectItsOwnChanges(t *testing.T) {
 	h := NewHub()
@@ -47,13 +16,13 @@ func TestHubDeliversEachProjectItsOwnChanges(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	mkfile(t, a, "docs/x.md", "1")
 	mkfile(t, b, "docs/x.md", "1")
-	wa := newHubWatcher(t, h, a, "docs")
-	wb := newHubWatcher(t, h, b, "docs")
+	wa := newTestWatcher(t, a, []string{"docs"}, Shared(h))
+	wb := newTestWatcher(t, b, []string{"docs"}, Shared(h))
 	ca, cb := wa.Subscribe(), wb.Subscribe()
 
 	mkfile(t, a, "docs/only-a.md", "a")
 	waitFor(t, ca, "docs/only-a.md")
-	quiet(t, cb, "docs/only-a.md")
+	quietFor(t, cb, b, "docs/sentinel.md", "docs/only-a.md") // a's change, never b's
 	mkfile(t, b, "docs/sub/only-b.md", "b")
 	waitFor(t, cb, "docs/sub/only-b.md")
 
@@ -78,9 +47,9 @@ func TestHubSharedFolder(t *testing.T) {
 	defer h.Close()
 	root := t.TempDir()
 	mkfile(t, root, "std/a.md", "1")
-	w1 := newHubWatcher(t, h, root, "std")
+	w1 := newTestWatcher(t, root, []string{"std"}, Shared(h))
 	outer := filepath.Base(root) + "/std"
-	w2 := newHubWatcher(t, h, filepath.Dir(root), outer)
+	w2 := newTestWatcher(t, filepath.Dir(root), []string{outer}, Shared(h))
 	c1, c2 := w1.Subscribe(), w2.Subscribe()
 	mkfile(t, root, "std/b.md", "2")
 	waitFor(t, c1, "std/b.md")

@@ -15,20 +15,6 @@ func symlink(t *testing.T, target, link string) {
 	}
 }
 
-// quietFor writes a sentinel file and waits for it: every change made
-// before it has been delivered by then. It fails if any path in never
-// was reported.
-func quietFor(t *testing.T, ch <-chan []string, root, sentinel string, never ...string) {
-	t.Helper()
-	mkfile(t, root, sentinel, "s")
-	seen := waitFor(t, ch, sentinel)
-	for _, p := range never {
-		if seen[p] {
-			t.Fatalf("%s was reported", p)
-		}
-	}
-}
-
 // TestLinkTargetsEditsReported: an edit of an admitted link's target,
 // inside the root or in an allowed folder outside it, is reported as a
 // change of the link; a link the policy refuses is not followed.
@@ -42,11 +28,7 @@ func TestLinkTargetsEditsReported(t *testing.T) {
 	symlink(t, "../docs/d.md", filepath.Join(root, "std/inside.md"))
 	symlink(t, filepath.Join(shared, "s.md"), filepath.Join(root, "std/shared.md"))
 	symlink(t, filepath.Join(private, "p.md"), filepath.Join(root, "std/private.md"))
-	w, err := New(root, []string{"std"}, nil, FollowLinks(links.New(root, []string{shared})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := newTestWatcher(t, root, []string{"std"}, FollowLinks(links.New(root, []string{shared})))
 	ch := w.Subscribe()
 
 	mkfile(t, shared, "s.md", "s2")
@@ -89,11 +71,7 @@ func TestLinkedFolders(t *testing.T) {
 	mkfile(t, other, "c.md", "c")
 	symlink(t, shared, filepath.Join(root, "team"))
 	symlink(t, private, filepath.Join(root, "mine"))
-	w, err := New(root, []string{"std", "team", "mine"}, nil, FollowLinks(links.New(root, []string{shared, other})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := newTestWatcher(t, root, []string{"std", "team", "mine"}, FollowLinks(links.New(root, []string{shared, other})))
 	ch := w.Subscribe()
 
 	mkfile(t, shared, "a.md", "a2")

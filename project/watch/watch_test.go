@@ -22,9 +22,10 @@ func mkfile(t *testing.T, root, rel, content string) {
 	}
 }
 
-func newTestWatcher(t *testing.T, root string, dirs ...string) *Watcher {
+// newTestWatcher watches dirs of root until the test ends.
+func newTestWatcher(t *testing.T, root string, dirs []string, opts ...Option) *Watcher {
 	t.Helper()
-	w, err := New(root, dirs, nil)
+	w, err := New(root, dirs, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +66,24 @@ func waitFor(t *testing.T, ch <-chan []string, want ...string) map[string]bool {
 	}
 }
 
+// quietFor writes a sentinel file and waits for it: every change made
+// before it has been delivered by then. It fails if any path in never
+// was reported.
+func quietFor(t *testing.T, ch <-chan []string, root, sentinel string, never ...string) {
+	t.Helper()
+	mkfile(t, root, sentinel, "s")
+	seen := waitFor(t, ch, sentinel)
+	for _, p := range never {
+		if seen[p] {
+			t.Fatalf("%s was reported", p)
+		}
+	}
+}
+
 func TestCreateEditRenameDelete(t *testing.T) {
 	root := t.TempDir()
 	mkfile(t, root, "std/a.md", "a")
-	w := newTestWatcher(t, root, "std")
+	w := newTestWatcher(t, root, []string{"std"})
 	ch := w.Subscribe()
 
 	mkfile(t, root, "std/b.md", "b")
@@ -93,7 +108,7 @@ func TestNewFolderFilesReported(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "std"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w := newTestWatcher(t, root, "std")
+	w := newTestWatcher(t, root, []string{"std"})
 	ch := w.Subscribe()
 	// Files written right after the folder appears, possibly before its
 	// watch is in place, are still reported; so are later ones.
@@ -106,7 +121,7 @@ func TestNewFolderFilesReported(t *testing.T) {
 func TestHiddenFoldersSkipped(t *testing.T) {
 	root := t.TempDir()
 	mkfile(t, root, "std/.cache/old.md", "x")
-	w := newTestWatcher(t, root, "std")
+	w := newTestWatcher(t, root, []string{"std"})
 	ch := w.Subscribe()
 	mkfile(t, root, "std/.cache/c.md", "x")
 	mkfile(t, root, "std/.hidden.md", "x")
@@ -122,7 +137,7 @@ func TestHiddenFoldersSkipped(t *testing.T) {
 
 func TestMissingFolderCreatedLater(t *testing.T) {
 	root := t.TempDir()
-	w := newTestWatcher(t, root, ".praxis-os/usage")
+	w := newTestWatcher(t, root, []string{".praxis-os/usage"})
 	ch := w.Subscribe()
 	mkfile(t, root, ".praxis-os/usage/u.md", "u")
 	waitFor(t, ch, ".praxis-os/usage/u.md")
@@ -144,7 +159,7 @@ func TestMissingFolderCreatedLater(t *testing.T) {
 func TestEverySubscriberGetsEveryBatch(t *testing.T) {
 	root := t.TempDir()
 	mkfile(t, root, "std/a.md", "a")
-	w := newTestWatcher(t, root, "std")
+	w := newTestWatcher(t, root, []string{"std"})
 	one, two := w.Subscribe(), w.Subscribe()
 	mkfile(t, root, "std/b.md", "b")
 	waitFor(t, one, "std/b.md")
