@@ -228,11 +228,12 @@ func (t *mounts) announce(e *entry, a attachment, req api.AttachRequest, lease s
 		warnings = append(warnings, err.Error())
 	}
 	t.mu.Lock()
+	h := e.heldLocked()
+	t.mu.Unlock()
 	resp := api.AttachResponse{
-		Project: t.describeLocked(a.id, e), Lease: lease,
+		Project: describe(a.id, m, h), Lease: lease,
 		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, BrokerProtocol: api.Protocol(), Warnings: warnings,
 	}
-	t.mu.Unlock()
 	t.log.Info("attached", "project", a.id, "root", a.root, "kind", a.kind, "transport", a.transport, "pid", a.pid, "port", m.portNow(), "version", req.Version)
 	if req.Protocol != api.Protocol() && (req.Protocol != 0 || req.Version != "") {
 		t.log.Warn("client and broker protocols differ", "client_protocol", req.Protocol, "broker_protocol", api.Protocol(), "client", req.Version, "broker", api.Version, "pid", a.pid)

@@ -9,20 +9,30 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// clients lists the mount's sessions that completed initialize, oldest
-// first, as `berth clients`, GET /projects/{id}/sessions and the dashboard
-// show them.
-func (m *mount) clients() []api.Session {
-	all := slices.Collect(m.mcp.Sessions())
-	now := time.Now()
-	out := make([]api.Session, 0, len(all))
-	m.book.mu.Lock()
+// eachSession calls f, with the book's lock held, for each session of srv
+// that completed initialize and whose transport is known: the sessions a
+// mount lists and counts. Short-lived protocol probes (such as a client's
+// stateless server/discover) are not sessions.
+func (b *sessionBook) eachSession(srv *mcp.Server, f func(init *mcp.InitializeParams, s *session)) {
+	all := slices.Collect(srv.Sessions())
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for _, ss := range all {
 		init := ss.InitializeParams()
-		s := m.book.by[ss]
+		s := b.by[ss]
 		if init == nil || s == nil || s.tr == nil {
 			continue
 		}
+		f(init, s)
+	}
+}
+
+// clients lists the mount's sessions, oldest first, as `berth clients`,
+// GET /projects/{id}/sessions and the dashboard show them.
+func (m *mount) clients() []api.Session {
+	now := time.Now()
+	var out []api.Session
+	m.book.eachSession(m.mcp, func(init *mcp.InitializeParams, s *session) {
 		c := api.Session{ID: s.id, Transport: s.tr.name, StartedAt: s.started.UTC(), State: api.SessionLive, Counted: s.admitted}
 		if init.ClientInfo != nil {
 			c.Client, c.ClientVersion = init.ClientInfo.Name, init.ClientInfo.Version
@@ -37,22 +47,33 @@ func (m *mount) clients() []api.Session {
 			c.Saved = m.saved.isSaved(s.id)
 		}
 		out = append(out, c)
+	})
+	if out == nil {
+		out = []api.Session{}
 	}
-	m.book.mu.Unlock()
 	slices.SortFunc(out, func(a, b api.Session) int { return a.StartedAt.Compare(b.StartedAt) })
 	return out
 }
 
-// sessionStates counts the mount's initialized sessions by state.
-func (m *mount) sessionStates() (live, idle int) {
-	for _, c := range m.clients() {
-		if c.State == api.SessionIdle {
-			idle++
+// sessionCounts are a mount's sessions (those clients lists) counted by
+// state and by transport name (transports with none left out).
+type sessionCounts struct {
+	live, idle  int
+	byTransport map[string]int
+}
+
+// countSessions counts the mount's sessions.
+func (m *mount) countSessions() sessionCounts {
+	c := sessionCounts{byTransport: make(map[string]int, len(transports))}
+	m.book.eachSession(m.mcp, func(_ *mcp.InitializeParams, s *session) {
+		if s.busyLocked() {
+			c.live++
 		} else {
-			live++
+			c.idle++
 		}
-	}
-	return live, idle
+		c.byTransport[s.tr.name]++
+	})
+	return c
 }
 
 // closeClient ends the session called sid; false when there is none.

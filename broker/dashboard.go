@@ -61,7 +61,7 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	}
 	for _, m := range b.mounts.all() {
 		s.Mounts++
-		for tr, n := range m.book.count(m.mcp) {
+		for tr, n := range m.countSessions().byTransport {
 			s.Sessions[tr] += n
 		}
 		if st, ok := m.engine.IndexStatus(); ok {

@@ -12,12 +12,14 @@ import (
 // stdio, for its get_server_info.
 func (t *mounts) endpoint(id string) project.Endpoint {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	e := t.entries[id]
 	if e == nil || e.m == nil {
+		t.mu.Unlock()
 		return project.Endpoint{}
 	}
-	return project.Endpoint{Mode: e.published, URL: e.m.url(), Missing: e.missingLocked()}
+	m, h := e.m, e.heldLocked()
+	t.mu.Unlock()
+	return project.Endpoint{Mode: h.published, URL: m.url(), Missing: missing(m, h.stateErr)}
 }
 
 // portHealth is GET /health on a project's port: this project's own facts

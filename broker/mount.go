@@ -22,8 +22,9 @@ import (
 
 // mount is a project being served: its engine, the engine's MCP server
 // (one for every transport) and the listener that holds its port. Its
-// fields are set once by newMount; holders and timers live in the mounts
-// table under its lock.
+// fields are set once as it is made (newMount; repo by mounts.open), except
+// the port's, under httpMu; holders and timers live in the mounts table
+// under its lock.
 //
 // The port may come later: with none free, the mount serves the IDE's
 // sessions (the shim's route on the control API) and the broker binds one
@@ -215,19 +216,6 @@ func (m *mount) endSession(ss *mcp.ServerSession) {
 		return
 	}
 	ss.Close()
-}
-
-// sessions counts the live MCP sessions on every transport: those that
-// completed an initialize handshake. Short-lived protocol probes (such as
-// a client's stateless server/discover) are not sessions.
-func (m *mount) sessions() int {
-	n := 0
-	for ss := range m.mcp.Sessions() {
-		if ss.InitializeParams() != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // url is the project's HTTP endpoint, or "" while it has no port.

@@ -46,8 +46,9 @@ type entry struct {
 }
 
 // mounts is the broker's table of projects. mu guards every entry's
-// fields; it is never held while a mount opens or closes, nor while a
-// state file is written. Lock order: regMu or a mount's stateMu, then mu.
+// fields; it is never held while a mount opens, closes or is described,
+// nor while a state file is written. Lock order (the package doc): regMu
+// or a mount's stateMu, then mu, then a mount's httpMu.
 type mounts struct {
 	ctx     context.Context // the broker's lifetime
 	cfg     brokerconfig.Config
@@ -248,19 +249,23 @@ func (t *mounts) closeAll(ctx context.Context) {
 }
 
 func (t *mounts) list() []api.Project {
+	type row struct {
+		id   string
+		m    *mount
+		held held
+	}
 	t.mu.Lock()
-	out := make([]api.Project, 0, len(t.entries))
-	var repos []*repoView
+	rows := make([]row, 0, len(t.entries))
 	for id, e := range t.entries {
-		if e.m == nil {
-			continue
+		if e.m != nil {
+			rows = append(rows, row{id, e.m, e.heldLocked()})
 		}
-		out = append(out, t.describeLocked(id, e))
-		repos = append(repos, e.m.repo)
 	}
 	t.mu.Unlock()
-	for i := range out {
-		out[i].Repository = repos[i].describe()
+	out := make([]api.Project, len(rows))
+	for i, r := range rows {
+		out[i] = describe(r.id, r.m, r.held)
+		out[i].Repository = r.m.repo.describe()
 	}
 	sortProjects(out)
 	return out
@@ -274,8 +279,9 @@ func (t *mounts) get(id string) (*mount, api.Project, error) {
 		t.mu.Unlock()
 		return nil, api.Project{}, api.Errorf(http.StatusNotFound, api.CodeNotMounted, "project %s is not mounted (see `berth projects`)", id)
 	}
-	p := t.describeLocked(id, e)
+	h := e.heldLocked()
 	t.mu.Unlock()
+	p := describe(id, e.m, h)
 	p.Repository = e.m.repo.describe()
 	return e.m, p, nil
 }
@@ -286,14 +292,28 @@ func (t *mounts) count() int {
 	return len(t.entries)
 }
 
-func (t *mounts) describeLocked(id string, e *entry) api.Project {
-	m := e.m
-	live, idle := m.sessionStates()
+// held is what the table records of a mount, for describe: copied out
+// under t.mu, so that describe takes the mount's own locks without it.
+type held struct {
+	holders   int
+	pinned    bool
+	published string // the transport the state file says
+	stateErr  string // why the state file could not be written
+}
+
+func (e *entry) heldLocked() held {
+	return held{holders: len(e.holders), pinned: e.pinned, published: e.published, stateErr: e.stateErr}
+}
+
+// describe is the project of mount m as the control API shows it,
+// without its repository. The caller does not hold t.mu.
+func describe(id string, m *mount, h held) api.Project {
+	sessions := m.countSessions()
 	return api.Project{
-		SessionsLive: live, SessionsIdle: idle,
+		SessionsLive: sessions.live, SessionsIdle: sessions.idle,
 		ID: id, Name: m.name, Root: m.root, Kind: m.kind(), Port: m.portNow(), URL: m.url(),
-		Sessions: m.sessions(), SessionsByTransport: m.book.count(m.mcp), Holders: len(e.holders), Pinned: e.pinned, StartedAt: m.startedAt.UTC(),
-		Transport: e.published, Index: indexState(m), Missing: e.missingLocked(),
+		Sessions: sessions.live + sessions.idle, SessionsByTransport: sessions.byTransport, Holders: h.holders, Pinned: h.pinned, StartedAt: m.startedAt.UTC(),
+		Transport: h.published, Index: indexState(m), Missing: missing(m, h.stateErr),
 	}
 }
 

@@ -66,18 +66,22 @@ func (m *mount) noPort() string {
 	return fmt.Sprintf("no port for the project's HTTP endpoint (%v): sub-agents cannot reach it; the IDE's tools work, and the broker tries again every few seconds", m.portErr)
 }
 
-// missing names what the broker cannot do for the mount of e now, each
-// with its fix. The caller holds t.mu.
-func (e *entry) missingLocked() []string {
+// lackPort records err, why the mount has no port yet.
+func (m *mount) lackPort(err error) {
+	m.httpMu.Lock()
+	defer m.httpMu.Unlock()
+	m.portErr = err
+}
+
+// missing names what the broker cannot do for mount m now, each with its
+// fix; stateErr is why its state file could not be written ("" when it was).
+func missing(m *mount, stateErr string) []string {
 	var out []string
-	if e.m == nil {
-		return nil
-	}
-	if s := e.m.noPort(); s != "" {
+	if s := m.noPort(); s != "" {
 		out = append(out, s)
 	}
-	if e.stateErr != "" {
-		out = append(out, e.stateErr)
+	if stateErr != "" {
+		out = append(out, stateErr)
 	}
 	return out
 }
@@ -102,9 +106,7 @@ func (t *mounts) retryDegraded() {
 		if m.portNow() == 0 {
 			ln, err := t.bindFor(m.id, m.root, m.engine.Config().MCP.HTTPPort)
 			if err != nil {
-				m.httpMu.Lock()
-				m.portErr = err
-				m.httpMu.Unlock()
+				m.lackPort(err)
 				continue
 			}
 			m.serve(ln)

@@ -253,21 +253,6 @@ func (b *sessionBook) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// count is srv's initialized sessions by transport name (transports with
-// none are left out).
-func (b *sessionBook) count(srv *mcp.Server) map[string]int {
-	out := make(map[string]int, len(transports))
-	for ss := range srv.Sessions() {
-		if ss.InitializeParams() == nil {
-			continue
-		}
-		if tr := b.of(ss); tr != nil {
-			out[tr.name]++
-		}
-	}
-	return out
-}
-
 // newSessionID names a session whose transport has no id of its own.
 func newSessionID() string {
 	var b [8]byte
