@@ -1,6 +1,28 @@
 // Package broker is Berth's daemon: it owns the home directory's lock,
 // socket and database, mounts projects on their own loopback ports, serves
-// the control API, and shuts everything down cleanly.
+// the control API, and shuts everything down cleanly (Run, run.go).
+//
+// # Lock order
+//
+// Each mutex guards the fields written beside it. One that is taken while
+// another is held comes later in this list; nothing here is held while a
+// project opens or closes, a file is written, or a callback out of the
+// package runs (the dashboard's poke, the metrics), except where the list
+// says so:
+//
+//  1. mounts.regMu (registry writes) or a mount's stateMu (its state
+//     file), never both.
+//  2. mounts.mu, the table. It is held to read or change entries only: a
+//     mount is described (its sessions, index and port) from a copy of
+//     its entry taken under it (held), with the lock released.
+//  3. Leaves taken under mounts.mu: a mount's httpMu (its port) and the
+//     idle timer's mu (told of the table's emptiness by changedLocked).
+//
+// A mount's own parts are taken without the table's lock: its
+// sessionBook.mu, then its session store's mu (clients' saved flag); the
+// observer's mu, mountServers.warnMu and repoView.mu are leaves. The
+// hosted servers' updates are serialized in broker/hosted (its own order,
+// in its package doc), never under a lock of this package.
 package broker
 
 import (

@@ -358,12 +358,22 @@ func (l *limits) sweep(ctx context.Context, srv *mcp.Server, each func(now time.
 
 // due lists the sessions to end now. Sessions the book has not seen yet
 // (an SSE stream that has sent nothing) are entered, so that their time
-// counts from the first sweep that sees them.
+// counts from the first sweep that sees them. Each is counted once the
+// book's lock is released: counted calls out of the mount.
 func (l *limits) due(srv *mcp.Server, now time.Time) []*session {
 	all := slices.Collect(srv.Sessions())
 	l.book.mu.Lock()
-	defer l.book.mu.Unlock()
-	var out, idle []*session
+	out, events := l.dueLocked(all, now)
+	l.book.mu.Unlock()
+	for _, ev := range events {
+		l.counted(ev)
+	}
+	return out
+}
+
+// dueLocked is due's choice among all, with the event each is counted as.
+func (l *limits) dueLocked(all []*mcp.ServerSession, now time.Time) (out []*session, events []string) {
+	var idle []*session
 	for _, ss := range all {
 		s := l.book.entryLocked(ss, nil, now)
 		if s.tr != nil && s.tr.ide {
@@ -371,7 +381,7 @@ func (l *limits) due(srv *mcp.Server, now time.Time) []*session {
 		}
 		if l.timeout > 0 && !s.busyLocked() && now.Sub(s.idleSince) >= l.timeout {
 			out = append(out, s)
-			l.counted(metrics.SessionTimedOut)
+			events = append(events, metrics.SessionTimedOut)
 			continue
 		}
 		if l.maxSessions <= 0 && !s.busyLocked() && now.Sub(s.idleSince) >= idleGrace {
@@ -383,8 +393,8 @@ func (l *limits) due(srv *mcp.Server, now time.Time) []*session {
 		slices.SortFunc(idle, func(a, b *session) int { return b.idleSince.Compare(a.idleSince) })
 		for _, s := range idle[keepIdle:] {
 			out = append(out, s)
-			l.counted(metrics.SessionEvicted)
+			events = append(events, metrics.SessionEvicted)
 		}
 	}
-	return out
+	return out, events
 }

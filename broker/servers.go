@@ -60,10 +60,12 @@ type mountServers struct {
 	log  *slog.Logger
 	ctx  context.Context // the servers' lifetime: until close
 
-	mu sync.Mutex // serializes updates of the set
-
-	warnMu sync.Mutex // guards over; apart from mu, which is held while Update calls changed
-	over   bool       // the project was warned about: more tools than mcp.max_tools_warning
+	// warnMu guards over. It is a leaf: changed takes it from hp's
+	// goroutines (an Update, an upstream's change), and calls nothing
+	// while it holds it. Updates need no lock of their own here: hp
+	// serializes Update and Close.
+	warnMu sync.Mutex
+	over   bool // the project was warned about: more tools than mcp.max_tools_warning
 
 	stop context.CancelFunc
 }
@@ -104,9 +106,7 @@ func (ms *mountServers) close(ctx context.Context) {
 	}
 	ms.eng.OnConfigApplied(nil)
 	ms.stop()
-	ms.mu.Lock() // an update under way ends first
-	defer ms.mu.Unlock()
-	if err := ms.hp.Close(ctx); err != nil {
+	if err := ms.hp.Close(ctx); err != nil { // after an update under way
 		ms.log.Warn("stop hosted servers", "err", err)
 	}
 }
@@ -114,12 +114,10 @@ func (ms *mountServers) close(ctx context.Context) {
 // apply serves the servers of cfg, an edit of the project's config the
 // engine applied.
 func (ms *mountServers) apply(cfg config.Config) {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
 	if ms.ctx.Err() != nil {
 		return // closed
 	}
-	if err := ms.hp.Update(ms.ctx, hosted.Decls(ms.deps.user, cfg.Servers)); err != nil {
+	if err := ms.hp.Update(ms.ctx, hosted.Decls(ms.deps.user, cfg.Servers)); err != nil && ms.ctx.Err() == nil {
 		ms.log.Warn("update hosted servers", "err", err)
 	}
 }
