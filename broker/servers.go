@@ -229,8 +229,7 @@ func (b *Broker) serversMetrics() []metrics.Server {
 			continue
 		}
 		for _, st := range m.servers.hp.Status() {
-			out = append(out, metrics.Server{Project: m.id, Server: st.Name, Up: st.State == api.ServerRunning,
-				Calls: st.Calls, Errors: st.Errors, Restarts: st.Restarts, RSS: st.RSSBytes})
+			out = append(out, metrics.Server{Project: m.id, ServerStatus: st})
 		}
 	}
 	return out

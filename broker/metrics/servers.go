@@ -1,14 +1,15 @@
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/berth-dev/berth/api"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
-// Server is one hosted MCP server of one project, read at scrape time.
+// Server is one hosted MCP server of one project, its status as the
+// broker reports it everywhere, read at scrape time.
 type Server struct {
-	Project, Server string
-	Up              bool   // running now
-	Calls, Errors   uint64 // requests the project forwarded to it, and of those the failed ones
-	Restarts        int    // restarts of its process since it first started
-	RSS             uint64 // resident memory of its process and children (0: not running)
+	Project string
+	api.ServerStatus
 }
 
 var (
@@ -42,14 +43,14 @@ func (s *servers) Describe(ch chan<- *prometheus.Desc) {
 func (s *servers) Collect(ch chan<- prometheus.Metric) {
 	for _, sv := range s.snap() {
 		up := 0.0
-		if sv.Up {
+		if sv.State == api.ServerRunning {
 			up = 1
 		}
-		labels := []string{sv.Project, sv.Server}
+		labels := []string{sv.Project, sv.Name}
 		ch <- prometheus.MustNewConstMetric(serverUpDesc, prometheus.GaugeValue, up, labels...)
 		ch <- prometheus.MustNewConstMetric(serverCallsDesc, prometheus.CounterValue, float64(sv.Calls), labels...)
 		ch <- prometheus.MustNewConstMetric(serverErrorsDesc, prometheus.CounterValue, float64(sv.Errors), labels...)
 		ch <- prometheus.MustNewConstMetric(serverRestartsDesc, prometheus.CounterValue, float64(sv.Restarts), labels...)
-		ch <- prometheus.MustNewConstMetric(serverRSSDesc, prometheus.GaugeValue, float64(sv.RSS), labels...)
+		ch <- prometheus.MustNewConstMetric(serverRSSDesc, prometheus.GaugeValue, float64(sv.RSSBytes), labels...)
 	}
 }
