@@ -122,17 +122,13 @@ func (ms *mountServers) apply(cfg config.Config) {
 	}
 }
 
-// refresh reads the project's config again and serves its servers, as the
-// approvals now stand (after an approval or a revocation). A config that
-// does not load leaves the settings in force, whose servers are checked
-// against the approvals again: a revoked server stops even then.
+// refresh serves the servers of the config the engine applies, as the
+// approvals now stand (after an approval or a revocation): a revoked
+// server stops. An edit the engine has not applied (it refused it, or has
+// yet to see it) declares nothing here; the servers it declares start
+// when the engine applies it (apply).
 func (ms *mountServers) refresh() {
-	cfg, err := config.Load(ms.eng.Root())
-	if err != nil {
-		ms.log.Warn("project config does not load: its hosted servers stay as the settings in force declare them until it is fixed", "err", err)
-		cfg = ms.eng.Config()
-	}
-	ms.apply(cfg)
+	ms.apply(ms.eng.Config())
 }
 
 // changed runs after the hosted surface may have changed: it warns when
