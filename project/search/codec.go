@@ -31,6 +31,16 @@ func (e *enc) seal() []byte {
 type dec struct {
 	b   []byte
 	err error
+	// whole, when set, is a copy of the payload as a string: str returns
+	// pieces of it, sharing one allocation.
+	whole string
+}
+
+// inString makes the strings read from d share one copy of its payload.
+func (d *dec) inString() {
+	if d.err == nil {
+		d.whole = string(d.b)
+	}
 }
 
 // open checks v's checksum and returns a decoder over its payload.
@@ -87,7 +97,13 @@ func (d *dec) str() string {
 	if d.err != nil {
 		return ""
 	}
-	s := string(d.b[:n])
+	var s string
+	if d.whole != "" {
+		at := len(d.whole) - len(d.b)
+		s = d.whole[at : at+n]
+	} else {
+		s = string(d.b[:n])
+	}
 	d.b = d.b[n:]
 	return s
 }

@@ -20,6 +20,7 @@ func (ix *Index) commit(ups []fileUpdate) error {
 		files:     old.files,
 		skipped:   old.skipped,
 		terms:     old.terms,
+		stored:    old.stored,
 	}
 	removed := make(map[uint32][]uint32)
 	added := make(map[uint32][]posting)
@@ -83,9 +84,12 @@ func (ix *Index) commit(ups []fileUpdate) error {
 		}
 	}
 	for tid, add := range added {
-		before := ns.postings[tid]
+		before := ns.postingsOf(tid)
 		after := mergePostings(before, removed[tid], add)
 		ns.postings[tid] = after
+		if after == nil && ns.stored != nil && int(tid) < ns.stored.len() {
+			ns.postings[tid] = noPostings // hides the stored list
+		}
 		switch {
 		case before.len() == 0 && after.len() > 0:
 			ns.terms++

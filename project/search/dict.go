@@ -1,29 +1,66 @@
 package search
 
-import "sync"
+import (
+	"sort"
+	"strings"
+	"sync"
+)
 
 // termDict maps terms to dense term ids. It only grows: an id, once given,
 // names the same term for the life of the [Index], so snapshots of any age
 // can share it. Terms whose postings empty out keep their id.
+//
+// The terms of a loaded index are its base: ids 0..n-1 in sorted order,
+// held as one string and looked up by binary search, so that reopening an
+// index builds no map. Terms added later get the ids after them.
 type termDict struct {
+	base baseTerms // immutable
+
 	mu  sync.RWMutex // guards ids and terms
 	ids map[string]uint32
-	// terms is indexed by id.
+	// terms holds the added terms: terms[i] has id base.len()+i.
 	terms []string
-	// byPrefix maps the first prefixLen bytes of every term at least that
-	// long to the ids of those terms.
+	// byPrefix maps the first prefixLen bytes of every added term at least
+	// that long to the ids of those terms.
 	byPrefix map[string][]uint32
+}
+
+// baseTerms is a sorted list of distinct terms in one string: term i is
+// all[off[i]:off[i+1]].
+type baseTerms struct {
+	all string
+	off []uint32
+}
+
+func (b *baseTerms) len() int {
+	if len(b.off) == 0 {
+		return 0
+	}
+	return len(b.off) - 1
+}
+
+func (b *baseTerms) at(i int) string { return b.all[b.off[i]:b.off[i+1]] }
+
+// find returns the index of the first term >= t.
+func (b *baseTerms) find(t string) int {
+	return sort.Search(b.len(), func(i int) bool { return b.at(i) >= t })
 }
 
 // prefixLen is the length of the prefixes byPrefix groups terms by.
 const prefixLen = 5
 
-func newTermDict() *termDict {
-	return &termDict{ids: make(map[string]uint32), byPrefix: make(map[string][]uint32)}
+func newTermDict() *termDict { return newTermDictOver(baseTerms{}) }
+
+// newTermDictOver returns a dictionary whose first ids are base's terms.
+func newTermDictOver(base baseTerms) *termDict {
+	return &termDict{base: base, ids: make(map[string]uint32), byPrefix: make(map[string][]uint32)}
 }
 
 // lookup returns the id of term, if it has one.
 func (d *termDict) lookup(term string) (uint32, bool) {
+	if i := d.base.find(term); i < d.base.len() && d.base.at(i) == term {
+		return uint32(i), true
+	}
 	d.mu.RLock()
 	id, ok := d.ids[term]
 	d.mu.RUnlock()
@@ -41,7 +78,7 @@ func (d *termDict) intern(term string) uint32 {
 	if id, ok := d.ids[term]; ok {
 		return id
 	}
-	id := uint32(len(d.terms))
+	id := uint32(d.base.len() + len(d.terms))
 	d.ids[term] = id
 	d.terms = append(d.terms, term)
 	if len(term) >= prefixLen {
@@ -51,15 +88,25 @@ func (d *termDict) intern(term string) uint32 {
 }
 
 // sharingPrefix calls fn with every term that shares term's first n bytes
-// (n <= prefixLen), term itself included.
+// (n <= prefixLen), term itself included, in id order.
 func (d *termDict) sharingPrefix(term string, n int, fn func(id uint32, t string)) {
 	if len(term) < prefixLen || n > prefixLen {
 		return
 	}
+	p := term[:prefixLen]
+	for i := d.base.find(p); i < d.base.len(); i++ {
+		t := d.base.at(i)
+		if !strings.HasPrefix(t, p) {
+			break
+		}
+		if t[:n] == term[:n] {
+			fn(uint32(i), t)
+		}
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	for _, id := range d.byPrefix[term[:prefixLen]] {
-		if t := d.terms[id]; t[:n] == term[:n] {
+	for _, id := range d.byPrefix[p] {
+		if t := d.terms[int(id)-d.base.len()]; t[:n] == term[:n] {
 			fn(id, t)
 		}
 	}
@@ -67,14 +114,17 @@ func (d *termDict) sharingPrefix(term string, n int, fn func(id uint32, t string
 
 // term returns the term with the given id.
 func (d *termDict) term(id uint32) string {
+	if int(id) < d.base.len() {
+		return d.base.at(int(id))
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return d.terms[id]
+	return d.terms[int(id)-d.base.len()]
 }
 
 // size is the number of ids given so far.
 func (d *termDict) size() int {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return len(d.terms)
+	return d.base.len() + len(d.terms)
 }

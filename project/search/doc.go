@@ -47,6 +47,12 @@
 //	              count) uvarint triples
 //
 // Each value ends with a CRC-32C (big endian) of the bytes before it.
+// Opening reads the records but decodes no posting list: the terms, in key
+// order, become the first term ids (one string, searched by bisection) and
+// the lists stay encoded, each decoded on its first search (stored.go). The
+// catch-up checks every list before the first search is served, while the
+// sources are walked; a damaged one drops the stored index, rebuilt from
+// the files.
 // Freed chunk ids are reused; a file's entry lists its chunk ids, so a
 // changed file's old postings are found by analyzing its old chunks again.
 package search

@@ -119,11 +119,20 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	ix.w.an = newAnalyzer()
 	ix.w.counts = make(map[string]fieldCounts)
 	ix.w.fileNos = make(map[string]uint32)
-	if err := ix.loadOrReset(); err != nil {
-		return nil, err
-	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ix.cancel = cancel
+	// The walk of the sources (stat calls) needs nothing loaded: it runs
+	// while the stored index is read.
+	scanned := make(chan scanResult, 1)
+	go func() {
+		disk, err := ix.scan(bg)
+		scanned <- scanResult{disk, err}
+	}()
+	if err := ix.loadOrReset(); err != nil {
+		cancel()
+		<-scanned
+		return nil, err
+	}
 	ix.setState(StateIndexing, Progress{})
 	ix.embedDone = make(chan struct{})
 	ix.vec = vectors{byChunk: map[*chunk][]float32{}, kick: make(chan struct{}, 1)}
@@ -135,7 +144,7 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	} else {
 		close(ix.embedDone)
 	}
-	go ix.catchUp(bg)
+	go ix.catchUp(bg, scanned)
 	return ix, nil
 }
 
@@ -160,11 +169,23 @@ func (ix *Index) Ready() bool {
 	}
 }
 
-// catchUp walks the sources and indexes what changed since the stored copy.
-func (ix *Index) catchUp(ctx context.Context) {
+// scanResult is a walk of the sources.
+type scanResult struct {
+	disk map[string]diskFile
+	err  error
+}
+
+// catchUp checks the stored postings, then indexes what changed since the
+// stored copy, as the walk of the sources found it.
+func (ix *Index) catchUp(ctx context.Context, scanned <-chan scanResult) {
 	defer close(ix.done)
 	start := time.Now()
-	err := ix.refresh(ctx)
+	ix.verifyStored()
+	sr := <-scanned
+	err := sr.err
+	if err == nil {
+		err = ix.refresh(ctx, sr.disk)
+	}
 	ix.writeMu.Lock()
 	ix.w.an.forgetStems()
 	ix.writeMu.Unlock()

@@ -224,6 +224,18 @@ var corruptions = map[string]func(b *store.Bucket) error{
 	"postings name a missing chunk": func(b *store.Bucket) error {
 		return b.Bucket(bucketPostings).Put([]byte("closing"), encodePostings(&postingList{ids: []uint32{999}, tfs: []uint16{1}, hts: []uint8{0}}))
 	},
+	"postings out of order": func(b *store.Bucket) error {
+		var e enc
+		for _, v := range []uint64{2, 0, 1, 0, 0, 1, 0} { // count 2, then ids 0 and 0 again
+			e.uvarint(v)
+		}
+		return b.Bucket(bucketPostings).Put([]byte("closing"), e.seal())
+	},
+	"empty postings": func(b *store.Bucket) error {
+		var e enc
+		e.uvarint(0)
+		return b.Bucket(bucketPostings).Put([]byte("closing"), e.seal())
+	},
 	"old format": func(b *store.Bucket) error {
 		return b.Bucket(bucketMeta).Put(keyFormat, []byte{0, 0, 0, indexFormat - 1}) // the format before this one
 	},
@@ -277,6 +289,46 @@ func TestCorruptIndexIsRebuilt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReopenedIndexChangesPersist edits a reopened index, whose postings
+// are still the stored ones, not yet decoded: a term that leaves every
+// file stays gone, new terms are found, and a second reopen agrees.
+func TestReopenedIndexChangesPersist(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, baseCorpus)
+	db := openDB(t)
+	ix := openReady(t, db, "p", root)
+	ix.Close()
+	ix = openReady(t, db, "p", root)
+	writeFiles(t, root, map[string]string{".praxis-os/standards/sub/b.md": "# Beta\n\nDeadlock notes.\n"})
+	if err := os.Remove(filepath.Join(root, ".praxis-os/usage/u.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Apply(context.Background(), []string{".praxis-os/standards/sub/b.md", ".praxis-os/usage/u.md"}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for q, want := range map[string][]string{
+			"race":     nil,
+			"deadlock": {".praxis-os/standards/sub/b.md"},
+			"deploy":   {".praxis-os/workflows/w/phase.md"},
+			"copies":   {".praxis-os/standards/a.md"},
+		} {
+			if got := files(search(t, ix, q)); !slices.Equal(got, want) {
+				t.Errorf("%s: %s -> %v, want %v", when, q, got, want)
+			}
+		}
+	}
+	check("after the edit")
+	terms := ix.Status().Terms
+	ix.Close()
+	ix = openReady(t, db, "p", root)
+	if st := ix.Status(); st.FilesRead != 0 || st.Terms != terms || st.RebuildReason != "" {
+		t.Fatalf("reopened: %+v, want no file read and %d terms", st, terms)
+	}
+	check("reopened")
 }
 
 // TestSearchSeesWholeUpdates checks that a search never sees a half-applied

@@ -34,14 +34,8 @@ func (ix *Index) loadOrReset() error {
 		ix.dict = newTermDict()
 		l = loaded{snap: &snapshot{}, files: map[string]*fileEntry{}}
 	default:
-		ix.rebuild = err.Error()
-		ix.log.Warn("search: stored index is unusable; rebuilding it from the files", "reason", err)
-		ix.dict = newTermDict()
+		ix.dropUnusable(err)
 		l = loaded{snap: &snapshot{}, files: map[string]*fileEntry{}}
-		if derr := ix.area.Drop(); derr != nil {
-			ix.log.Error("search: cannot drop the stored index; will overwrite it", "err", derr)
-		}
-		ix.w.dirty = true
 	}
 	ix.w.files, ix.w.next = l.files, l.next
 	for id := uint32(0); id < l.next; id++ {
@@ -54,7 +48,45 @@ func (ix *Index) loadOrReset() error {
 	return nil
 }
 
-// load reads the stored index and checks that it hangs together.
+// dropUnusable drops a stored index found unusable for reason: the reason
+// is logged and kept in the status, and the next catch-up rebuilds the
+// index from the files. The caller holds writeMu (or is Open).
+func (ix *Index) dropUnusable(reason error) {
+	ix.stateMu.Lock()
+	ix.rebuild = reason.Error()
+	ix.stateMu.Unlock()
+	ix.log.Warn("search: stored index is unusable; rebuilding it from the files", "reason", reason)
+	ix.dict = newTermDict()
+	if derr := ix.area.Drop(); derr != nil {
+		ix.log.Error("search: cannot drop the stored index; will overwrite it", "err", derr)
+	}
+	ix.w.dirty = true
+}
+
+// verifyStored checks the postings that load kept encoded. Damaged ones
+// make the whole stored index unusable: it is dropped and the catch-up
+// rebuilds it, before any search is served. It runs at the start of the
+// catch-up, while the walk of the sources goes on.
+func (ix *Index) verifyStored() {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	s := ix.snap.Load()
+	if s.stored == nil {
+		return
+	}
+	err := s.stored.verify(ix.dict)
+	if err == nil {
+		return
+	}
+	ix.dropUnusable(err)
+	ix.w.files, ix.w.next, ix.w.free = map[string]*fileEntry{}, 0, nil
+	empty := &snapshot{fileNos: uint32(len(ix.w.fileNos))}
+	empty.computeNorms(ix.rk)
+	ix.snap.Store(empty)
+}
+
+// load reads the stored index and checks that it hangs together; the
+// postings are checked later, by verifyStored.
 func (ix *Index) load() (loaded, error) {
 	l := loaded{snap: &snapshot{}, files: map[string]*fileEntry{}}
 	err := ix.area.View(func(b *store.Bucket) error {
@@ -131,25 +163,16 @@ func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
 	})
 }
 
+// loadPostings keeps the stored postings encoded (see storedPostings):
+// their terms become the dictionary's first ids.
 func (ix *Index) loadPostings(b *store.Bucket, s *snapshot) error {
-	return b.ForEach(func(k, v []byte) error {
-		p, err := decodePostings(v)
-		if err != nil {
-			return fmt.Errorf("postings of %q: %w", k, err)
-		}
-		for _, id := range p.ids {
-			if int(id) >= len(s.chunks) || s.chunks[id] == nil {
-				return fmt.Errorf("%w: postings of %q name missing chunk %d", errCorrupt, k, id)
-			}
-		}
-		tid := ix.dict.intern(string(k))
-		if int(tid) >= len(s.postings) {
-			s.postings = append(s.postings, make([]*postingList, int(tid)+1-len(s.postings))...)
-		}
-		s.postings[tid] = p
-		s.terms++
-		return nil
-	})
+	base, sp, err := loadStoredPostings(b, s.chunks)
+	if err != nil {
+		return err
+	}
+	ix.dict = newTermDictOver(base)
+	s.stored, s.terms = sp, sp.len()
+	return nil
 }
 
 // check verifies that files and chunks name each other.

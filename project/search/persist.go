@@ -60,7 +60,7 @@ func (ix *Index) persist(ns *snapshot, d *delta) error {
 		// inserts at random places.
 		slices.SortFunc(d.terms, func(a, b uint32) int { return strings.Compare(ix.dict.term(a), ix.dict.term(b)) })
 		for _, tid := range d.terms {
-			if err := putPostings(bk.postings, ix.dict.term(tid), ns.postings[tid]); err != nil {
+			if err := putPostings(bk.postings, ix.dict.term(tid), ns.postingsOf(tid)); err != nil {
 				return err
 			}
 		}
@@ -167,9 +167,9 @@ func (ix *Index) writeFull(ns *snapshot, files map[string]*fileEntry) error {
 		p    *postingList
 	}
 	terms := make([]termPostings, 0, ns.terms)
-	for tid, p := range ns.postings {
-		if p.len() > 0 {
-			terms = append(terms, termPostings{ix.dict.term(uint32(tid)), p})
+	for tid := range uint32(ix.dict.size()) {
+		if p := ns.postingsOf(tid); p.len() > 0 {
+			terms = append(terms, termPostings{ix.dict.term(tid), p})
 		}
 	}
 	slices.SortFunc(terms, func(a, b termPostings) int { return strings.Compare(a.term, b.term) })

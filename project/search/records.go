@@ -3,6 +3,7 @@ package search
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // indexFormat is the version of the stored index: the record encodings
@@ -103,6 +104,7 @@ func encodeChunk(c *chunk) []byte {
 
 func decodeChunk(v []byte) (*chunk, error) {
 	d := open(v)
+	d.inString() // one allocation: the strings below share it
 	c := &chunk{file: d.str()}
 	if n := d.count(1); n > 0 {
 		c.heading = make([]string, n)
@@ -150,10 +152,14 @@ func encodePostings(p *postingList) []byte {
 	return e.seal()
 }
 
-func decodePostings(v []byte) (*postingList, error) {
-	d := open(v)
+// decodePostingsInto decodes a list's payload (checksum stripped) into p,
+// reusing p's slices.
+func decodePostingsInto(p *postingList, body []byte) error {
+	d := dec{b: body}
 	n := d.count(3)
-	p := &postingList{ids: make([]uint32, n), tfs: make([]uint16, n), hts: make([]uint8, n)}
+	p.ids = slices.Grow(p.ids[:0], n)[:n]
+	p.tfs = slices.Grow(p.tfs[:0], n)[:n]
+	p.hts = slices.Grow(p.hts[:0], n)[:n]
 	var id uint64
 	for i := 0; i < n && d.err == nil; i++ {
 		delta := d.uvarint()
@@ -167,5 +173,5 @@ func decodePostings(v []byte) (*postingList, error) {
 		}
 		p.ids[i], p.tfs[i], p.hts[i] = uint32(id), uint16(tf), uint8(ht)
 	}
-	return p, d.done()
+	return d.done()
 }

@@ -9,16 +9,12 @@ import (
 // catch-up; progress is reported after each.
 const batchFiles = 256
 
-// refresh brings the index up to date with the files on disk: it walks the
-// sources (stat only), then reads just the files whose size or mtime differ
+// refresh brings the index up to date with the files on disk, given a walk
+// of the sources (stat only, see scan): it reads just the files whose size or mtime differ
 // from the stored entry, and drops entries whose file is gone. Many changes
 // (a first build, a rebuild, a big checkout) take the bulk path; a few take
 // incremental commits.
-func (ix *Index) refresh(ctx context.Context) error {
-	disk, err := ix.scan(ctx)
-	if err != nil {
-		return err
-	}
+func (ix *Index) refresh(ctx context.Context, disk map[string]diskFile) error {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
 	if ix.closed {

@@ -49,27 +49,42 @@ type snapshot struct {
 	chunks []*chunk // by chunk id; nil for a free id
 	// bodyNorm and headNorm are, by chunk id, 1/(1-b+b*len/avglen) of
 	// each field: BM25F's length normalization, inverted.
-	bodyNorm  []float32
-	headNorm  []float32
-	postings  []*postingList // by term id; nil when the term occurs nowhere
-	live      int            // chunks that are not nil
-	totalBody uint64         // sum of live chunks' body lengths
-	totalHead uint64         // sum of live chunks' heading field lengths
-	files     int            // indexed files
-	skipped   int            // files seen but not indexed
-	terms     int            // terms with postings
-	updated   time.Time      // when this state was committed
-	fileNos   uint32         // every chunk's fileNo is below it
+	bodyNorm []float32
+	headNorm []float32
+	// postings is by term id; nil when the term occurs nowhere, or, for a
+	// term of stored, when its stored list still holds (noPostings when
+	// it emptied out since the load).
+	postings  []*postingList
+	stored    *storedPostings // the postings of the loaded index, if any
+	live      int             // chunks that are not nil
+	totalBody uint64          // sum of live chunks' body lengths
+	totalHead uint64          // sum of live chunks' heading field lengths
+	files     int             // indexed files
+	skipped   int             // files seen but not indexed
+	terms     int             // terms with postings
+	updated   time.Time       // when this state was committed
+	fileNos   uint32          // every chunk's fileNo is below it
 }
 
 // postingsOf returns the postings of a term id (nil when the id is newer
 // than the snapshot or the term occurs nowhere).
 func (s *snapshot) postingsOf(id uint32) *postingList {
-	if int(id) >= len(s.postings) {
-		return nil
+	var p *postingList
+	if int(id) < len(s.postings) {
+		p = s.postings[id]
 	}
-	return s.postings[id]
+	switch {
+	case p == noPostings:
+		return nil
+	case p == nil && s.stored != nil:
+		return s.stored.get(id)
+	}
+	return p
 }
+
+// noPostings marks, in snapshot.postings, a term of the stored postings
+// that no longer occurs anywhere.
+var noPostings = &postingList{}
 
 // addChunk and removeChunk keep the live count and field totals.
 func (s *snapshot) addChunk(c *chunk) {

@@ -1,0 +1,110 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// storedPostings are the posting lists of a loaded index, kept in their
+// stored encoding and decoded on first use: reopening an index decodes no
+// list and builds no term map, and an index that is not searched holds its
+// postings compact (3-4 bytes a posting instead of 7 and three slices).
+// List i belongs to term id i, the i-th stored term in key order (see
+// [termDict]). It is immutable but for the cache of decoded lists, which
+// any search may fill.
+type storedPostings struct {
+	raw    []byte   // the lists' payloads (checksums stripped), back to back
+	off    []uint32 // list i is raw[off[i]:off[i+1]]
+	chunks []*chunk // the loaded chunks, which every id must name
+	lists  []atomic.Pointer[postingList]
+}
+
+func (sp *storedPostings) len() int { return len(sp.lists) }
+
+// get returns the decoded list of term id, nil when id is not a stored
+// term. The lists were checked by verify before the index served a search.
+func (sp *storedPostings) get(id uint32) *postingList {
+	if int(id) >= len(sp.lists) {
+		return nil
+	}
+	if p := sp.lists[id].Load(); p != nil {
+		return p
+	}
+	p := &postingList{}
+	if err := sp.decode(id, p); err != nil {
+		return nil
+	}
+	sp.lists[id].Store(p)
+	return p
+}
+
+// decode decodes list id into p, reusing p's slices, and checks that every
+// id names a loaded chunk.
+func (sp *storedPostings) decode(id uint32, p *postingList) error {
+	if err := decodePostingsInto(p, sp.raw[sp.off[id]:sp.off[id+1]]); err != nil {
+		return err
+	}
+	if len(p.ids) == 0 {
+		return fmt.Errorf("%w: empty postings", errCorrupt)
+	}
+	for _, c := range p.ids {
+		if int(c) >= len(sp.chunks) || sp.chunks[c] == nil {
+			return fmt.Errorf("%w: postings name missing chunk %d", errCorrupt, c)
+		}
+	}
+	return nil
+}
+
+// verify decodes every list once (keeping none) and returns the first
+// damage found, naming its term.
+func (sp *storedPostings) verify(dict *termDict) error {
+	var scratch postingList
+	for id := range sp.lists {
+		if err := sp.decode(uint32(id), &scratch); err != nil {
+			return fmt.Errorf("postings of %q: %w", dict.term(uint32(id)), err)
+		}
+	}
+	return nil
+}
+
+// loadStoredPostings reads the postings bucket: the terms (in key order)
+// become the dictionary's base, the lists are kept encoded. Only the
+// checksums are checked here; [storedPostings.verify] checks the rest.
+func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPostings, error) {
+	// A first pass sizes the buffers: growing them copies the bytes over
+	// and over, the largest cost of reopening a large index.
+	n, keyBytes, valBytes := 0, 0, 0
+	b.ForEach(func(k, v []byte) error {
+		n, keyBytes, valBytes = n+1, keyBytes+len(k), valBytes+len(v)
+		return nil
+	})
+	var terms strings.Builder
+	terms.Grow(keyBytes)
+	termOff := make([]uint32, 1, n+1)
+	sp := &storedPostings{raw: make([]byte, 0, valBytes), off: make([]uint32, 1, n+1), chunks: chunks}
+	err := b.ForEach(func(k, v []byte) error {
+		d := open(v)
+		if d.err != nil {
+			return fmt.Errorf("postings of %q: %w", k, d.err)
+		}
+		if uint64(terms.Len())+uint64(len(k)) > 1<<32-1 || uint64(len(sp.raw))+uint64(len(d.b)) > 1<<32-1 {
+			return fmt.Errorf("%w: postings beyond 4 GiB", errCorrupt)
+		}
+		terms.Write(k)
+		termOff = append(termOff, uint32(terms.Len()))
+		sp.raw = append(sp.raw, d.b...)
+		sp.off = append(sp.off, uint32(len(sp.raw)))
+		return nil
+	})
+	if err != nil {
+		return baseTerms{}, nil, err
+	}
+	sp.raw = slices.Clip(sp.raw)
+	sp.off = slices.Clip(sp.off)
+	sp.lists = make([]atomic.Pointer[postingList], len(sp.off)-1)
+	return baseTerms{all: terms.String(), off: slices.Clip(termOff)}, sp, nil
+}
