@@ -52,7 +52,9 @@
 // the lists stay encoded, each decoded on its first search (stored.go). The
 // catch-up checks every list before the first search is served, while the
 // sources are walked; a damaged one drops the stored index, rebuilt from
-// the files.
+// the files. A catch-up that changed anything leaves the postings in the
+// same form before the first search (compact, stored.go), so that a built
+// index holds them as compactly as a reopened one.
 // Freed chunk ids are reused; a file's entry lists its chunk ids, so a
 // changed file's old postings are found by analyzing its old chunks again.
 package search

@@ -188,6 +188,11 @@ func (ix *Index) catchUp(ctx context.Context, scanned <-chan scanResult) {
 	}
 	ix.writeMu.Lock()
 	ix.w.an.forgetStems()
+	if s := ix.snap.Load(); s.postings != nil && !ix.closed {
+		// No search runs before ready: the term ids may change.
+		s, ix.dict = compact(s, ix.dict)
+		ix.snap.Store(s)
+	}
 	ix.writeMu.Unlock()
 	st := ix.Status()
 	if err != nil {

@@ -139,8 +139,13 @@ func decodeChunk(v []byte) (*chunk, error) {
 // encodePostings stores a posting list as a count, then (id delta, body
 // tf, heading count) triples.
 func encodePostings(p *postingList) []byte {
-	var e enc
-	e.b = make([]byte, 0, 4*len(p.ids)+8)
+	e := enc{b: appendPostings(make([]byte, 0, 4*len(p.ids)+8), p)}
+	return e.seal()
+}
+
+// appendPostings appends the payload of p's stored value to b.
+func appendPostings(b []byte, p *postingList) []byte {
+	e := enc{b: b}
 	e.uvarint(uint64(len(p.ids)))
 	prev := uint32(0)
 	for i, id := range p.ids {
@@ -149,7 +154,7 @@ func encodePostings(p *postingList) []byte {
 		e.uvarint(uint64(p.hts[i]))
 		prev = id
 	}
-	return e.seal()
+	return e.b
 }
 
 // decodePostingsInto decodes a list's payload (checksum stripped) into p,

@@ -71,6 +71,66 @@ func (sp *storedPostings) verify(dict *termDict) error {
 	return nil
 }
 
+// compact returns s with every posting list in the stored encoding, as a
+// reopened index holds them, and the dictionary of its terms that goes with
+// it; s and dict are left as they were. The caller holds writeMu and no
+// search may run until the result is in place (the term ids change).
+func compact(s *snapshot, dict *termDict) (*snapshot, *termDict) {
+	type entry struct {
+		term string
+		id   uint32
+	}
+	var live []entry
+	rawLen, termLen := 0, 0
+	for id := range uint32(dict.size()) {
+		if n := s.encodedLen(id); n > 0 {
+			t := dict.term(id)
+			live = append(live, entry{t, id})
+			rawLen, termLen = rawLen+n, termLen+len(t)
+		}
+	}
+	if rawLen+termLen > 1<<31 { // beyond what uint32 offsets can be trusted to hold
+		return s, dict
+	}
+	slices.SortFunc(live, func(a, b entry) int { return strings.Compare(a.term, b.term) })
+	var terms strings.Builder
+	terms.Grow(termLen)
+	base := baseTerms{off: make([]uint32, 1, len(live)+1)}
+	sp := &storedPostings{raw: make([]byte, 0, rawLen), off: make([]uint32, 1, len(live)+1), chunks: s.chunks}
+	for _, e := range live {
+		terms.WriteString(e.term)
+		base.off = append(base.off, uint32(terms.Len()))
+		sp.raw = s.appendEncoded(sp.raw, e.id)
+		sp.off = append(sp.off, uint32(len(sp.raw)))
+	}
+	base.all = terms.String()
+	sp.lists = make([]atomic.Pointer[postingList], len(live))
+	ns := *s
+	ns.postings, ns.stored, ns.terms = nil, sp, len(live)
+	return &ns, newTermDictOver(base)
+}
+
+// encodedLen returns about the bytes of term id's stored encoding, 0 when
+// the term occurs nowhere. It decodes nothing.
+func (s *snapshot) encodedLen(id uint32) int {
+	if int(id) < len(s.postings) && s.postings[id] != nil {
+		return 4 * s.postings[id].len()
+	}
+	if s.stored != nil && int(id) < s.stored.len() {
+		return int(s.stored.off[id+1] - s.stored.off[id])
+	}
+	return 0
+}
+
+// appendEncoded appends the stored encoding of term id's list to b,
+// copying it when it is still the stored one.
+func (s *snapshot) appendEncoded(b []byte, id uint32) []byte {
+	if int(id) < len(s.postings) && s.postings[id] != nil {
+		return appendPostings(b, s.postings[id])
+	}
+	return append(b, s.stored.raw[s.stored.off[id]:s.stored.off[id+1]]...)
+}
+
 // loadStoredPostings reads the postings bucket: the terms (in key order)
 // become the dictionary's base, the lists are kept encoded. Only the
 // checksums are checked here; [storedPostings.verify] checks the rest.
