@@ -44,7 +44,7 @@ func TestCLIFailuresNameTheFix(t *testing.T) {
 		{[]string{"projects"}, 1, "berth serve"},
 		{[]string{"detach", t.TempDir()}, 1, ".praxis-os"},
 		{[]string{"attach"}, 2, "usage: berth attach DIR"},
-		{[]string{"call", "--project", t.TempDir(), "get_server_info"}, 1, ".praxis-os"},
+		{[]string{"call", "--project", "/", "get_server_info"}, 1, ".praxis-os"},
 		{[]string{"call", "get_server_info", "{not json"}, 2, "JSON object"},
 		{[]string{"nonsense"}, 2, "berth help"},
 		{[]string{"serve", "--ports-start", "6000", "--ports-end", "5000", "--listen", ""}, 1, "ports.start"},

@@ -1,6 +1,7 @@
 package systest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -215,7 +216,7 @@ func TestServersOfAProjectWithoutABroker(t *testing.T) {
 // TestProjectFlagFindsTheProjectAbove: --project naming a subfolder of a
 // project (as --project ${workspaceFolder} does when the window is opened
 // there) reaches the project, for the shim and the CLI; a folder with no
-// project above it is refused with the fix.
+// project above it is served as a folder of its own.
 func TestProjectFlagFindsTheProjectAbove(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, time.Minute)
@@ -233,8 +234,11 @@ func TestProjectFlagFindsTheProjectAbove(t *testing.T) {
 	}
 	lone := t.TempDir()
 	out, code = berthCmd(t, b.Home, "call", "--project", lone, "get_server_info")
-	if code == 0 || !strings.Contains(out, "nor has any folder above it") {
-		t.Errorf("berth call --project %s (no project): exit %d\n%s", lone, code, out)
+	var info struct {
+		Project struct{ Root, Kind string }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &info) != nil || info.Project.Root != lone || info.Project.Kind != "folder" {
+		t.Errorf("berth call --project %s (no project): exit %d, want the folder served\n%s", lone, code, out)
 	}
 }
 
