@@ -125,6 +125,9 @@ func (c *sessionConn) cancelled(msg jsonrpc.Message) {
 	}
 	c.mu.Lock()
 	fc := c.calls[id]
+	if fc != nil {
+		fc.withdrawn = true
+	}
 	c.mu.Unlock()
 	if fc != nil && fc.cancel != nil {
 		fc.cancel()
@@ -188,9 +191,12 @@ type fastCall struct {
 	id       jsonrpc.ID
 	answered chan struct{}
 	cancel   context.CancelFunc // a tools/call run here: the client cancelled it, or the session ended
-	store    mcp.EventStore     // nil: events carry no id
-	session  string
-	stream   string // its stream's id in store
+	// withdrawn: the client cancelled the call (notifications/cancelled),
+	// so it gets no answer, as the MCP spec asks; c.mu guards it.
+	withdrawn bool
+	store     mcp.EventStore // nil: events carry no id
+	session   string
+	stream    string // its stream's id in store
 
 	mu       sync.Mutex // guards w, finished and last
 	w        *answerWriter
@@ -237,6 +243,17 @@ func (fc *fastCall) write(msg jsonrpc.Message) bool {
 		_ = fc.w.FlushError()
 	}
 	return true
+}
+
+// end ends the call's POST without an answer: the client cancelled the
+// call.
+func (fc *fastCall) end() {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if !fc.finished {
+		fc.finished = true
+		close(fc.answered)
+	}
 }
 
 func (fc *fastCall) finish() {
@@ -427,7 +444,12 @@ func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.Met
 		fc.conn.mu.Lock()
 		delete(fc.conn.calls, fc.id)
 		fc.conn.answered(fc.id)
+		withdrawn := fc.withdrawn
 		fc.conn.mu.Unlock()
+		if withdrawn {
+			fc.end() // the go-sdk would answer "context canceled"; the client asked for no answer
+			return
+		}
 		fc.write(resp)
 	}()
 	select {

@@ -202,12 +202,12 @@ func TestFastToolCallAnswersAsTheGoSDK(t *testing.T) {
 	}
 }
 
-// TestFastToolCallIsCancelled: the client's notifications/cancelled (the
-// go-sdk's client sends it when the call's context ends) cancels a
-// tools/call the fast path runs.
-func TestFastToolCallIsCancelled(t *testing.T) {
-	srv := benchServer()
-	started, cancelled := make(chan struct{}), make(chan struct{})
+// waitServer is benchServer with a tool, wait, that runs until its
+// context ends (20 s at most): started closes when it runs, cancelled when
+// its context ends.
+func waitServer() (srv *mcp.Server, started, cancelled chan struct{}) {
+	srv = benchServer()
+	started, cancelled = make(chan struct{}), make(chan struct{})
 	mcp.AddTool(srv, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
 		close(started)
 		select {
@@ -218,6 +218,14 @@ func TestFastToolCallIsCancelled(t *testing.T) {
 			return nil, struct{}{}, errors.New("not cancelled within 20s")
 		}
 	})
+	return srv, started, cancelled
+}
+
+// TestFastToolCallIsCancelled: the client's notifications/cancelled (the
+// go-sdk's client sends it when the call's context ends) cancels a
+// tools/call the fast path runs.
+func TestFastToolCallIsCancelled(t *testing.T) {
+	srv, started, cancelled := waitServer()
 	url := serveHandler(t, newHandler(srv, Options{EventStore: NewEventStore()}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -242,5 +250,72 @@ func TestFastToolCallIsCancelled(t *testing.T) {
 	}
 	if err := <-errc; err == nil {
 		t.Fatal("a cancelled call succeeded")
+	}
+}
+
+// TestCancelledCallGetsNoAnswer: a tools/call the client cancels with
+// notifications/cancelled gets no answer (the MCP spec: the receiver
+// should not answer a cancelled request), its tool's context ends, its
+// POST ends, and the session's next call is answered.
+func TestCancelledCallGetsNoAnswer(t *testing.T) {
+	srv, started, cancelled := waitServer()
+	url := serveHandler(t, newHandler(srv, Options{EventStore: NewEventStore()}))
+	_, sid, _ := post(t, url, "", initBody)
+	post(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// The POST's answer (its status line included) waits for the call's
+	// end: it is read beside the test.
+	type posted struct {
+		status int
+		body   string
+		err    error
+	}
+	callc := make(chan posted, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(HeaderSessionID, sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			callc <- posted{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body) // ends when the POST does
+		callc <- posted{resp.StatusCode, string(body), err}
+	}()
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the tool never ran")
+	}
+	note := rawPost(t, ctx, url, sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user stopped it"}}`)
+	note.Body.Close()
+	if note.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: %s", note.Status)
+	}
+	select {
+	case <-cancelled:
+	case <-ctx.Done():
+		t.Fatal("the tool's context was not cancelled")
+	}
+	var p posted
+	select {
+	case p = <-callc:
+	case <-ctx.Done():
+		t.Fatal("the cancelled call's POST did not end")
+	}
+	if p.err != nil {
+		t.Fatalf("the cancelled call's POST: %v", p.err)
+	}
+	if strings.Contains(p.body, `"id":7`) {
+		t.Fatalf("the cancelled call was answered (%d): %s", p.status, p.body)
+	}
+	code, _, answer := post(t, url, sid, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"nop","arguments":{}}}`)
+	if code != http.StatusOK || !strings.Contains(answer, `"id":8`) || strings.Contains(answer, `"error"`) {
+		t.Fatalf("the call after the cancelled one: %d %s", code, answer)
 	}
 }
