@@ -87,6 +87,7 @@ type Catalog struct {
 	tools  []*Tool
 	byName map[string]*Tool
 	fx     *search.Fields
+	names  [][]string // by tool: the index terms of its own name, never empty
 }
 
 // NewCatalog indexes tools (names must be unique: a later duplicate is
@@ -101,6 +102,7 @@ func NewCatalog(tools []*Tool) *Catalog {
 		c.byName[t.Tool.Name] = t
 		c.tools = append(c.tools, t)
 		docs = append(docs, document(t))
+		c.names = append(c.names, nameTerms(t))
 	}
 	c.fx = search.NewFields(specs[:], docs, search.FieldsOptions{}) // related words are the query's (query.go)
 	return c
@@ -177,4 +179,13 @@ func (c *Catalog) Find(query string, n int) ([]*Tool, error) {
 		out = append(out, c.tools[h.Doc])
 	}
 	return out, nil
+}
+
+// nameTerms are the index terms of t's own name, what it does first
+// (read_text_file, get-tiny-image); [""] for a name of no words.
+func nameTerms(t *Tool) []string {
+	if w := search.Words(strings.ReplaceAll(strings.TrimPrefix(t.Tool.Name, t.Server+Sep), "-", "_")); len(w) > 0 {
+		return w
+	}
+	return []string{""}
 }

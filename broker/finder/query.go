@@ -149,3 +149,27 @@ func isName(w string) bool {
 	}
 	return true
 }
+
+// taskVerb is the index term of what a task asks to do: its first word
+// ("show me ...", "kick off ..." as the verb it means), or "" when it asks
+// a question ("which files ...?").
+func taskVerb(text string) string {
+	plain := strings.FieldsFunc(strings.ToLower(text), func(c rune) bool { return !unicode.IsLetter(c) })
+	plain = plain[:min(2, len(plain))]
+	if len(plain) == 0 || questionWords[plain[0]] != "" || askWords[plain[0]] {
+		return ""
+	}
+	verb := plain[0]
+	if len(plain) == 2 {
+		if v, ok := phrasalVerbs[[2]string{plain[0], plain[1]}]; ok {
+			verb = v
+		}
+	}
+	if t := search.Words(verb); len(t) == 1 {
+		return t[0]
+	}
+	return ""
+}
+
+// askWords begin a question that is not about a kind (questionWords).
+var askWords = map[string]bool{"what": true, "how": true, "why": true, "is": true, "are": true, "does": true, "do": true, "can": true, "could": true}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/berth-dev/berth/project/search"
 )
@@ -49,8 +50,27 @@ func TestCompileQuery(t *testing.T) {
 	}
 }
 
+// TestTaskVerb: what a task asks to do is its first word, a phrasal verb
+// as the verb it means; a question asks for nothing to be done.
+func TestTaskVerb(t *testing.T) {
+	for task, want := range map[string]string{
+		"show me what's inside src/config.ts":       term("show"),
+		"Kick off the release process":              term("start"),
+		"save this text as notes/todo.md":           term("save"),
+		"which files in downloads are the largest?": "",
+		"what's in the docs folder?":                "",
+		"how many users signed up?":                 "",
+		"":                                          "",
+		"   ":                                       "",
+	} {
+		if got := taskVerb(task); got != want {
+			t.Errorf("taskVerb(%q) = %q, want %q", task, got, want)
+		}
+	}
+}
+
 // FuzzCompileQuery: any text compiles to words with terms, each word once,
-// without panic; a query of any length is bounded by the catalog's limit.
+// and to a verb of one term or none, without panic; a query of any length is bounded by the catalog's limit.
 func FuzzCompileQuery(f *testing.F) {
 	for _, s := range []string{"look up our guidelines", "open a.go, b.go and c.go", "which files? 10% v1.2 #x @y a@b.io https://x", "", "   ", "look", "Ünïcode Straße 東京 ✓"} {
 		f.Add(s)
@@ -58,6 +78,9 @@ func FuzzCompileQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		if len(text) > maxQueryBytes {
 			return
+		}
+		if v := taskVerb(text); strings.ContainsFunc(v, unicode.IsSpace) {
+			t.Fatalf("%q: verb %q", text, v)
 		}
 		seen := map[string]bool{}
 		for _, w := range compileQuery(text) {
