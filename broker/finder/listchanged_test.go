@@ -36,7 +36,7 @@ func TestRunningServersNewToolsReplaceItsCachedList(t *testing.T) {
 		}
 		return tools
 	}
-	before := served(findertest.DisableWeather, findertest.EnableWeather)
+	before := served(findertest.DisableWeather, findertest.EnableWeather, findertest.Wait)
 	waitFor(t, ctx, func() bool { return slices.Equal(sorted(stored()), before) })
 
 	cs := fx.connect(t, "cursor", nil)
@@ -54,7 +54,7 @@ func TestRunningServersNewToolsReplaceItsCachedList(t *testing.T) {
 		}
 	}
 	call(findertest.EnableWeather)
-	after := served(findertest.DisableWeather, findertest.EnableWeather, findertest.WeatherForecast)
+	after := served(findertest.DisableWeather, findertest.EnableWeather, findertest.WeatherForecast, findertest.Wait)
 	waitFor(t, ctx, func() bool { return slices.Equal(sorted(stored()), after) })
 	if got := foundNames(callFind(t, ctx, cs, query, 3)); len(got) == 0 || got[0] != forecast {
 		t.Errorf("find_tools %q after the server listed %s: %v, want it first", query, forecast, got)

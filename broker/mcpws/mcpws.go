@@ -99,11 +99,19 @@ type conn struct {
 	writeMu  sync.Mutex
 	closeErr error
 	once     sync.Once
+
+	// The peer's calls not answered yet, and those of them it cancelled
+	// (notifications/cancelled): a cancelled call's answer is not sent,
+	// as the MCP spec asks, though the go-sdk answers every call it
+	// handles ("context canceled").
+	callsMu   sync.Mutex
+	open      map[jsonrpc.ID]bool
+	withdrawn map[jsonrpc.ID]bool
 }
 
 func newConn(ws *websocket.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &conn{ws: ws, ctx: ctx, cancel: cancel}
+	return &conn{ws: ws, ctx: ctx, cancel: cancel, open: map[jsonrpc.ID]bool{}, withdrawn: map[jsonrpc.ID]bool{}}
 }
 
 func (c *conn) SessionID() string { return "" }
@@ -132,11 +140,43 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.writeRaw(ctx, rpcError(-32700, "parse error: "+err.Error()))
 			continue
 		}
+		c.note(msg)
 		return msg, nil
 	}
 }
 
+// note keeps track of the peer's calls and of those it cancelled.
+func (c *conn) note(msg jsonrpc.Message) {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		c.open[req.ID] = true
+	} else if id, ok := rpcmsg.CancelledID(msg); ok && c.open[id] {
+		c.withdrawn[id] = true
+	}
+}
+
+// answers reports whether msg goes to the peer: false for the answer of a
+// call it cancelled.
+func (c *conn) answers(msg jsonrpc.Message) bool {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return true
+	}
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	delete(c.open, resp.ID)
+	if c.withdrawn[resp.ID] {
+		delete(c.withdrawn, resp.ID)
+		return false
+	}
+	return true
+}
+
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if !c.answers(msg) {
+		return nil
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err

@@ -89,3 +89,43 @@ func describe(m jsonrpc.Message) string {
 	}
 	return fmt.Sprintf("%T", m)
 }
+
+// TestCancelledID: the id a notifications/cancelled names, numeric or a
+// string; nothing for another message or a malformed one.
+func TestCancelledID(t *testing.T) {
+	for msg, want := range map[string]any{
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"stop"}}`: int64(7),
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a-1"}}`:             "a-1",
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null}}`:              nil,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}`:               nil,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled"}`:                                          nil,
+		`{"jsonrpc":"2.0","id":3,"method":"notifications/cancelled","params":{"requestId":7}}`:          nil,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"requestId":7}}`:                  nil,
+		`{"jsonrpc":"2.0","id":7,"result":{}}`:                                                          nil,
+	} {
+		m, err := Decode([]byte(msg))
+		if err != nil {
+			t.Fatalf("%s: %v", msg, err)
+		}
+		id, ok := CancelledID(m)
+		if ok != (want != nil) || ok && id.Raw() != want {
+			t.Errorf("CancelledID(%s) = %v %v, want %v", msg, id.Raw(), ok, want)
+		}
+	}
+}
+
+// FuzzCancelledID: any message decoded is read for the id it cancels
+// without panic; an id found is valid.
+func FuzzCancelledID(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Decode(data)
+		if err != nil {
+			return
+		}
+		if id, ok := CancelledID(m); ok && !id.IsValid() {
+			t.Fatalf("%q: invalid id", data)
+		}
+	})
+}

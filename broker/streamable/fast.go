@@ -109,18 +109,8 @@ func (c *sessionConn) pump() {
 // cancelled cancels a tools/call run here when msg is the client's
 // notifications/cancelled for it (the session does that for its own).
 func (c *sessionConn) cancelled(msg jsonrpc.Message) {
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok || req.Method != "notifications/cancelled" {
-		return
-	}
-	var p struct {
-		RequestID any `json:"requestId"`
-	}
-	if json.Unmarshal(req.Params, &p) != nil {
-		return
-	}
-	id, err := jsonrpc.MakeID(p.RequestID)
-	if err != nil {
+	id, ok := rpcmsg.CancelledID(msg)
+	if !ok {
 		return
 	}
 	c.mu.Lock()

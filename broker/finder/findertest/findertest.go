@@ -12,10 +12,12 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,6 +90,9 @@ const (
 	EnableWeather   = "enable_weather"
 	DisableWeather  = "disable_weather"
 	WeatherForecast = "get_weather_forecast"
+	// Wait writes <file>.started, blocks until its call is cancelled, then
+	// writes <file>.
+	Wait = "wait_until_cancelled"
 )
 
 // NewPlugins is a fixture server whose tool list changes while it runs:
@@ -115,6 +120,27 @@ func NewPlugins() *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			s.RemoveTools(WeatherForecast)
 			return answer("the weather plugin is off"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: Wait, Description: "Write the file named with .started after it, wait until the call is cancelled (a minute at most), then write the file named.",
+		InputSchema: &jsonschema.Schema{Type: "object", Required: []string{"file"}, Properties: map[string]*jsonschema.Schema{
+			"file": {Type: "string", Description: "The file written when the call is cancelled"},
+		}}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct {
+				File string `json:"file"`
+			}
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(args.File+".started", nil, 0o600); err != nil {
+				return nil, err
+			}
+			select {
+			case <-ctx.Done():
+				return nil, errors.Join(ctx.Err(), os.WriteFile(args.File, []byte("cancelled"), 0o600))
+			case <-time.After(time.Minute):
+				return answer("not cancelled within a minute"), nil
+			}
 		})
 	return s
 }
