@@ -69,10 +69,31 @@ func decodeEnvelope(msg []byte) (env envelope, ok bool) {
 	if json.Unmarshal(msg, &env) != nil {
 		return envelope{}, false
 	}
-	if len(env.ID) > 0 && (env.ID[0] == '"' || env.ID[0] == '-' || (env.ID[0] >= '0' && env.ID[0] <= '9')) {
-		env.id = string(env.ID)
-	}
+	env.id = idKey(env.ID)
 	return env, true
+}
+
+// idKey is raw as the shim keeps an id: its JSON text when it is a string
+// or a number, else "".
+func idKey(raw json.RawMessage) string {
+	if len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+		return string(raw)
+	}
+	return ""
+}
+
+// cancelledID is the id (as decodeEnvelope keeps it) of the request a
+// notifications/cancelled names, or "".
+func cancelledID(msg []byte) string {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &n) != nil {
+		return ""
+	}
+	return idKey(n.Params.RequestID)
 }
 
 type wsEvent struct {
@@ -193,6 +214,11 @@ func (f *forwarder) fromIDE(ctx context.Context, conn *websocket.Conn, line []by
 		f.pending[env.id] = true // the broker answers it by id (else with id null: nothing to wait for)
 	}
 	switch env.Method {
+	case "notifications/cancelled":
+		// The broker does not answer a request its client cancelled
+		// (the MCP spec): nothing to wait for, nothing to answer at a
+		// reconnect.
+		delete(f.pending, cancelledID(line))
 	case "initialize":
 		f.initialize = bytes.Clone(line)
 	case "notifications/initialized":

@@ -19,9 +19,10 @@ import (
 
 // TestInFlightRequestGetsAnErrorAndTheSessionCarriesOn runs the forwarder
 // against a broker stand-in whose first connection dies while a request is
-// in flight: that request is answered with a JSON-RPC error, the
-// initialize is replayed on the second connection, and the next request
-// succeeds there.
+// in flight: that request is answered with a JSON-RPC error (and one the
+// IDE cancelled before is not answered at all: the MCP spec asks for no
+// answer to a cancelled request), the initialize is replayed on the second
+// connection, and the next request succeeds there.
 func TestInFlightRequestGetsAnErrorAndTheSessionCarriesOn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -50,7 +51,9 @@ func TestInFlightRequestGetsAnErrorAndTheSessionCarriesOn(t *testing.T) {
 					replayed <- string(data)
 				}
 			case req.Method == "tools/call" && n == 1:
-				return // the broker dies with this request unanswered
+				continue // left unanswered
+			case req.Method == "notifications/cancelled" && n == 1:
+				return // the broker dies with a request in flight and one cancelled
 			case req.ID == nil:
 				continue // a notification
 			}
@@ -100,6 +103,8 @@ func TestInFlightRequestGetsAnErrorAndTheSessionCarriesOn(t *testing.T) {
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`)
+	send(`{"jsonrpc":"2.0","id":"c-5","method":"tools/call","params":{"name":"y"}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c-5","reason":"the user stopped it"}}`)
 	m := recv()
 	if e, _ := m["error"].(map[string]any); m["id"] != float64(2) || e == nil || e["code"] != float64(-32603) {
 		t.Fatalf("the request in flight when the broker died: %v, want a -32603 error", m)
@@ -112,6 +117,7 @@ func TestInFlightRequestGetsAnErrorAndTheSessionCarriesOn(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("initialize was not replayed on the new connection")
 	}
+	// An answer to the cancelled c-5 would come before this one.
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	if m := recv(); m["id"] != float64(3) || fmt.Sprint(m["result"]) != "map[conn:2]" {
 		t.Fatalf("the next request: %v, want an answer from the second connection", m)
