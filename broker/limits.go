@@ -184,7 +184,7 @@ func (l *limits) room(ctx context.Context) *busyError {
 // they end.
 func (l *limits) finishingLocked() bool {
 	for _, s := range l.book.by {
-		if s.admitted && s.tr != nil && !s.tr.ide && !s.tr.stream && s.gets == 0 && s.posts+s.calls > 0 {
+		if s.admitted && s.busyLocked() && !s.heldLocked() {
 			return true
 		}
 	}

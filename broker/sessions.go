@@ -134,10 +134,14 @@ func (b *sessionBook) of(ss *mcp.ServerSession) *transport {
 // of a stream transport (its connection is the session), or of unknown
 // transport, or one on /mcp with a request in flight or a GET stream open.
 func (s *session) busyLocked() bool {
-	if s.tr == nil || s.tr.ide || s.tr.stream {
-		return true
-	}
-	return s.posts > 0 || s.gets > 0 || s.calls > 0
+	return s.heldLocked() || s.posts > 0 || s.calls > 0
+}
+
+// heldLocked reports whether s is busy beyond its requests in flight: for
+// as long as its connection or a GET stream is open (or its transport is
+// unknown). A session busy but not held becomes idle when its requests end.
+func (s *session) heldLocked() bool {
+	return s.tr == nil || s.tr.ide || s.tr.stream || s.gets > 0
 }
 
 // What a request of a session is, for the counts that make it busy.
