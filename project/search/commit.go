@@ -9,7 +9,12 @@ import (
 // one snapshot swap. When the store write fails the swap still happens
 // (memory is right; the stored copy is rewritten whole on the next write)
 // and the error is returned. The caller holds writeMu.
-func (ix *Index) commit(ups []fileUpdate) error {
+func (ix *Index) commit(ups []fileUpdate) error { return ix.commitWith(ups, nil) }
+
+// commitWith is commit that, when hook is set, swaps a snapshot in even
+// when no file changed, and calls hook with the new snapshot before the
+// swap, and a lookup of each file's entry as of that snapshot.
+func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func(rel string) *fileEntry)) error {
 	w := &ix.w
 	old := ix.snap.Load()
 	ns := &snapshot{
@@ -21,6 +26,7 @@ func (ix *Index) commit(ups []fileUpdate) error {
 		skipped:   old.skipped,
 		terms:     old.terms,
 		stored:    old.stored,
+		views:     old.views,
 	}
 	removed := make(map[uint32][]uint32)
 	added := make(map[uint32][]posting)
@@ -73,7 +79,7 @@ func (ix *Index) commit(ups []fileUpdate) error {
 		ns.files, ns.skipped = countFile(ns.files, ns.skipped, u.entry, +1)
 		d.files = append(d.files, fileChange{rel: u.rel, entry: u.entry})
 	}
-	if len(d.files) == 0 {
+	if len(d.files) == 0 && hook == nil {
 		return nil
 	}
 	ns.postings = make([]*postingList, ix.dict.size())
@@ -101,6 +107,18 @@ func (ix *Index) commit(ups []fileUpdate) error {
 	ns.computeNorms(ix.rk)
 	ns.updated = time.Now().UTC()
 	ns.fileNos = uint32(len(w.fileNos))
+	if hook != nil {
+		pending := make(map[string]*fileEntry, len(d.files))
+		for _, f := range d.files {
+			pending[f.rel] = f.entry
+		}
+		hook(ns, func(rel string) *fileEntry {
+			if e, ok := pending[rel]; ok {
+				return e
+			}
+			return w.files[rel]
+		})
+	}
 
 	err := ix.persist(ns, &d)
 	ix.snap.Store(ns)

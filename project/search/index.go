@@ -119,6 +119,11 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 	ix.w.an = newAnalyzer()
 	ix.w.counts = make(map[string]fieldCounts)
 	ix.w.fileNos = make(map[string]uint32)
+	if opts.Shared != nil {
+		ix.opts.Embedder, ix.area = nil, nil
+		ix.openView(ctx)
+		return ix, nil
+	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ix.cancel = cancel
 	// The walk of the sources (stat calls) needs nothing loaded: it runs
@@ -228,6 +233,13 @@ func (ix *Index) Apply(ctx context.Context, changed []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if sh := ix.opts.Shared; sh != nil {
+		if err := sh.commitView(ix, ix.readUpdates(paths, true)); err != nil {
+			ix.noteErr(err)
+			return fmt.Errorf("search: apply %d paths: %w", len(paths), err)
+		}
+		return nil
+	}
 	ups := make([]fileUpdate, 0, len(paths))
 	for _, rel := range paths {
 		ups = append(ups, ix.readUpdate(rel, ix.w.files[rel], true))
@@ -246,6 +258,9 @@ func (ix *Index) Close() error {
 	ix.cancel()
 	<-ix.done
 	<-ix.embedDone
+	if sh := ix.opts.Shared; sh != nil && !ix.isClosed.Load() {
+		sh.detach(ix)
+	}
 	ix.writeMu.Lock()
 	ix.closed = true
 	ix.isClosed.Store(true)

@@ -41,6 +41,10 @@ type Options struct {
 	// its ranking is fused with BM25F's. Its failure or absence leaves
 	// BM25F alone.
 	Embedder Embedder
+	// Shared, when set, makes the index a view of a repository's content
+	// index shared by its worktrees (see [Shared]): it keeps no stored index
+	// and no vectors of its own.
+	Shared *Shared
 
 	// beforeBatch, when set (by tests), runs before each batch of a
 	// catch-up.

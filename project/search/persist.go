@@ -28,6 +28,9 @@ type fileChange struct {
 // the whole of ns when the stored copy is known to be stale. The caller
 // holds writeMu.
 func (ix *Index) persist(ns *snapshot, d *delta) error {
+	if ix.area == nil {
+		return nil // a shared content index, held in memory
+	}
 	if ix.w.dirty {
 		return ix.persistFull(ns, ix.w.files, d)
 	}
@@ -82,6 +85,9 @@ func (ix *Index) persist(ns *snapshot, d *delta) error {
 // meta bucket, which the next load reports and rebuilds. The caller holds
 // writeMu.
 func (ix *Index) persistFull(ns *snapshot, files map[string]*fileEntry, pending *delta) error {
+	if ix.area == nil {
+		return nil
+	}
 	merged := files
 	if pending != nil && len(pending.files) > 0 {
 		merged = make(map[string]*fileEntry, len(files)+len(pending.files))

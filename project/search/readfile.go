@@ -18,6 +18,9 @@ type fileUpdate struct {
 	// reindex is set when the old chunks must be replaced by chunks; when
 	// false only the file's size and mtime changed (or nothing did).
 	reindex bool
+	// data is the content, kept instead of chunks by a view of a shared
+	// index when a sibling worktree already holds the same content.
+	data string
 }
 
 // readUpdate brings one path up to date. old is the current entry (nil if
@@ -84,6 +87,10 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 		return u // touched, not changed
 	}
 	u.reindex = true
+	if sh := ix.opts.Shared; sh != nil && sh.known(rel, e.hash) {
+		u.data = string(data) // indexed already: chunked only if dropped meanwhile
+		return u
+	}
 	if !utf8.Valid(data) {
 		e.skip = "not valid UTF-8"
 		ix.log.Warn("search: file is not UTF-8; not indexed", "path", rel)

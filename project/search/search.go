@@ -83,7 +83,13 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	if ix.isClosed.Load() {
 		return nil, ErrClosed
 	}
-	s := ix.snap.Load()
+	by, s := ix.searchState()
+	return by.searchIn(ctx, start, plans, s)
+}
+
+// searchIn runs a search's compiled phrasings against snapshot s.
+func (ix *Index) searchIn(ctx context.Context, start time.Time, plans []*plan, s *snapshot) (*Result, error) {
+	var err error
 	n := plans[0].n
 	qvecs := ix.queryVectors(ctx, plans)
 	depth := n
@@ -304,6 +310,9 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 		}
 		if (len(p.phrases) > 0 || i%checkEvery == 0) && ix.interrupted(ctx) {
 			return nil, ctx.Err()
+		}
+		if s.view != nil && !s.view.has(id) {
+			continue // another worktree's section
 		}
 		c := s.chunks[id]
 		if !p.admits(c) {

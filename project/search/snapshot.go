@@ -64,6 +64,11 @@ type snapshot struct {
 	terms     int             // terms with postings
 	updated   time.Time       // when this state was committed
 	fileNos   uint32          // every chunk's fileNo is below it
+	// views are, in a shared content index, each worktree's sections.
+	views map[*Index]*viewBits
+	// view, set on a search's copy of a shared snapshot, restricts the
+	// search to one worktree's sections.
+	view *viewBits
 }
 
 // postingsOf returns the postings of a term id (nil when the id is newer

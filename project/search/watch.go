@@ -1,6 +1,9 @@
 package search
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Watch applies every batch of changed paths (relative to the root) from
 // changes to ix, each as one atomic update, until ctx ends or changes is
@@ -32,6 +35,12 @@ func Follow(ctx context.Context, current func() *Index, changes <-chan []string)
 			if ix == nil {
 				continue
 			}
+			if ix.opts.Shared != nil && len(batch) >= settleFrom {
+				batch, ok = settle(ctx, batch, changes)
+				if !ok {
+					return
+				}
+			}
 			if err := ix.Apply(ctx, batch); err != nil && ctx.Err() == nil {
 				if errIsClosed(err) {
 					if current() == ix {
@@ -41,6 +50,42 @@ func Follow(ctx context.Context, current func() *Index, changes <-chan []string)
 				}
 				ix.log.Warn("search: cannot apply file changes", "paths", len(batch), "err", err)
 			}
+		}
+	}
+}
+
+// A batch of at least settleFrom paths in a view of a shared index may be
+// the start of a branch switch that the watcher delivers over several
+// batches: the batches that follow are gathered until none came for
+// settleQuiet (settleMax at most), then applied as one change, so that
+// searches see the old checkout or the new one, not a mix.
+const (
+	settleFrom  = 32
+	settleQuiet = 400 * time.Millisecond
+	settleMax   = 10 * time.Second
+)
+
+// settle returns batch with the batches that follow it until changes has
+// been quiet for settleQuiet; false when ctx ended or changes was closed.
+func settle(ctx context.Context, batch []string, changes <-chan []string) ([]string, bool) {
+	deadline := time.NewTimer(settleMax)
+	defer deadline.Stop()
+	quiet := time.NewTimer(settleQuiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-deadline.C:
+			return batch, true
+		case <-quiet.C:
+			return batch, true
+		case more, ok := <-changes:
+			if !ok {
+				return nil, false
+			}
+			batch = append(batch, more...)
+			quiet.Reset(settleQuiet)
 		}
 	}
 }

@@ -1,0 +1,381 @@
+package search
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Shared is the content index of one git repository's worktrees: their
+// sections stored by content, so that a file identical in several worktrees
+// is chunked and indexed once. Each worktree's [Index] (opened with
+// [Options.Shared]) is a view of it: its files, each naming the content it
+// holds. A search in a worktree ranks the shared content and keeps its
+// view's sections; content no view holds is dropped.
+//
+// Content is keyed by path and hash: a section's file, front matter labels
+// and workflow phase come from its path, so the same bytes at two paths are
+// two contents. Term statistics (the number of sections, their average
+// length, each term's document frequency) are over the shared content,
+// not one view's.
+//
+// The content index is held in memory; each view keeps no stored index of
+// its own.
+type Shared struct {
+	core *Index
+
+	mu   sync.Mutex     // guards refs; taken after core.writeMu
+	refs map[string]int // content key -> views holding it
+	log  *slog.Logger
+}
+
+// NewShared returns an empty content index. Only the worktrees of one
+// confirmed repository may share it: a view sees no other view's files, but
+// term statistics are common to all.
+func NewShared(log *slog.Logger) *Shared {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	core := &Index{
+		log:          log,
+		dict:         newTermDict(),
+		rk:           rankingOf(Options{}),
+		state:        StateReady,
+		filesChanged: make(chan struct{}),
+		changed:      make(chan struct{}),
+		ready:        make(chan struct{}),
+		done:         make(chan struct{}),
+		embedDone:    make(chan struct{}),
+		cancel:       func() {},
+	}
+	close(core.ready)
+	close(core.done)
+	close(core.embedDone)
+	core.w.files = map[string]*fileEntry{}
+	core.w.an = newAnalyzer()
+	core.w.counts = make(map[string]fieldCounts)
+	core.w.fileNos = make(map[string]uint32)
+	core.vec = vectors{byChunk: map[*chunk][]float32{}, kick: make(chan struct{}, 1)}
+	core.snap.Store(&snapshot{})
+	return &Shared{core: core, refs: map[string]int{}, log: log}
+}
+
+// SharedStatus counts what a content index holds, for benchmarks and the
+// control API.
+type SharedStatus struct {
+	Views    int // worktrees attached
+	Contents int // distinct (path, content) pairs indexed
+	Chunks   int // sections indexed
+	Terms    int // distinct terms
+}
+
+// Status reports what the content index holds now.
+func (sh *Shared) Status() SharedStatus {
+	s := sh.core.snap.Load()
+	sh.mu.Lock()
+	n := len(sh.refs)
+	sh.mu.Unlock()
+	return SharedStatus{Views: len(s.views), Contents: n, Chunks: s.live, Terms: s.terms}
+}
+
+// contentKey names one content: a path and the hash of its bytes.
+func contentKey(rel string, hash [16]byte) string {
+	return rel + "\x00" + string(hash[:])
+}
+
+// indexedKey is the content key of e, "" when e holds no indexed content.
+func indexedKey(rel string, e *fileEntry) string {
+	if e == nil || e.skip != "" {
+		return ""
+	}
+	return contentKey(rel, e.hash)
+}
+
+// known reports whether some view holds the content, so that a view reading
+// the same bytes need not chunk them.
+func (sh *Shared) known(rel string, hash [16]byte) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.refs[contentKey(rel, hash)] > 0
+}
+
+// viewBits is one view in a content snapshot: the chunk ids it holds.
+type viewBits struct {
+	words []uint64
+}
+
+func (v *viewBits) has(id uint32) bool {
+	w := int(id >> 6)
+	return w < len(v.words) && v.words[w]&(1<<(id&63)) != 0
+}
+
+func (v *viewBits) set(id uint32) {
+	w := int(id >> 6)
+	if w >= len(v.words) {
+		v.words = append(v.words, make([]uint64, w+1-len(v.words))...)
+	}
+	v.words[w] |= 1 << (id & 63)
+}
+
+func (v *viewBits) count() int {
+	n := 0
+	for _, w := range v.words {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// searchState is the index a search of ix ranks with and the snapshot it
+// reads: ix's own, or for a view the content index's, restricted to the
+// view's sections. Both come from one atomic load, so a search sees one
+// consistent view.
+func (ix *Index) searchState() (*Index, *snapshot) {
+	if ix.opts.Shared == nil {
+		return ix, ix.snap.Load()
+	}
+	core := ix.opts.Shared.core
+	s := core.snap.Load()
+	vs := *s
+	vs.view = s.views[ix]
+	if vs.view == nil {
+		vs.view = &viewBits{}
+	}
+	return core, &vs
+}
+
+// commitView applies a view's file updates as one change: new content is
+// indexed in the content index, content no view holds any more is dropped,
+// and the view's new sections are swapped in with them, so that a search of
+// any view sees the state before or after, never a mix. The caller holds
+// v.writeMu; it takes the content index's writeMu, never reading a file
+// under it.
+func (sh *Shared) commitView(v *Index, ups []fileUpdate) error {
+	core := sh.core
+	core.writeMu.Lock()
+	defer core.writeMu.Unlock()
+	if v.closed {
+		return ErrClosed
+	}
+	next := maps.Clone(v.w.files)
+	delta := map[string]int{}
+	fresh := map[string]fileUpdate{}
+	changed := false
+	for _, u := range ups {
+		old := v.w.files[u.rel]
+		if u.entry == nil && old == nil {
+			continue
+		}
+		if !u.reindex && u.entry != nil && old != nil && u.entry.same(old) {
+			continue
+		}
+		changed = true
+		if ok, nk := indexedKey(u.rel, old), indexedKey(u.rel, u.entry); ok != nk || u.reindex {
+			if ok != "" {
+				delta[ok]--
+			}
+			if nk != "" {
+				delta[nk]++
+				if u.reindex {
+					fresh[nk] = u
+				}
+			}
+		}
+		if u.entry == nil {
+			delete(next, u.rel)
+		} else {
+			next[u.rel] = u.entry
+		}
+	}
+	if !changed {
+		return nil
+	}
+	sh.mu.Lock()
+	var coreUps []fileUpdate
+	for k, d := range delta {
+		before := sh.refs[k]
+		after := before + d
+		switch {
+		case after <= 0:
+			delete(sh.refs, k)
+		default:
+			sh.refs[k] = after
+		}
+		_, indexed := core.w.files[k]
+		switch {
+		case after > 0 && !indexed:
+			coreUps = append(coreUps, sh.contentUpdate(k, fresh[k]))
+		case after <= 0 && indexed:
+			coreUps = append(coreUps, fileUpdate{rel: k, reindex: true})
+		}
+	}
+	sh.mu.Unlock()
+	err := core.commitWith(coreUps, func(ns *snapshot, entry func(key string) *fileEntry) {
+		vb := &viewBits{}
+		vs := &snapshot{chunks: ns.chunks, terms: ns.terms, updated: ns.updated, fileNos: ns.fileNos}
+		for rel, e := range next {
+			vs.files, vs.skipped = countFile(vs.files, vs.skipped, e, +1)
+			k := indexedKey(rel, e)
+			if k == "" {
+				continue
+			}
+			ce := entry(k)
+			if ce == nil {
+				continue
+			}
+			e.chunks = ce.chunks
+			for _, id := range ce.chunks {
+				vb.set(id)
+			}
+			vs.live += len(ce.chunks)
+		}
+		views := make(map[*Index]*viewBits, len(ns.views)+1)
+		maps.Copy(views, ns.views)
+		views[v] = vb
+		ns.views = views
+		v.snap.Store(vs)
+	})
+	v.w.files = next
+	v.noteFilesChanged()
+	return err
+}
+
+// contentUpdate is the content index's update adding content k, from the
+// view's update u. When the view found the content known and did not chunk
+// it, and it was dropped since, it is chunked here (no file is read).
+func (sh *Shared) contentUpdate(k string, u fileUpdate) fileUpdate {
+	e := &fileEntry{size: u.entry.size, hash: u.entry.hash}
+	chunks := u.chunks
+	if chunks == nil && u.data != "" {
+		var err error
+		if chunks, err = buildChunks(u.rel, u.data); err != nil {
+			sh.log.Warn("search: file not indexed", "path", u.rel, "reason", err)
+		}
+	}
+	return fileUpdate{rel: k, entry: e, chunks: chunks, reindex: true}
+}
+
+// detach drops a closing view: its sections leave every snapshot after
+// this one, and the content only it held is dropped.
+func (sh *Shared) detach(v *Index) {
+	v.writeMu.Lock()
+	defer v.writeMu.Unlock()
+	ups := make([]fileUpdate, 0, len(v.w.files))
+	for rel := range v.w.files {
+		ups = append(ups, fileUpdate{rel: rel, reindex: true})
+	}
+	if err := sh.commitView(v, ups); err != nil {
+		v.log.Warn("search: cannot drop a worktree's view of the shared index", "err", err)
+	}
+	core := sh.core
+	core.writeMu.Lock()
+	defer core.writeMu.Unlock()
+	s := core.snap.Load()
+	ns := *s
+	ns.views = make(map[*Index]*viewBits, len(s.views))
+	maps.Copy(ns.views, s.views)
+	delete(ns.views, v)
+	core.snap.Store(&ns)
+}
+
+// openView starts ix as a view of opts.Shared: it holds no stored index of
+// its own; its first catch-up reads every file, and only content no sibling
+// holds is chunked and indexed.
+func (ix *Index) openView(ctx context.Context) {
+	ix.w.files = map[string]*fileEntry{}
+	ix.dict = ix.opts.Shared.core.dict
+	ix.snap.Store(&snapshot{})
+	ix.setState(StateIndexing, Progress{})
+	ix.embedDone = make(chan struct{})
+	close(ix.embedDone)
+	ix.vec = vectors{byChunk: map[*chunk][]float32{}, kick: make(chan struct{}, 1)}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ix.cancel = cancel
+	go ix.catchUpView(bg)
+}
+
+// catchUpView is a view's first catch-up: a walk of the sources, then every
+// file read (in parallel) and committed in batches.
+func (ix *Index) catchUpView(ctx context.Context) {
+	defer close(ix.done)
+	start := time.Now()
+	disk, err := ix.scan(ctx)
+	if err == nil {
+		err = ix.refreshView(ctx, disk)
+	}
+	st := ix.Status()
+	if err != nil {
+		ix.noteErr(err)
+		if ctx.Err() == nil {
+			ix.log.Error("search: indexing failed; serving what is indexed", "err", err)
+		}
+	} else {
+		ix.log.Info("search: index ready (shared with the repository's worktrees)", "files", st.Files, "chunks", st.Chunks,
+			"files_read", st.FilesRead, "took", time.Since(start).Round(time.Millisecond))
+	}
+	ix.setState(StateReady, ix.currentProgress())
+	ix.readyErr = err
+	close(ix.ready)
+}
+
+// refreshView brings a view up to date with a walk of the sources.
+func (ix *Index) refreshView(ctx context.Context, disk map[string]diskFile) error {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	if ix.closed {
+		return ErrClosed
+	}
+	var changed []string
+	for rel, df := range disk {
+		if df.changed(ix.w.files[rel]) {
+			changed = append(changed, rel)
+		}
+	}
+	for rel := range ix.w.files {
+		if _, ok := disk[rel]; !ok {
+			changed = append(changed, rel)
+		}
+	}
+	slices.Sort(changed)
+	ix.setProgress(0, len(changed))
+	for i := 0; i < len(changed); i += batchFiles {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if ix.opts.beforeBatch != nil {
+			ix.opts.beforeBatch()
+		}
+		batch := changed[i:min(i+batchFiles, len(changed))]
+		if err := ix.opts.Shared.commitView(ix, ix.readUpdates(batch, false)); err != nil {
+			return err
+		}
+		ix.setProgress(i+len(batch), len(changed))
+	}
+	return nil
+}
+
+// readUpdates reads paths in parallel. The caller holds writeMu.
+func (ix *Index) readUpdates(paths []string, force bool) []fileUpdate {
+	out := make([]fileUpdate, len(paths))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = ix.readUpdate(paths[i], ix.w.files[paths[i]], force)
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}

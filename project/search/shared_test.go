@@ -1,0 +1,249 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/store"
+)
+
+// worktreeFiles are n standards files that name branch in their text
+// (so that a search can tell which checkout a section came from), all
+// holding the word "marker", and one file of the branch's own.
+func worktreeFiles(n int, branch string) map[string]string {
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf(".praxis-os/standards/area%d/doc%03d.md", i%7, i)] = fmt.Sprintf(
+			"# Topic %d\n\nThe marker section of topic %d on %s.\n\n## Details\n\nMore about retries %d and backoff.\n", i, i, branch, i)
+	}
+	files[".praxis-os/standards/own.md"] = "# Own\n\nOnly the " + branch + " checkout has this file: solitary" + branch + ".\n"
+	return files
+}
+
+// commonFiles are n files identical in every checkout.
+func commonFiles(n int) map[string]string {
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf(".praxis-os/standards/common/doc%03d.md", i)] = fmt.Sprintf(
+			"# Common %d\n\nShared guidance %d about logging and tracing.\n", i, i)
+	}
+	return files
+}
+
+func openView(t testing.TB, db *store.DB, sh *Shared, id, root string) *Index {
+	t.Helper()
+	return openWith(t, Options{Root: root, Sources: defaultSources, DB: db, ProjectID: id, Shared: sh})
+}
+
+func TestSharedContentIndexedOnce(t *testing.T) {
+	db := openDB(t)
+	sh := NewShared(nil)
+	base := t.TempDir()
+	branches := []string{"alpha", "beta", "gamma"}
+	views := map[string]*Index{}
+	for _, b := range branches {
+		root := filepath.Join(base, b)
+		writeFiles(t, root, commonFiles(100))
+		writeFiles(t, root, map[string]string{".praxis-os/standards/own.md": "# Own\n\nOnly " + b + " has solitary" + b + ".\n"})
+		views[b] = openView(t, db, sh, b, root)
+	}
+	st := sh.Status()
+	if st.Contents != 100+len(branches) || st.Views != len(branches) {
+		t.Fatalf("content index holds %d contents in %d views, want %d in %d", st.Contents, st.Views, 100+len(branches), len(branches))
+	}
+	single := openReady(t, db, "single", filepath.Join(base, "alpha"))
+	if got, want := st.Chunks, single.Status().Chunks+len(branches)-1; got != want {
+		t.Fatalf("content index holds %d sections, want %d (one worktree's plus the two other own.md)", got, want)
+	}
+	for _, b := range branches {
+		v := views[b]
+		if s := v.Status(); s.Files != 101 || s.Chunks != single.Status().Chunks || s.FilesRead != 101 {
+			t.Fatalf("%s: status %+v, want 101 files, %d sections, 101 files read", b, s, single.Status().Chunks)
+		}
+		for _, other := range branches {
+			res := search(t, v, "solitary"+other)
+			if want := other == b; (res.Total > 0) != want {
+				t.Fatalf("%s: a search for %s's own file found %d sections, want found=%v", b, other, res.Total, want)
+			}
+		}
+		if res := search(t, v, "tracing"); res.Total != 100 {
+			t.Fatalf("%s: %d sections match a common word, want 100", b, res.Total)
+		}
+	}
+
+	// A worktree equal to a sibling adds no content.
+	twin := filepath.Join(base, "twin")
+	writeFiles(t, twin, commonFiles(100))
+	writeFiles(t, twin, map[string]string{".praxis-os/standards/own.md": "# Own\n\nOnly alpha has solitaryalpha.\n"})
+	tv := openView(t, db, sh, "twin", twin)
+	if got := sh.Status(); got.Contents != st.Contents || got.Chunks != st.Chunks {
+		t.Fatalf("a twin worktree changed the content index: %+v, was %+v", got, st)
+	}
+	if res := search(t, tv, "solitaryalpha"); res.Total != 1 {
+		t.Fatalf("twin: found %d sections of its own file, want 1", res.Total)
+	}
+
+	// Closing views drops the content only they held.
+	tv.Close()
+	views["gamma"].Close()
+	if got := sh.Status(); got.Contents != 100+2 || got.Views != 2 {
+		t.Fatalf("after closing two views: %+v, want 102 contents in 2 views", got)
+	}
+	views["alpha"].Close()
+	views["beta"].Close()
+	if got := sh.Status(); got.Contents != 0 || got.Chunks != 0 || got.Views != 0 {
+		t.Fatalf("after closing every view: %+v, want nothing", got)
+	}
+}
+
+func TestSharedEditSeenInItsWorktreeOnly(t *testing.T) {
+	db := openDB(t)
+	sh := NewShared(nil)
+	base := t.TempDir()
+	roots := []string{filepath.Join(base, "a"), filepath.Join(base, "b")}
+	var views []*Index
+	for i, root := range roots {
+		writeFiles(t, root, commonFiles(20))
+		views = append(views, openView(t, db, sh, fmt.Sprint("p", i), root))
+	}
+	before := sh.Status().Contents
+	rel := ".praxis-os/standards/common/doc003.md"
+	writeFiles(t, roots[1], map[string]string{rel: "# Common 3\n\nRewritten with zeppelin guidance.\n"})
+	if err := views[1].Apply(context.Background(), []string{rel}); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(search(t, views[1], "zeppelin")); len(got) != 1 || got[0] != rel {
+		t.Fatalf("the edited worktree finds %v, want [%s]", got, rel)
+	}
+	if res := search(t, views[0], "zeppelin"); res.Total != 0 {
+		t.Fatalf("the other worktree sees its sibling's edit: %v", files(res))
+	}
+	if res := search(t, views[0], "\"Shared guidance 3\""); res.Total != 1 {
+		t.Fatalf("the other worktree lost its own version: %d hits", res.Total)
+	}
+	if got := sh.Status().Contents; got != before+1 {
+		t.Fatalf("content index holds %d contents, want %d (both versions of the file)", got, before+1)
+	}
+	// The edit undone: both worktrees hold one content again.
+	writeFiles(t, roots[1], commonFiles(20))
+	if err := views[1].Apply(context.Background(), []string{rel}); err != nil {
+		t.Fatal(err)
+	}
+	if got := sh.Status().Contents; got != before {
+		t.Fatalf("content index holds %d contents after the edit was undone, want %d", got, before)
+	}
+}
+
+// branchesIn returns the branch names the hits' text names.
+func branchesIn(res *Result, branches ...string) map[string]bool {
+	seen := map[string]bool{}
+	for _, h := range res.Results {
+		for _, b := range branches {
+			if strings.Contains(h.Content, " on "+b+".") {
+				seen[b] = true
+			}
+		}
+	}
+	return seen
+}
+
+// TestSharedBranchSwitchIsConsistent switches every file of a worktree to
+// another branch's content, delivered as several watcher batches, while
+// searches run in it and in a sibling: every answer names one branch.
+func TestSharedBranchSwitchIsConsistent(t *testing.T) {
+	const n = 300
+	db := openDB(t)
+	sh := NewShared(nil)
+	base := t.TempDir()
+	main, other := filepath.Join(base, "main"), filepath.Join(base, "other")
+	writeFiles(t, main, worktreeFiles(n, "trunk"))
+	writeFiles(t, other, worktreeFiles(n, "trunk"))
+	v := openView(t, db, sh, "main", main)
+	sibling := openView(t, db, sh, "other", other)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changes := make(chan []string)
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		Follow(ctx, func() *Index { return v }, changes)
+	}()
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var fails []string
+	answers := map[string]int{}
+	for _, ix := range []*Index{v, sibling} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := ix.Search(ctx, Query{Text: "marker section", N: 50})
+				mu.Lock()
+				if err != nil {
+					fails = append(fails, err.Error())
+					mu.Unlock()
+					return
+				}
+				switch seen := branchesIn(res, "trunk", "topic"); {
+				case len(seen) != 1 || res.Total != n:
+					fails = append(fails, fmt.Sprintf("an answer of %d sections names branches %v", res.Total, seen))
+				case ix == v:
+					for b := range seen {
+						answers[b]++
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+
+	// The switch: every file rewritten, delivered in batches of 50 paths
+	// 50 ms apart, as a watcher delivers a long checkout.
+	next := worktreeFiles(n, "topic")
+	writeFiles(t, main, next)
+	var paths []string
+	for rel := range next {
+		paths = append(paths, rel)
+	}
+	for i := 0; i < len(paths); i += 50 {
+		changes <- paths[i:min(i+50, len(paths))]
+		time.Sleep(50 * time.Millisecond)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for search(t, v, "solitarytopic").Total == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the switch was not applied within 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // searches of the new checkout
+	close(stop)
+	wg.Wait()
+	cancel()
+	<-followed
+	if len(fails) > 0 {
+		t.Fatalf("%d inconsistent answers, first: %s", len(fails), fails[0])
+	}
+	if answers["trunk"] == 0 || answers["topic"] == 0 {
+		t.Fatalf("answers by branch %v: want searches of both the old and the new checkout", answers)
+	}
+	if got := branchesIn(search(t, sibling, "marker section"), "trunk", "topic"); !got["trunk"] || len(got) != 1 {
+		t.Fatalf("the sibling sees %v, want its own trunk", got)
+	}
+	if res := search(t, v, "solitarytrunk"); res.Total != 0 {
+		t.Fatalf("the switched worktree still finds the old branch's own file: %v", files(res))
+	}
+}
