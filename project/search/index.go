@@ -199,6 +199,12 @@ func (ix *Index) catchUp(ctx context.Context, scanned <-chan scanResult) {
 		ix.snap.Store(s)
 	}
 	ix.writeMu.Unlock()
+	ix.finishCatchUp(ctx, start, err)
+	ix.kickEmbedder()
+}
+
+// finishCatchUp logs the first catch-up's outcome and marks the index ready.
+func (ix *Index) finishCatchUp(ctx context.Context, start time.Time, err error) {
 	st := ix.Status()
 	if err != nil {
 		ix.noteErr(err)
@@ -207,12 +213,11 @@ func (ix *Index) catchUp(ctx context.Context, scanned <-chan scanResult) {
 		}
 	} else {
 		ix.log.Info("search: index ready", "files", st.Files, "chunks", st.Chunks,
-			"files_read", st.FilesRead, "took", time.Since(start).Round(time.Millisecond))
+			"files_read", st.FilesRead, "shared", ix.opts.Shared != nil, "took", time.Since(start).Round(time.Millisecond))
 	}
 	ix.setState(StateReady, ix.currentProgress())
 	ix.readyErr = err
 	close(ix.ready)
-	ix.kickEmbedder()
 }
 
 // Apply brings the given paths (relative to the root; files or folders,

@@ -21,38 +21,53 @@ func (ix *Index) refresh(ctx context.Context, disk map[string]diskFile) error {
 		return ErrClosed
 	}
 	w := &ix.w
+	changed := ix.changedOnDisk(disk)
+	ix.setProgress(0, len(changed))
+	if w.dirty || len(changed) > max(batchFiles, len(w.files)/4) {
+		return ix.rebuildAll(ctx, disk)
+	}
+	return ix.inBatches(ctx, changed, func(batch []string) error {
+		ups := make([]fileUpdate, 0, len(batch))
+		for _, rel := range batch {
+			ups = append(ups, ix.readUpdate(rel, w.files[rel], false))
+		}
+		return ix.commit(ups)
+	})
+}
+
+// changedOnDisk lists, sorted, the paths whose file differs from its entry
+// in a walk of the sources, or is gone. The caller holds writeMu.
+func (ix *Index) changedOnDisk(disk map[string]diskFile) []string {
 	var changed []string
 	for rel, df := range disk {
-		if df.changed(w.files[rel]) {
+		if df.changed(ix.w.files[rel]) {
 			changed = append(changed, rel)
 		}
 	}
-	for rel := range w.files {
+	for rel := range ix.w.files {
 		if _, ok := disk[rel]; !ok {
 			changed = append(changed, rel)
 		}
 	}
 	slices.Sort(changed)
-	ix.setProgress(0, len(changed))
-	if w.dirty || len(changed) > max(batchFiles, len(w.files)/4) {
-		return ix.rebuildAll(ctx, disk)
-	}
-	for i := 0; i < len(changed); i += batchFiles {
+	return changed
+}
+
+// inBatches commits paths batchFiles at a time with commit, reporting
+// progress after each. The caller holds writeMu.
+func (ix *Index) inBatches(ctx context.Context, paths []string, commit func(batch []string) error) error {
+	for i := 0; i < len(paths); i += batchFiles {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if ix.opts.beforeBatch != nil {
 			ix.opts.beforeBatch()
 		}
-		batch := changed[i:min(i+batchFiles, len(changed))]
-		ups := make([]fileUpdate, 0, len(batch))
-		for _, rel := range batch {
-			ups = append(ups, ix.readUpdate(rel, w.files[rel], false))
-		}
-		if err := ix.commit(ups); err != nil {
+		batch := paths[i:min(i+batchFiles, len(paths))]
+		if err := commit(batch); err != nil {
 			return err
 		}
-		ix.setProgress(i+len(batch), len(changed))
+		ix.setProgress(i+len(batch), len(paths))
 	}
 	return nil
 }

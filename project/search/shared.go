@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/bits"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 )
@@ -307,19 +306,7 @@ func (ix *Index) catchUpView(ctx context.Context) {
 	if err == nil {
 		err = ix.refreshView(ctx, disk)
 	}
-	st := ix.Status()
-	if err != nil {
-		ix.noteErr(err)
-		if ctx.Err() == nil {
-			ix.log.Error("search: indexing failed; serving what is indexed", "err", err)
-		}
-	} else {
-		ix.log.Info("search: index ready (shared with the repository's worktrees)", "files", st.Files, "chunks", st.Chunks,
-			"files_read", st.FilesRead, "took", time.Since(start).Round(time.Millisecond))
-	}
-	ix.setState(StateReady, ix.currentProgress())
-	ix.readyErr = err
-	close(ix.ready)
+	ix.finishCatchUp(ctx, start, err)
 }
 
 // refreshView brings a view up to date with a walk of the sources.
@@ -329,33 +316,11 @@ func (ix *Index) refreshView(ctx context.Context, disk map[string]diskFile) erro
 	if ix.closed {
 		return ErrClosed
 	}
-	var changed []string
-	for rel, df := range disk {
-		if df.changed(ix.w.files[rel]) {
-			changed = append(changed, rel)
-		}
-	}
-	for rel := range ix.w.files {
-		if _, ok := disk[rel]; !ok {
-			changed = append(changed, rel)
-		}
-	}
-	slices.Sort(changed)
+	changed := ix.changedOnDisk(disk)
 	ix.setProgress(0, len(changed))
-	for i := 0; i < len(changed); i += batchFiles {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if ix.opts.beforeBatch != nil {
-			ix.opts.beforeBatch()
-		}
-		batch := changed[i:min(i+batchFiles, len(changed))]
-		if err := ix.opts.Shared.commitView(ix, ix.readUpdates(batch, false)); err != nil {
-			return err
-		}
-		ix.setProgress(i+len(batch), len(changed))
-	}
-	return nil
+	return ix.inBatches(ctx, changed, func(batch []string) error {
+		return ix.opts.Shared.commitView(ix, ix.readUpdates(batch, false))
+	})
 }
 
 // readUpdates reads paths in parallel. The caller holds writeMu.
