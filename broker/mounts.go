@@ -65,6 +65,7 @@ type mounts struct {
 	lambdas   workflow.Lambdas // runs the workflow gates' lambdas in a child process
 	servers   *serverDeps      // hosted MCP servers (servers.go)
 	watch     *watch.Hub       // one inotify instance for every mount's file watching
+	indexes   contentIndexes   // the search content each repository's worktrees share
 	budget    *peer.Budget     // connections not yet known to be the owner's, every TCP listener's
 
 	mu      sync.Mutex
@@ -83,7 +84,8 @@ func (t *mounts) open(root, id string, folder bool) (*mount, error) {
 	repo := newRepoView(root, t.log.With("project", id))
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs, Folder: folder,
 		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch, Lambdas: t.lambdas,
-		Embedder: t.cfg.Embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }, Repository: t.workflowRepository(id, root, repo)})
+		Embedder: t.cfg.Embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }, Repository: t.workflowRepository(id, root, repo),
+		SharedIndex: t.indexes.of(repo.id, t.cfg.Embedder() != nil, t.log)})
 	if config.IsError(err) {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadConfig, "%v (the project is not served until this is fixed)", err)
 	}

@@ -72,6 +72,10 @@ type Options struct {
 	// Repository, when set, is the git repository the project is a
 	// confirmed worktree of, for its workflow sessions; nil: none.
 	Repository workflow.Repository
+	// SharedIndex, when set, is the content index the project's search
+	// shares with the other worktrees of its repository; nil: an index of
+	// its own.
+	SharedIndex *search.Shared
 }
 
 // Endpoint is what the broker serves of a project beside the IDE's stdio.
@@ -105,6 +109,8 @@ type Engine struct {
 	repo    workflow.Repository // the project's git repository (Options.Repository); nil: none
 	// embedder is the broker's search.embeddings (nil: none); fixed at open.
 	embedder search.Embedder
+	// shared is the repository's content index (Options.SharedIndex); nil: none.
+	shared *search.Shared
 
 	watcher *watch.Watcher // nil if the folders cannot be watched (logged)
 	config  *watch.Files   // the config files, applying their edits; nil if they cannot be watched (logged)
@@ -162,6 +168,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	e.name = projectName(e.git.get(ctx, opts.Root), opts.Root)
 	e.policy = links.New(e.root, append(slices.Clone(opts.AllowOutside), cfg.RAG.AllowOutside...))
 	e.embedder = opts.Embedder
+	e.shared = opts.SharedIndex
 	if err := e.open(ctx, cfg, opts); err != nil {
 		e.Close()
 		return nil, err

@@ -48,7 +48,7 @@ func (e *Engine) buildParts(ctx context.Context, cfg config.Config, old *parts) 
 		}
 	}()
 	if cfg.HasGroup(config.GroupRAG) && p.index == nil {
-		p.index, err = search.Open(ctx, search.Options{Root: e.root, Sources: sources(cfg), DB: e.db, ProjectID: e.id, Logger: e.log, Links: e.policy, Embedder: e.embedder})
+		p.index, err = search.Open(ctx, search.Options{Root: e.root, Sources: sources(cfg), DB: e.db, ProjectID: e.id, Logger: e.log, Links: e.policy, Embedder: e.embedder, Shared: e.shared})
 		if err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
