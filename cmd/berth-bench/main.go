@@ -1,5 +1,5 @@
 // Command berth-bench measures Berth end to end against its peers, from
-// the source tree: `go run ./cmd/berth-bench [load|e2e|hosted|hostile|scale|all] [flags]`
+// the source tree: `go run ./cmd/berth-bench [load|e2e|hosted|hostile|scale|worktrees|all] [flags]`
 // (docs/benchmarks.md). It is not part of the product: berth and
 // berth-shim never link it.
 package main

@@ -1,7 +1,7 @@
 // Package bench is berth-bench: end-to-end benchmarks of real Berth
 // processes against their peers, measured side by side in one run.
 //
-//	go run ./cmd/berth-bench [load|e2e|hosted|hostile|scale|all] [flags]
+//	go run ./cmd/berth-bench [load|e2e|hosted|hostile|scale|worktrees|all] [flags]
 //
 // e2e: warm attach and cold start of berth-shim, the forwarding hop of a
 // small tool call (peer: mcp-remote, installed with npm into the user cache
@@ -19,7 +19,10 @@
 // open files and one call's latency grow with projects, live HTTP
 // sessions, hosted servers and a project's files (and the index build
 // time), with each row's cost per unit (not part of all: it runs for
-// minutes). It prints a markdown table and writes the
+// minutes). worktrees: git worktrees of one repository sharing one search
+// index (the index time and RSS of k worktrees, a branch switch and a new
+// worktree equal to a sibling, against one worktree alone; not part of
+// all). It prints a markdown table and writes the
 // figures as JSON lines (latest.jsonl and a dated copy) and in Go benchmark
 // format (latest.txt, for benchstat).
 //
@@ -75,6 +78,9 @@ type Options struct {
 	// GatewayCalls are the TypeScript SDK client's calls per subject of
 	// the gateway comparison (hosted: Berth against mcp-hub).
 	GatewayCalls int
+	// Worktrees and WorktreeFiles size the worktrees figures: worktrees of
+	// one repository attached one after another, files in each.
+	Worktrees, WorktreeFiles int
 
 	Stdout, Stderr io.Writer
 }
@@ -110,10 +116,12 @@ func ParseArgs(args []string) (Options, error) {
 	fs.StringSliceVar(&o.ScaleGroups, "scale-groups", nil, "the scale groups to run (projects, sessions, servers, index; default all)")
 	fs.IntVar(&o.ScaleCalls, "scale-calls", 300, "timed get_server_info calls per row of the scale figures")
 	fs.IntVar(&o.GatewayCalls, "gateway-calls", 300, "calls per subject of the TypeScript SDK client against Berth and mcp-hub (hosted)")
+	fs.IntVar(&o.Worktrees, "worktrees", 8, "worktrees of one repository attached one after another (worktrees)")
+	fs.IntVar(&o.WorktreeFiles, "worktree-files", 2000, "standards files of the repository (worktrees)")
 	fs.StringSliceVar(&o.HostileLoads, "hostile-loads", nil, "the hostile loads to run (none, index-save, batch, flood, nested-config; default all)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|hosted|hostile|scale|all] [flags]\n%s", fs.FlagUsages())
+			return o, fmt.Errorf("usage: go run ./cmd/berth-bench [load|e2e|hosted|hostile|scale|worktrees|all] [flags]\n%s", fs.FlagUsages())
 		}
 		return o, fmt.Errorf("%w (see go run ./cmd/berth-bench --help)", err)
 	}
@@ -123,13 +131,13 @@ func ParseArgs(args []string) (Options, error) {
 	case 1:
 		o.Mode = fs.Arg(0)
 	default:
-		return o, fmt.Errorf("one mode only: load, e2e, hosted, hostile, scale or all (got %q)", strings.Join(fs.Args(), " "))
+		return o, fmt.Errorf("one mode only: load, e2e, hosted, hostile, scale, worktrees or all (got %q)", strings.Join(fs.Args(), " "))
 	}
 	if o.Mode == floorMode { // the floor of the HTTP figures, started by the bench itself
 		return o, nil
 	}
-	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "hosted" && o.Mode != "hostile" && o.Mode != "scale" && o.Mode != "all" {
-		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted, hostile, scale or all", o.Mode)
+	if o.Mode != "load" && o.Mode != "e2e" && o.Mode != "hosted" && o.Mode != "hostile" && o.Mode != "scale" && o.Mode != "worktrees" && o.Mode != "all" {
+		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted, hostile, scale, worktrees or all", o.Mode)
 	}
 	if *quick {
 		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 2, 30, 50, 60, 3
@@ -137,10 +145,11 @@ func ParseArgs(args []string) (Options, error) {
 		o.HostileSamples, o.HostileFiles = 20, 50
 		o.ScaleProjects, o.ScaleSessions, o.ScaleServers, o.ScaleFiles, o.ScaleCalls = []int{1, 3}, []int{2, 5}, []int{1, 2}, []int{100, 300}, 20
 		o.GatewayCalls = 20
+		o.Worktrees, o.WorktreeFiles = 3, 40
 	}
 	for name, v := range map[string]int{"launches": o.Launches, "cold-runs": o.ColdRuns, "cold-files": o.ColdFiles,
 		"hop-calls": o.HopCalls, "search-files": o.SearchFiles, "windows": o.Windows, "projects": o.Projects, "files": o.Files, "sessions": o.Sessions,
-		"hostile-samples": o.HostileSamples, "hostile-files": o.HostileFiles, "scale-calls": o.ScaleCalls, "gateway-calls": o.GatewayCalls} {
+		"hostile-samples": o.HostileSamples, "hostile-files": o.HostileFiles, "scale-calls": o.ScaleCalls, "gateway-calls": o.GatewayCalls, "worktree-files": o.WorktreeFiles} {
 		if v < 1 || v > 100_000 {
 			return o, fmt.Errorf("--%s %d: use 1 to 100000", name, v)
 		}
@@ -159,6 +168,9 @@ func ParseArgs(args []string) (Options, error) {
 			return o, fmt.Errorf("--scale-groups %s: use projects, sessions, servers or index", g)
 		}
 	}
+	if o.Worktrees < 2 || o.Worktrees > 50 {
+		return o, fmt.Errorf("--worktrees %d: use 2 to 50", o.Worktrees)
+	}
 	if o.Projects > 500 {
 		return o, fmt.Errorf("--projects %d: at most 500", o.Projects)
 	}
@@ -166,7 +178,7 @@ func ParseArgs(args []string) (Options, error) {
 		if fi, err := os.Stat(filepath.Join(o.Baseline, "berth")); err != nil || fi.IsDir() {
 			return o, fmt.Errorf("--baseline %s: no berth binary there (build one with go build -o DIR/ ./cmd/berth)", o.Baseline)
 		}
-		if o.Mode == "load" || o.Mode == "hostile" || o.Mode == "scale" {
+		if o.Mode == "load" || o.Mode == "hostile" || o.Mode == "scale" || o.Mode == "worktrees" {
 			return o, errors.New("--baseline runs with the hosted hop: use it with hosted, e2e or all")
 		}
 	}
@@ -268,6 +280,11 @@ func RunOptions(ctx context.Context, o Options) (err error) {
 	if o.Mode == "scale" {
 		if err := r.scale(ctx); err != nil {
 			return fmt.Errorf("scale: %w", err)
+		}
+	}
+	if o.Mode == worktreesBench {
+		if err := r.worktrees(ctx); err != nil {
+			return fmt.Errorf("worktrees: %w", err)
 		}
 	}
 	machine := machineLine(ctx)

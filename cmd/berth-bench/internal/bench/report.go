@@ -130,6 +130,9 @@ func rows(mode string) []row {
 	if mode == "hosted" {
 		out = append(out, hostedRows()...)
 	}
+	if mode == worktreesBench {
+		out = append(out, worktreesRows()...)
+	}
 	if mode == "hostile" || mode == "all" {
 		out = append(out, hostileRows()...)
 	}

@@ -42,6 +42,10 @@ type reply struct {
 	} `json:"error"`
 	Result struct {
 		IsError bool `json:"isError"`
+		// StructuredContent.Total is a search's count of matching sections.
+		StructuredContent struct {
+			Total int `json:"total"`
+		} `json:"structuredContent"`
 	} `json:"result"`
 }
 

@@ -1,0 +1,256 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The worktrees figures: git worktrees of one repository share one search
+// content index. Each is a ratio against one worktree measured in the
+// same run on a broker of its own.
+const (
+	worktreesBench = "worktrees"
+	// switchMarker is a word only the switched-to branch's files hold.
+	switchMarker = "switchmarker"
+)
+
+// git runs git in dir with no user or system config.
+func git(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@example.com",
+		"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@example.com", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// worktreeRepo makes a repository of n standards files on main, and a
+// branch "switch" where every file differs (each holds switchMarker).
+func (r *runner) worktreeRepo(ctx context.Context, n int) (string, error) {
+	root, err := makeProject(r.tmp, "wt-repo", n, 11)
+	if err != nil {
+		return "", err
+	}
+	steps := [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "first"}, {"checkout", "-q", "-b", "switch"}}
+	for _, s := range steps {
+		if err := git(ctx, root, s...); err != nil {
+			return "", err
+		}
+	}
+	if err := writeStandards(root, n, 12); err != nil {
+		return "", err
+	}
+	if err := appendMarker(root); err != nil {
+		return "", err
+	}
+	for _, s := range [][]string{{"commit", "-q", "-am", "switch"}, {"checkout", "-q", "main"}} {
+		if err := git(ctx, root, s...); err != nil {
+			return "", err
+		}
+	}
+	return root, nil
+}
+
+// appendMarker adds switchMarker to every standards file under root.
+func appendMarker(root string) error {
+	return filepath.WalkDir(filepath.Join(root, ".praxis-os", "standards"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString("\n" + switchMarker + "\n")
+		return errors.Join(err, f.Close())
+	})
+}
+
+// firstAnswer attaches root and times attach to the first search answer
+// (a search made while the index builds waits for it).
+func firstAnswer(ctx context.Context, b *broker, hc *http.Client, root string) (time.Duration, *httpSession, error) {
+	start := time.Now()
+	url, err := mountIndexed(ctx, b, root, 10*time.Minute)
+	if err != nil {
+		return 0, nil, err
+	}
+	s, err := openHTTPSession(ctx, hc, url)
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := s.searchTotal(ctx, "standard"); err != nil {
+		return 0, nil, err
+	}
+	return time.Since(start), s, nil
+}
+
+// worktrees measures: one worktree indexed alone (its build, attach to
+// first answer, RSS growth); then, on another broker, k worktrees attached
+// one after another (total build, RSS growth), a branch switch of every
+// file in one of them (time until a search sees all of the new branch),
+// and a new worktree equal to a sibling (attach to first answer).
+func (r *runner) worktrees(ctx context.Context) error {
+	n, k := r.o.WorktreeFiles, r.o.Worktrees
+	r.progress("worktrees: a repository of %d files, %d worktrees", n, k)
+	repo, err := r.worktreeRepo(ctx, n)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Timeout: 5 * time.Minute}
+	defer hc.CloseIdleConnections()
+
+	// One worktree alone.
+	one, err := startBroker(ctx, r.bin, filepath.Join(r.tmp, "worktrees-one-home"), 4)
+	if err != nil {
+		return err
+	}
+	defer one.stop()
+	settle()
+	rss0, err := rssMiB(ctx, one.pid())
+	if err != nil {
+		return err
+	}
+	build, _, err := firstAnswer(ctx, one, hc, repo)
+	if err != nil {
+		return err
+	}
+	settle()
+	rss1, err := rssMiB(ctx, one.pid())
+	if err != nil {
+		return err
+	}
+	one.stop()
+	r.rs.add(worktreesBench, "one", "build", ms(build), "ms", n)
+	r.rs.add(worktreesBench, "one", "rss-growth", rss1-rss0, "MiB", n)
+
+	// k worktrees, one after another.
+	roots := []string{repo}
+	for i := 1; i <= k; i++ { // the last one is added later, equal to a sibling
+		wt := filepath.Join(r.tmp, fmt.Sprintf("wt-%d", i))
+		if err := git(ctx, repo, "worktree", "add", "-q", "-b", fmt.Sprintf("wt-%d", i), wt); err != nil {
+			return err
+		}
+		roots = append(roots, wt)
+	}
+	many, err := startBroker(ctx, r.bin, filepath.Join(r.tmp, "worktrees-many-home"), k+4)
+	if err != nil {
+		return err
+	}
+	defer many.stop()
+	settle()
+	if rss0, err = rssMiB(ctx, many.pid()); err != nil {
+		return err
+	}
+	var total time.Duration
+	var sessions []*httpSession
+	for _, root := range roots[:k] {
+		d, s, err := firstAnswer(ctx, many, hc, root)
+		if err != nil {
+			return err
+		}
+		total += d
+		sessions = append(sessions, s)
+	}
+	settle()
+	if rss1, err = rssMiB(ctx, many.pid()); err != nil {
+		return err
+	}
+	r.rs.add(worktreesBench, "many", "build", ms(total), "ms", k)
+	r.rs.add(worktreesBench, "many", "rss-growth", rss1-rss0, "MiB", k)
+	r.rs.add(worktreesBench, "many", "build-ratio", ms(total)/ms(build), "x", k)
+	r.rs.add(worktreesBench, "many", "rss-ratio", ratio(rss1-rss0, r.rsValue("one", "rss-growth")), "x", k)
+
+	// A branch switch of every file in the last of them.
+	switched := sessions[len(sessions)-1]
+	start := time.Now()
+	if err := git(ctx, roots[k-1], "checkout", "-q", "switch"); err != nil {
+		return err
+	}
+	for {
+		got, err := switched.searchTotal(ctx, switchMarker)
+		if err != nil {
+			return err
+		}
+		if got >= n {
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			return fmt.Errorf("the branch switch was not in the index within 5m (%d of %d files)", got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sw := time.Since(start)
+	r.rs.add(worktreesBench, "many", "switch", ms(sw), "ms", n)
+	r.rs.add(worktreesBench, "many", "switch-ratio", ms(sw)/ms(build), "x", n)
+
+	// A new worktree equal to a sibling.
+	d, s, err := firstAnswer(ctx, many, hc, roots[k])
+	if err != nil {
+		return err
+	}
+	sessions = append(sessions, s)
+	r.rs.add(worktreesBench, "many", "twin-attach", ms(d), "ms", n)
+	r.rs.add(worktreesBench, "many", "twin-ratio", ms(d)/ms(build), "x", n)
+	for _, s := range sessions {
+		s.close(context.WithoutCancel(ctx))
+	}
+	return nil
+}
+
+// ratio is a/b, 0 when b is not positive.
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+// rsValue is a worktrees figure already recorded.
+func (r *runner) rsValue(subject, metric string) float64 {
+	res, _ := r.rs.get(worktreesBench, subject, metric)
+	return res.Value
+}
+
+// searchTotal runs search_standards for q and returns how many sections matched.
+func (s *httpSession) searchTotal(ctx context.Context, q string) (int, error) {
+	s.nextID++
+	rep, err := s.post(ctx, toolCallWith(s.nextID, "search_standards", fmt.Sprintf(`{"query":%q,"n_results":1}`, q)), true)
+	if err != nil {
+		return 0, err
+	}
+	if err := rep.check(); err != nil {
+		return 0, err
+	}
+	return rep.Result.StructuredContent.Total, nil
+}
+
+// worktreesRows are the table's lines of the worktrees mode.
+func worktreesRows() []row {
+	ratioRow := func(label, metric, target string, limit float64) row {
+		return row{label: label, bench: worktreesBench, metric: metric, berthSubject: "many", target: target,
+			met: func(rs *results) (bool, bool) {
+				v, ok := rs.get(worktreesBench, "many", metric)
+				return ok && v.Value <= limit, ok
+			}}
+	}
+	return []row{
+		{label: "one worktree: index build (attach to first search answer)", bench: worktreesBench, metric: "build", berthSubject: "one"},
+		{label: "one worktree: broker RSS growth", bench: worktreesBench, metric: "rss-growth", berthSubject: "one"},
+		{label: "worktrees attached one after another: total index time", bench: worktreesBench, metric: "build", berthSubject: "many"},
+		{label: "worktrees attached one after another: broker RSS growth", bench: worktreesBench, metric: "rss-growth", berthSubject: "many"},
+		ratioRow("total index time / one worktree's", "build-ratio", "<= 1.25x", 1.25),
+		ratioRow("RSS growth / one worktree's", "rss-ratio", "<= 1.25x", 1.25),
+		{label: "branch switch of every file: time until a search sees it all", bench: worktreesBench, metric: "switch", berthSubject: "many"},
+		ratioRow("branch switch / one worktree's build", "switch-ratio", "<= 0.25x", 0.25),
+		{label: "new worktree equal to a sibling: attach to first search answer", bench: worktreesBench, metric: "twin-attach", berthSubject: "many"},
+		ratioRow("new equal worktree / one worktree's build", "twin-ratio", "<= 0.25x", 0.25),
+	}
+}
