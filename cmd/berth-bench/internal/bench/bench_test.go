@@ -188,6 +188,7 @@ func TestParseArgs(t *testing.T) {
 		{"--duration", "0s"}, {"--duration", "1h"}, {"--nope"}, {"hosted", "--baseline", t.TempDir()},
 		{"scale", "--scale-projects", "10,5"}, {"scale", "--scale-sessions", "0"}, {"scale", "--scale-servers", "51"},
 		{"scale", "--scale-files", ""}, {"scale", "--scale-calls", "0"}, {"--gateway-calls", "0"}, {"scale", "--scale-groups", "memory"},
+		{"worktrees", "--worktrees", "1"}, {"worktrees", "--worktree-files", "0"},
 	} {
 		if _, err := ParseArgs(bad); err == nil {
 			t.Errorf("ParseArgs(%q) accepted", bad)
@@ -270,5 +271,32 @@ PASS
 	}
 	if _, err := parseSearchBench(strings.NewReader("BenchmarkEngines/1k/berth-2 1 x build-ms\n"), rs); err == nil {
 		t.Error("a malformed figure was accepted")
+	}
+}
+
+// TestWorktreesSmoke runs the worktrees figures at tiny sizes: every row
+// has a figure and the printed table has every line; it asserts no timing.
+func TestWorktreesSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts brokers and runs git")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	out := t.TempDir()
+	stdout, stderr := runBench(t, "worktrees", "--quick", "--keep", "--bin", brokertest.Binaries(t), "--out", out)
+	noneLeft(t, stderr)
+	got, err := ReadResults(filepath.Join(out, "latest.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &results{list: got}
+	for _, r := range worktreesRows() {
+		if res, ok := rs.get(r.bench, r.subject(), r.metric); !ok || res.Value <= 0 {
+			t.Errorf("row %q: %+v", r.label, res)
+		}
+		if !strings.Contains(stdout.String(), "| "+r.label+" | ") {
+			t.Errorf("the printed table lacks %q:\n%s", r.label, stdout.String())
+		}
 	}
 }
