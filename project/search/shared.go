@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/berth-dev/berth/store"
 )
 
 // Shared is the content index of one git repository's worktrees: their
@@ -302,11 +304,27 @@ func (ix *Index) openView(ctx context.Context) {
 func (ix *Index) catchUpView(ctx context.Context) {
 	defer close(ix.done)
 	start := time.Now()
+	ix.dropOwnIndex()
 	disk, err := ix.scan(ctx)
 	if err == nil {
 		err = ix.refreshView(ctx, disk)
 	}
 	ix.finishCatchUp(ctx, start, err)
+}
+
+// dropOwnIndex deletes the index the project stored when it had one of its
+// own: a view keeps none, and the stale copy would only take room.
+func (ix *Index) dropOwnIndex() {
+	area := ix.opts.DB.Area(ix.opts.ProjectID, "index")
+	stored := false
+	if err := area.View(func(b *store.Bucket) error { stored = b.Exists(); return nil }); err != nil || !stored {
+		return
+	}
+	if err := area.Drop(); err != nil {
+		ix.log.Warn("search: cannot drop the project's own stored index, unused while it shares its repository's", "err", err)
+		return
+	}
+	ix.log.Info("search: dropped the project's own stored index: it shares its repository's index now")
 }
 
 // refreshView brings a view up to date with a walk of the sources.

@@ -247,3 +247,30 @@ func TestSharedBranchSwitchIsConsistent(t *testing.T) {
 		t.Fatalf("the switched worktree still finds the old branch's own file: %v", files(res))
 	}
 }
+
+// TestViewDropsTheProjectsOwnIndex: a project that had an index of its own
+// and now shares its repository's keeps no stale copy in the store.
+func TestViewDropsTheProjectsOwnIndex(t *testing.T) {
+	db := openDB(t)
+	root := t.TempDir()
+	writeFiles(t, root, commonFiles(5))
+	own := openReady(t, db, "p", root)
+	own.Close()
+	stored := func() bool {
+		var ok bool
+		if err := db.Area("p", "index").View(func(b *store.Bucket) error { ok = b.Exists(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !stored() {
+		t.Fatal("the project's own index was not stored")
+	}
+	v := openView(t, db, NewShared(nil), "p", root)
+	if stored() {
+		t.Fatal("the project's own index is still stored while it shares its repository's")
+	}
+	if res := search(t, v, "tracing"); res.Total != 5 {
+		t.Fatalf("the view finds %d sections, want 5", res.Total)
+	}
+}
