@@ -2,6 +2,8 @@ package broker
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/berth-dev/berth/project/gitrepo"
@@ -17,11 +19,13 @@ type contentIndexes struct {
 	byRepo map[string]*search.Shared
 }
 
-// of returns the content index of id's repository, nil when the project is
-// no confirmed worktree or when sections are embedded (a view holds no
-// vectors: such projects keep an index of their own).
+// of returns the content index of id's repository, nil when the project
+// keeps an index of its own: when it is no confirmed worktree, when its
+// repository has no linked worktree (a lone checkout keeps its stored
+// index, reopened without a rebuild), or when sections are embedded (a
+// view holds no vectors).
 func (c *contentIndexes) of(id gitrepo.Identity, embedded bool, log *slog.Logger) *search.Shared {
-	if !id.Member() || embedded {
+	if !id.Member() || embedded || (id.Worktree == "" && !hasLinkedWorktrees(id.CommonDir)) {
 		return nil
 	}
 	c.mu.Lock()
@@ -35,4 +39,16 @@ func (c *contentIndexes) of(id gitrepo.Identity, embedded bool, log *slog.Logger
 		c.byRepo[id.ID] = sh
 	}
 	return sh
+}
+
+// hasLinkedWorktrees reports whether the common git directory records a
+// linked worktree (an entry of its worktrees folder).
+func hasLinkedWorktrees(commonDir string) bool {
+	f, err := os.Open(filepath.Join(commonDir, "worktrees"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) > 0
 }
