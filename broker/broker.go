@@ -18,11 +18,11 @@
 //  3. Leaves taken under mounts.mu: a mount's httpMu (its port) and the
 //     idle timer's mu (told of the table's emptiness by changedLocked).
 //
-// A mount's own parts are taken without the table's lock: its
-// sessionBook.mu, then its session store's mu (clients' saved flag); the
-// observer's mu, mountServers.warnMu and repoView.mu are leaves. The
-// hosted servers' updates are serialized in broker/hosted (its own order,
-// in its package doc), never under a lock of this package.
+// A mount's own parts are taken without the table's lock: the locks of
+// its MCP serving (broker/mcpserve, its order in its package doc),
+// mountServers.warnMu and repoView.mu are leaves. The hosted servers'
+// updates are serialized in broker/hosted (its own order, in its package
+// doc), never under a lock of this package.
 package broker
 
 import (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/berth-dev/berth/broker/finder"
+	"github.com/berth-dev/berth/broker/mcpserve"
 	"log/slog"
 	"net/http"
 	"os"
@@ -27,14 +28,14 @@ const dashboardLogLines = 80
 // not log (a log line pokes the stream; the hub ignores pokes made while
 // it builds, so a line logged here shows up only at the next tick).
 func (b *Broker) dashboard() any {
-	d := api.Dashboard{Health: b.Health(), Projects: []api.DashboardProject{}, Logs: []api.LogLine{}, Transports: transportNames()}
+	d := api.Dashboard{Health: b.Health(), Projects: []api.DashboardProject{}, Logs: []api.LogLine{}, Transports: mcpserve.TransportNames()}
 	for _, m := range b.mounts.all() {
 		_, p, err := b.mounts.get(m.id)
 		if err != nil {
 			continue // unmounted meanwhile
 		}
 		p.Detail = m.engine.Status()
-		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.recent(), Servers: b.mountServers(m).Servers, Clients: m.clients()})
+		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.Recent(), Servers: b.mountServers(m).Servers, Clients: m.clients()})
 	}
 	slices.SortFunc(d.Projects, func(x, y api.DashboardProject) int { return strings.Compare(x.Root, y.Root) })
 	for _, r := range b.logs.Recent("", logring.Query{MinLevel: slog.LevelInfo, Limit: dashboardLogLines}) {
@@ -43,25 +44,29 @@ func (b *Broker) dashboard() any {
 	return d
 }
 
+// unknownTool labels calls of tools the project does not offer, so a
+// client cannot grow the metrics without bound by inventing names.
+const unknownTool = "unknown"
+
 // toolCalled feeds a mount's tool call to the metrics and the dashboard.
 func (b *Broker) toolCalled(m *mount, c api.ToolCall) {
 	tool := c.Tool
 	if !slices.Contains(m.engine.ToolNames(), tool) && !m.servesHosted(tool) && tool != finder.FindTools && tool != finder.CallTool {
 		tool = unknownTool
 	}
-	b.metrics.ToolCall(m.id, tool, outcome(c.OK), time.Duration(c.DurationMS*float64(time.Millisecond)))
+	b.metrics.ToolCall(m.id, tool, metrics.Outcome(c.OK), time.Duration(c.DurationMS*float64(time.Millisecond)))
 	b.hub.Poke()
 }
 
 // metricsSnapshot is read at every scrape of /metrics.
 func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	s := metrics.Snapshot{Sessions: make(map[string]int)}
-	for _, name := range transportNames() {
+	for _, name := range mcpserve.TransportNames() {
 		s.Sessions[name] = 0
 	}
 	for _, m := range b.mounts.all() {
 		s.Mounts++
-		for tr, n := range m.countSessions().byTransport {
+		for tr, n := range m.book.Count(m.mcp).ByTransport {
 			s.Sessions[tr] += n
 		}
 		if st, ok := m.engine.IndexStatus(); ok {

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"github.com/berth-dev/berth/broker/mcpserve"
 	"io"
 	"log/slog"
 	"net"
@@ -97,7 +98,7 @@ func benchMount(b testing.TB, ctx context.Context) *mount {
 	b.Cleanup(func() { db.Close() })
 	log := slog.New(slog.DiscardHandler)
 	eng, err := project.Open(ctx, project.Options{Root: root, ID: "bench", DB: db, Logger: log,
-		Transports: transportNames(), TransportOf: transportName, Schemas: mcp.NewSchemaCache()})
+		Transports: mcpserve.TransportNames(), TransportOf: mcpserve.TransportName, Schemas: mcp.NewSchemaCache()})
 	if err != nil {
 		b.Fatal(err)
 	}

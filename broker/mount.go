@@ -12,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/berth-dev/berth/broker/finder"
+	"github.com/berth-dev/berth/broker/mcpserve"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/broker/streamable"
@@ -39,13 +40,12 @@ type mount struct {
 	guard          *peer.Guard     // the account check, installed on the port's server when it is bound
 	startedAt      time.Time
 	log            *slog.Logger
-	stopIdle       context.CancelFunc  // ends the session sweep
-	sweepDone      chan struct{}       // closed when the session sweep has returned
-	observer       *observer           // tool calls
-	book           *sessionBook        // each session's transport and activity
-	limits         *limits             // the session rule and mcp.max_tool_calls
+	sweep          *mcpserve.Sweep     // ends idle sessions, saves the others' activity
+	observer       *mcpserve.Observer  // tool calls
+	book           *mcpserve.Book      // each session's transport and activity
+	limits         *mcpserve.Limits    // the session rule and mcp.max_tool_calls
 	streamable     *streamable.Handler // /mcp's session table
-	saved          *sessionStore       // /mcp's sessions in berth.db
+	saved          *mcpserve.Store     // /mcp's sessions in berth.db
 	servers        *mountServers       // hosted MCP servers (servers.go); nil when off
 	finder         *finder.Finder      // finder mode, find_tools and call_tool
 	repo           *repoView           // its git repository (repository.go); set by open
@@ -89,7 +89,7 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	m.newParts(deps)
 	m.mcp.AddReceivingMiddleware(m.middleware()...)
 	m.mcp.AddSendingMiddleware(m.finder.Sending)
-	m.startSweep(ctx)
+	m.sweep = mcpserve.StartSweep(ctx, m.mcp, m.limits, m.saved)
 	m.handler, m.shimHandler = m.routes(deps.sessionTimeout)
 	// Outermost, on every server of the port: another account's connection gets nothing else.
 	m.guard = peer.NewGuard(peer.Options{Token: deps.token, TokenOnly: deps.tokenOnly, Name: "project", Logger: m.log, Budget: deps.budget})
@@ -103,27 +103,31 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 // hosted servers and the finder, the limits, the saved sessions, /mcp's
 // session table and the observer. None is installed on the server yet.
 func (m *mount) newParts(deps mountDeps) {
-	m.book = newSessionBook(m.log)
+	m.book = mcpserve.NewBook(m.log)
 	m.servers = deps.servers
 	m.finder = newFinder(m.engine, m.id, deps.db, m.servers, m.log)
 	cfg := m.engine.Config().MCP
-	m.limits = newLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout, m.book)
-	m.limits.end = m.endSession
+	m.limits = mcpserve.NewLimits(m.name, cfg.MaxSessions, cfg.MaxToolCalls, deps.sessionTimeout, m.book)
+	m.limits.End = m.endSession
 	if deps.onSession != nil {
-		m.limits.counted = func(event string) { deps.onSession(m, event) }
+		m.limits.Counted = func(event string) { deps.onSession(m, event) }
 	}
-	m.saved = newSessionStore(deps.db, m.id, deps.sessionTimeout, m.log)
-	m.saved.prune(time.Now())
+	m.saved = mcpserve.NewStore(deps.db, m.id, deps.sessionTimeout, m.log)
+	m.saved.Prune(time.Now())
 	m.streamable = streamable.New(m.mcp, streamable.Options{
 		Logger:     m.log,
 		EventStore: streamable.NewEventStore(),
-		Restore:    m.saved.restore,
+		Restore:    m.saved.Restore,
 		Connected:  m.connected,
-		Refuse:     writeBusy,
-		Ended:      m.saved.forget,
-		Track:      m.book.track(transportNamed(transportHTTP)),
+		Refuse:     mcpserve.WriteBusy,
+		Ended:      m.saved.Forget,
+		Track:      m.book.TrackHTTP(),
 	})
-	m.observer = newObserver(m, deps.onCall)
+	var onCall func(api.ToolCall)
+	if deps.onCall != nil {
+		onCall = func(c api.ToolCall) { deps.onCall(m, c) }
+	}
+	m.observer = mcpserve.NewObserver(m.log, onCall)
 }
 
 // middleware is the chain every request to the mount's server goes
@@ -134,17 +138,17 @@ func (m *mount) middleware() []mcp.Middleware {
 		// (broker/streamable/fast.go).
 		m.streamable.Middleware,
 		// The request's goroutine gets its stack before it goes deep.
-		presizeStack,
+		mcpserve.PresizeStack,
 		// A session is tagged at its first request, whatever follows.
-		m.book.middleware,
+		m.book.Middleware,
 		// It sees every call, those refused below included.
-		m.observer.middleware,
+		m.observer.Middleware,
 		// It saves what the limits admitted.
-		m.saved.middleware,
+		m.saved.Middleware,
 		// A batch's request takes its place when its turn comes.
 		m.streamable.Batches,
 		// mcp.max_sessions and mcp.max_tool_calls.
-		m.limits.middleware,
+		m.limits.Middleware,
 		// A call_tool reaches a hosted tool as a direct call does.
 		m.finder.Middleware,
 	}
@@ -156,36 +160,21 @@ func (m *mount) middleware() []mcp.Middleware {
 	return chain
 }
 
-// startSweep starts the goroutine that ends the sessions idle past their
-// timeout and saves the others' activity; close stops it and waits.
-func (m *mount) startSweep(ctx context.Context) {
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	m.stopIdle, m.sweepDone = stopSweep, make(chan struct{})
-	go func() {
-		defer close(m.sweepDone)
-		m.limits.sweep(sweepCtx, m.mcp, func(now time.Time) { m.saved.touch(m.book, now, false) })
-	}()
-}
-
 // routes are the port's handler (every transport's path, the index and
 // /health, behind the session refusal and the browser checks) and the
 // shim's route on the control API.
 func (m *mount) routes(sessionTimeout time.Duration) (port, shim http.Handler) {
-	hd := handlerDeps{
-		streamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout, Logger: m.log},
-		streamable: m.streamable, book: m.book, log: m.log,
-	}
+	byPath, shim := mcpserve.Handlers(m.mcp, mcpserve.HandlerDeps{
+		StreamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout, Logger: m.log},
+		Streamable: m.streamable, Book: m.book, Log: m.log,
+	})
 	mux := http.NewServeMux()
-	for _, tr := range transports {
-		if tr.path == "" {
-			shim = tr.serve(m.mcp, hd)
-			continue
-		}
-		mux.Handle(tr.path, tr.serve(m.mcp, hd))
+	for path, h := range byPath {
+		mux.Handle(path, h)
 	}
 	mux.HandleFunc("/{$}", m.serveIndex)
 	mux.HandleFunc("GET /health", m.serveHealth)
-	h := m.limits.refuseSessions(checkPosts(mux, readTimeout))
+	h := m.limits.RefuseSessions(mcpserve.CheckPosts(mux, mcpserve.ReadTimeout))
 	return controlapi.LoopbackHostOnly(controlapi.OwnOriginOnly(h)), shim
 }
 
@@ -193,26 +182,21 @@ func (m *mount) routes(sessionTimeout time.Duration) (port, shim http.Handler) {
 // it is tagged, and a session restored after a restart takes a place as an
 // initialize would.
 func (m *mount) connected(_ *http.Request, ss *mcp.ServerSession, restored bool) error {
-	tr := transportNamed(transportHTTP)
-	m.book.tag(ss, tr)
+	m.book.ConnectedHTTP(ss, restored)
 	if !restored {
 		return nil
 	}
-	m.book.mu.Lock()
-	e := m.book.entryLocked(ss, tr, time.Now())
-	e.initialized, e.used = true, true // it was used before the restart
-	m.book.mu.Unlock()
-	if err := m.limits.admit(ss); err != nil {
+	if err := m.limits.Admit(ss); err != nil {
 		return err
 	}
-	m.limits.counted(metrics.SessionRestored)
+	m.limits.Counted(metrics.SessionRestored)
 	return nil
 }
 
 // endSession ends ss for good: a streamable HTTP session leaves the table
 // first, so that its next request gets 404, and is deleted from berth.db.
 func (m *mount) endSession(ss *mcp.ServerSession) {
-	if tr := m.book.of(ss); tr != nil && tr.name == transportHTTP && ss.ID() != "" && m.streamable.Close(ss.ID()) {
+	if m.book.Transport(ss) == mcpserve.TransportHTTP && ss.ID() != "" && m.streamable.Close(ss.ID()) {
 		return
 	}
 	ss.Close()
@@ -228,15 +212,14 @@ func (m *mount) url() string {
 
 // close stops serving, ends every session and releases the port.
 func (m *mount) close(ctx context.Context) {
-	m.stopIdle()
-	<-m.sweepDone // a sweep in progress ends its sessions and saves before the final save below
+	m.sweep.Stop() // a sweep in progress ends its sessions and saves before the final save below
 	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	// Streamable HTTP sessions stay saved: a broker that serves the
 	// project again restores them.
-	m.saved.touch(m.book, time.Now(), true)
-	m.saved.flush()
+	m.saved.Touch(m.book, time.Now(), true)
+	m.saved.Flush()
 	m.streamable.Shutdown()
 	for ss := range m.mcp.Sessions() {
 		ss.Close()
@@ -253,7 +236,7 @@ func (m *mount) close(ctx context.Context) {
 		}
 		<-done
 	}
-	m.book.wait(ctx) // the goroutine watching each closed session returns
+	m.book.Wait(ctx) // the goroutine watching each closed session returns
 	// The hosted servers get their own bound: a stream that held the
 	// listener's shutdown must not leave them an expired one.
 	sctx, scancel := context.WithTimeout(outer, 3*time.Second)
@@ -268,18 +251,7 @@ func (m *mount) close(ctx context.Context) {
 func (m *mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
 	controlapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"project":   map[string]string{"id": m.id, "name": m.name, "root": m.root},
-		"endpoints": endpoints(),
+		"endpoints": mcpserve.Endpoints(),
 		"health":    "/health",
 	})
-}
-
-// endpoints names each transport's path on a project port, for its index.
-func endpoints() map[string]string {
-	out := make(map[string]string)
-	for _, tr := range transports {
-		if tr.path != "" {
-			out[tr.index] = tr.path
-		}
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"github.com/berth-dev/berth/broker/mcpserve"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -83,7 +84,7 @@ type mounts struct {
 func (t *mounts) open(root, id string, folder bool) (*mount, error) {
 	repo := newRepoView(root, t.log.With("project", id))
 	eng, err := project.Open(t.ctx, project.Options{Root: root, ID: id, DB: t.db, Logger: t.log, Server: t.info, Logs: t.logs, Folder: folder,
-		Transports: transportNames(), TransportOf: transportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch, Lambdas: t.lambdas,
+		Transports: mcpserve.TransportNames(), TransportOf: mcpserve.TransportName, Schemas: t.schemas, AllowOutside: t.cfg.AllowOutside, Watch: t.watch, Lambdas: t.lambdas,
 		Embedder: t.cfg.Embedder(), Endpoint: func() project.Endpoint { return t.endpoint(id) }, Repository: t.workflowRepository(id, root, repo),
 		SharedIndex: t.indexes.of(repo.id, t.cfg.Embedder() != nil, t.log)})
 	if config.IsError(err) {
@@ -145,10 +146,10 @@ func (t *mounts) releaseLocked(id string, e *entry) {
 }
 
 // expire unmounts e if it is still unheld when its grace period ends and
-// its sessions are quiet (inuse.go); while they are not, the grace is
+// its sessions are quiet (mcpserve.Book.HoldFor); while they are not, the grace is
 // asked again when it could end.
 func (t *mounts) expire(id string, e *entry) {
-	wait := e.m.book.holdFor(e.m.mcp, time.Now(), t.cfg.MountGrace)
+	wait := e.m.book.HoldFor(e.m.mcp, time.Now(), t.cfg.MountGrace)
 	t.mu.Lock()
 	if t.entries[id] != e || len(e.holders) > 0 || e.grace == nil || t.closed {
 		t.mu.Unlock()
@@ -310,11 +311,11 @@ func (e *entry) heldLocked() held {
 // describe is the project of mount m as the control API shows it,
 // without its repository. The caller does not hold t.mu.
 func describe(id string, m *mount, h held) api.Project {
-	sessions := m.countSessions()
+	sessions := m.book.Count(m.mcp)
 	return api.Project{
-		SessionsLive: sessions.live, SessionsIdle: sessions.idle,
+		SessionsLive: sessions.Live, SessionsIdle: sessions.Idle,
 		ID: id, Name: m.name, Root: m.root, Kind: m.kind(), Port: m.portNow(), URL: m.url(),
-		Sessions: sessions.live + sessions.idle, SessionsByTransport: sessions.byTransport, Holders: h.holders, Pinned: h.pinned, StartedAt: m.startedAt.UTC(),
+		Sessions: sessions.Live + sessions.Idle, SessionsByTransport: sessions.ByTransport, Holders: h.holders, Pinned: h.pinned, StartedAt: m.startedAt.UTC(),
 		Transport: h.published, Index: indexState(m), Missing: missing(m, h.stateErr),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/berth-dev/berth/broker/mcpserve"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,7 +34,7 @@ func (m *mount) serve(ln net.Listener) {
 	log := m.log.With("port", m.port)
 	m.srv = &http.Server{
 		Handler:           m.handler,
-		ReadHeaderTimeout: readTimeout,
+		ReadHeaderTimeout: mcpserve.ReadTimeout,
 		BaseContext:       func(net.Listener) context.Context { return m.ctx },
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/berth-dev/berth/broker/mcpserve"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -228,7 +229,7 @@ func newBroker(ctx context.Context, cancel context.CancelCauseFunc, cfg brokerco
 // owner's account or the token (peer.Guard).
 func (b *Broker) serveControl(ctx context.Context, ls *controlListeners, access access, wg *sync.WaitGroup) []*http.Server {
 	logins := newLogins(listenAddr(ls.tcp), access.tokenOnly)
-	common := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: b.log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search, Login: logins, MaxBody: MaxBodyBytes}
+	common := controlapi.HandlerOptions{Dashboard: web.Handler(), Logger: b.log, Metrics: b.metrics.Handler(), Events: b.hub, Search: b.search, Login: logins, MaxBody: mcpserve.MaxBodyBytes}
 
 	sockOpts := common
 	sockOpts.AllowShutdown, sockOpts.IssueLogins = true, true
@@ -256,7 +257,7 @@ func (b *Broker) serveControl(ctx context.Context, ls *controlListeners, access 
 func (b *Broker) controlServer(ctx context.Context, h http.Handler, connState func(net.Conn, http.ConnState)) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readTimeout,
+		ReadHeaderTimeout: mcpserve.ReadTimeout,
 		IdleTimeout:       controlIdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelDebug),

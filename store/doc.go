@@ -24,7 +24,7 @@
 //	      imports/              <praxis-os state file name> -> JSON {session_id, imported_at} (so a file imports once)
 //	    servers/                owned by broker/hosted (user decisions: dropped only when damage leaves them unproven)
 //	      <server name>         -> JSON {digest, command, approved_at, files, roots, tools}: the approved definition of a project-declared server
-//	    sessions/               owned by broker (sessionstore.go; not salvaged: clients initialize again)
+//	    sessions/               owned by broker/mcpserve (sessionstore.go; not salvaged: clients initialize again)
 //	      <Mcp-Session-Id>      -> JSON {initialize, protocol_version, log_level, created_at, seen_at} of a streamable HTTP session
 //
 // The per-subsystem layouts are written down in the owning packages; the

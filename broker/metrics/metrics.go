@@ -115,11 +115,15 @@ func (m *Metrics) ToolCall(project, tool, outcome string, d time.Duration) {
 
 // Attach records one attach request.
 func (m *Metrics) Attach(ok bool, d time.Duration) {
-	outcome := OutcomeOK
-	if !ok {
-		outcome = OutcomeError
+	m.attach.WithLabelValues(Outcome(ok)).Observe(d.Seconds())
+}
+
+// Outcome is the outcome label of a call or request that succeeded (ok) or not.
+func Outcome(ok bool) string {
+	if ok {
+		return OutcomeOK
 	}
-	m.attach.WithLabelValues(outcome).Observe(d.Seconds())
+	return OutcomeError
 }
 
 // SessionEvent counts one session event (SessionEvicted, ...) of project.

@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"context"
@@ -16,16 +16,16 @@ import (
 // Transport names, as get_server_info, berth_sessions{transport} and the
 // dashboard report them.
 const (
-	transportStdio = "stdio"     // the shim's bridge over the control socket
-	transportHTTP  = "http"      // streamable HTTP
-	transportSSE   = "sse"       // legacy SSE
-	transportWS    = "websocket" // MCP over WebSocket
+	TransportStdio = "stdio"     // the shim's bridge over the control socket
+	TransportHTTP  = "http"      // streamable HTTP
+	TransportSSE   = "sse"       // legacy SSE
+	TransportWS    = "websocket" // MCP over WebSocket
 )
 
 // transport is one way sessions reach a mount's MCP server. A mount has one
 // mcp.Server for all of them: each HTTP handler below tags the context of
 // its requests with its transport, the SDK hands that context to the
-// server's middleware and tools, and the mount's sessionBook remembers
+// server's middleware and tools, and the mount's Book remembers
 // each session's transport. That is how get_server_info, the metrics, the session limits
 // and the idle check tell the transports apart.
 //
@@ -48,34 +48,59 @@ type transport struct {
 	// 503 while the project has mcp.max_sessions.
 	opens func(r *http.Request) bool
 	// handler serves the transport's sessions of srv.
-	handler func(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler
+	handler func(tr *transport, srv *mcp.Server, d HandlerDeps) http.Handler
 }
 
-// handlerDeps is what the transports' handlers share.
-type handlerDeps struct {
-	streamOpts *mcp.StreamableHTTPOptions // the shim route's streamable HTTP (`berth call`)
-	streamable http.Handler               // /mcp: the mount's session table (streamable.Handler)
-	book       *sessionBook
-	log        *slog.Logger
+// HandlerDeps is what the transports' handlers share.
+type HandlerDeps struct {
+	StreamOpts *mcp.StreamableHTTPOptions // the shim route's streamable HTTP (`berth call`)
+	Streamable http.Handler               // /mcp: the mount's session table (streamable.Handler)
+	Book       *Book
+	Log        *slog.Logger
+}
+
+// Handlers are the handlers of every transport of srv: the port's, by
+// path, and the shim's bridge (served on the control API).
+func Handlers(srv *mcp.Server, d HandlerDeps) (byPath map[string]http.Handler, shim http.Handler) {
+	byPath = make(map[string]http.Handler, len(transports))
+	for _, tr := range transports {
+		if tr.path == "" {
+			shim = tr.serve(srv, d)
+			continue
+		}
+		byPath[tr.path] = tr.serve(srv, d)
+	}
+	return byPath, shim
+}
+
+// Endpoints names each transport's path on a project port, for its index.
+func Endpoints() map[string]string {
+	out := make(map[string]string)
+	for _, tr := range transports {
+		if tr.path != "" {
+			out[tr.index] = tr.path
+		}
+	}
+	return out
 }
 
 // transports is the one list of Berth's MCP transports.
 var transports = []*transport{
-	{name: transportStdio, ide: true, handler: shimHandler},
+	{name: TransportStdio, ide: true, handler: shimHandler},
 	{
-		name: transportHTTP, path: "/mcp", index: "streamable_http",
+		name: TransportHTTP, path: "/mcp", index: "streamable_http",
 		opens:   func(r *http.Request) bool { return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" },
-		handler: func(_ *transport, _ *mcp.Server, d handlerDeps) http.Handler { return d.streamable },
+		handler: func(_ *transport, _ *mcp.Server, d HandlerDeps) http.Handler { return d.Streamable },
 	},
 	{
-		name: transportSSE, path: "/sse", index: transportSSE, stream: true,
+		name: TransportSSE, path: "/sse", index: TransportSSE, stream: true,
 		opens: func(r *http.Request) bool { return r.Method == http.MethodGet },
-		handler: func(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
-			return queuedStreams(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil), d.log.With("transport", tr.name))
+		handler: func(tr *transport, srv *mcp.Server, d HandlerDeps) http.Handler {
+			return queuedStreams(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil), d.Log.With("transport", tr.name))
 		},
 	},
 	{
-		name: transportWS, path: "/ws", index: transportWS, stream: true,
+		name: TransportWS, path: "/ws", index: TransportWS, stream: true,
 		opens:   func(*http.Request) bool { return true },
 		handler: wsHandler,
 	},
@@ -83,9 +108,9 @@ var transports = []*transport{
 
 // shimHandler serves the shim's bridge: a WebSocket upgrade (berth-shim),
 // else streamable HTTP (`berth call` and the CLI).
-func shimHandler(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
+func shimHandler(tr *transport, srv *mcp.Server, d HandlerDeps) http.Handler {
 	ws := wsHandler(tr, srv, d)
-	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, d.streamOpts)
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, d.StreamOpts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 			ws.ServeHTTP(w, r)
@@ -97,8 +122,8 @@ func shimHandler(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
 
 // wsHandler serves MCP over WebSocket, tagging each session as it
 // connects: a WebSocket session may stay silent, and must still be known.
-func wsHandler(tr *transport, srv *mcp.Server, d handlerDeps) http.Handler {
-	return mcpws.Handler(srv, d.log.With("transport", tr.name), func(ss *mcp.ServerSession) { d.book.tag(ss, tr) })
+func wsHandler(tr *transport, srv *mcp.Server, d HandlerDeps) http.Handler {
+	return mcpws.Handler(srv, d.Log.With("transport", tr.name), func(ss *mcp.ServerSession) { d.Book.tag(ss, tr) })
 }
 
 // queuedStreams serves each GET of h (a legacy SSE session's stream)
@@ -138,8 +163,8 @@ func transportNamed(name string) *transport {
 	panic("no transport " + name)
 }
 
-// transportNames lists every transport's name, in order.
-func transportNames() []string {
+// TransportNames lists every transport's name, in order.
+func TransportNames() []string {
 	out := make([]string, len(transports))
 	for i, tr := range transports {
 		out[i] = tr.name
@@ -160,8 +185,8 @@ func transportOf(ctx context.Context) *transport {
 	return tr
 }
 
-// transportName is transportOf's name ("" when untagged), for the engine.
-func transportName(ctx context.Context) string {
+// TransportName is transportOf's name ("" when untagged), for the engine.
+func TransportName(ctx context.Context) string {
 	if tr := transportOf(ctx); tr != nil {
 		return tr.name
 	}
@@ -173,7 +198,7 @@ func transportName(ctx context.Context) string {
 // ?tools=all|finder|auto (broker/finder): the SDK passes that context on
 // to the session it opens and to the handlers of its messages. A tools=
 // of another value is refused with 400, naming the values.
-func (tr *transport) serve(srv *mcp.Server, d handlerDeps) http.Handler {
+func (tr *transport) serve(srv *mcp.Server, d HandlerDeps) http.Handler {
 	h := tr.handler(tr, srv, d)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mode, err := finder.ParseMode(r.URL.Query().Get(api.ToolsParam))

@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"context"
@@ -19,33 +19,32 @@ func callRequest(name, args string) *mcp.ServerRequest[*mcp.CallToolParamsRaw] {
 
 func TestObserverTurnsAPanicIntoAnErrorAndRecordsIt(t *testing.T) {
 	var logged strings.Builder
-	m := &mount{log: slog.New(slog.NewTextHandler(&logged, nil))}
 	var seen []api.ToolCall
-	o := &observer{m: m, onCall: func(_ *mount, c api.ToolCall) { seen = append(seen, c) }}
-	h := o.middleware(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+	o := NewObserver(slog.New(slog.NewTextHandler(&logged, nil)), func(c api.ToolCall) { seen = append(seen, c) })
+	h := o.Middleware(func(context.Context, string, mcp.Request) (mcp.Result, error) {
 		panic("boom")
 	})
-	res, err := h(withTransport(context.Background(), named(t, transportHTTP)), "tools/call", callRequest("search_standards", `{"query":"x"}`))
+	res, err := h(withTransport(context.Background(), named(t, TransportHTTP)), "tools/call", callRequest("search_standards", `{"query":"x"}`))
 	var rpcErr *jsonrpc.Error
 	if res != nil || !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError {
 		t.Fatalf("a panicking handler answered %v, %v; want an internal JSON-RPC error", res, err)
 	}
-	if len(seen) != 1 || seen[0].OK || seen[0].Tool != "search_standards" || seen[0].Transport != transportHTTP {
+	if len(seen) != 1 || seen[0].OK || seen[0].Tool != "search_standards" || seen[0].Transport != TransportHTTP {
 		t.Errorf("recorded %+v, want one failed search_standards call over http", seen)
 	}
 	if !strings.Contains(logged.String(), "MCP request panicked") || !strings.Contains(logged.String(), "boom") {
 		t.Errorf("the panic was not logged:\n%s", logged.String())
 	}
-	if got := o.recent(); len(got) != 1 {
+	if got := o.Recent(); len(got) != 1 {
 		t.Errorf("recent calls %+v", got)
 	}
 }
 
 func TestObserverGivesNullArgumentsAsAnEmptyObject(t *testing.T) {
-	o := &observer{m: &mount{log: slog.New(slog.DiscardHandler)}}
+	o := NewObserver(slog.New(slog.DiscardHandler), nil)
 	for _, args := range []string{"", "null", `{"a":1}`} {
 		var got string
-		h := o.middleware(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+		h := o.Middleware(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 			got = string(req.GetParams().(*mcp.CallToolParamsRaw).Arguments)
 			return &mcp.CallToolResult{}, nil
 		})
@@ -63,8 +62,8 @@ func TestObserverGivesNullArgumentsAsAnEmptyObject(t *testing.T) {
 }
 
 func TestObserverKeepsTheLastCallsNewestFirst(t *testing.T) {
-	o := &observer{m: &mount{log: slog.New(slog.DiscardHandler)}}
-	h := o.middleware(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+	o := NewObserver(slog.New(slog.DiscardHandler), nil)
+	h := o.Middleware(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 		if req.GetParams().(*mcp.CallToolParamsRaw).Name == "bad" {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "nope"}}}, nil
 		}
@@ -77,7 +76,7 @@ func TestObserverKeepsTheLastCallsNewestFirst(t *testing.T) {
 		}
 		h(context.Background(), "tools/call", callRequest(name, "{}"))
 	}
-	got := o.recent()
+	got := o.Recent()
 	if len(got) != recentCalls || got[0].Tool != "bad" || got[0].OK || got[0].Error != "nope" || !got[1].OK {
 		t.Errorf("kept %d calls, newest %+v", len(got), got[0])
 	}

@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // gatedServer is an MCP server under limits l whose "wait" tool blocks
 // until release is closed and reports each call's start on started. Its
 // sessions are entered in l's book, as a mount's are.
-func gatedServer(t *testing.T, l *limits) (s *mcp.Server, started chan struct{}, release chan struct{}) {
+func gatedServer(t *testing.T, l *Limits) (s *mcp.Server, started chan struct{}, release chan struct{}) {
 	t.Helper()
 	s = mcp.NewServer(&mcp.Implementation{Name: "gated", Version: "1"}, nil)
 	started, release = make(chan struct{}, 64), make(chan struct{})
@@ -46,13 +46,13 @@ func gatedServer(t *testing.T, l *limits) (s *mcp.Server, started chan struct{},
 	s.AddPrompt(&mcp.Prompt{Name: "quick"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "q"}}}}, nil
 	})
-	s.AddReceivingMiddleware(l.book.middleware, l.middleware)
+	s.AddReceivingMiddleware(l.book.Middleware, l.Middleware)
 	return s, started, release
 }
 
 // testLimits are limits with their own book.
-func testLimits(project string, maxSessions, maxToolCalls int, timeout time.Duration) *limits {
-	return newLimits(project, maxSessions, maxToolCalls, timeout, newSessionBook(slog.New(slog.DiscardHandler)))
+func testLimits(project string, maxSessions, maxToolCalls int, timeout time.Duration) *Limits {
+	return NewLimits(project, maxSessions, maxToolCalls, timeout, NewBook(slog.New(slog.DiscardHandler)))
 }
 
 // connectInMemory connects a client to s as a session of the transport named.
@@ -81,7 +81,7 @@ func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 	defer cancel()
 	busy := testLimits("busy", 0, 2, 0)
 	s, started, release := gatedServer(t, busy)
-	cs, err := connectInMemory(t, ctx, s, transportSSE)
+	cs, err := connectInMemory(t, ctx, s, TransportSSE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestToolCallsPastTheLimitAreRefusedOnTheOpenSession(t *testing.T) {
 
 	// Another project's limits are its own.
 	other, _, _ := gatedServer(t, testLimits("other", 0, 2, 0))
-	ocs, err := connectInMemory(t, ctx, other, transportSSE)
+	ocs, err := connectInMemory(t, ctx, other, TransportSSE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,27 +195,27 @@ func TestSessionsPastTheLimitAreRefusedAtInitialize(t *testing.T) {
 	defer cancel()
 	l := testLimits("capped", 2, 0, 0)
 	s, _, _ := gatedServer(t, l)
-	first, err := connectInMemory(t, ctx, s, transportSSE)
+	first, err := connectInMemory(t, ctx, s, TransportSSE)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connectInMemory(t, ctx, s, transportWS); err != nil {
+	if _, err := connectInMemory(t, ctx, s, TransportWS); err != nil {
 		t.Fatal(err)
 	}
 	if l.room(ctx) == nil {
 		t.Fatal("two busy sessions of two leave room")
 	}
-	if _, err := connectInMemory(t, ctx, s, transportSSE); !busyCode(err) {
+	if _, err := connectInMemory(t, ctx, s, TransportSSE); !busyCode(err) {
 		t.Fatalf("third session: %v, want JSON-RPC error %d", err, CodeBusy)
 	}
 	// IDE sessions (not network) are never refused.
-	if _, err := connectInMemory(t, ctx, s, transportStdio); err != nil {
+	if _, err := connectInMemory(t, ctx, s, TransportStdio); err != nil {
 		t.Fatalf("IDE session refused: %v", err)
 	}
 	// A closed session frees its place (released when the server sees the end).
 	first.Close()
 	brokertest.Poll(brokertest.WaitLimit, func() bool { return l.room(ctx) == nil })
-	if _, err := connectInMemory(t, ctx, s, transportSSE); err != nil {
+	if _, err := connectInMemory(t, ctx, s, TransportSSE); err != nil {
 		t.Fatalf("session after one closed: %v", err)
 	}
 }
@@ -229,16 +229,16 @@ func TestSessionTimeoutClosesIdleSessionsOnly(t *testing.T) {
 	l := testLimits("idle", 0, 0, 150*time.Millisecond)
 	s, started, release := gatedServer(t, l)
 
-	idle, err := connectNamed(t, ctx, s, transportHTTP, "idle")
+	idle, err := connectNamed(t, ctx, s, TransportHTTP, "idle")
 	if err != nil {
 		t.Fatal(err)
 	}
-	busy, err := connectNamed(t, ctx, s, transportHTTP, "busy")
+	busy, err := connectNamed(t, ctx, s, TransportHTTP, "busy")
 	if err != nil {
 		t.Fatal(err)
 	}
 	kept := map[string]*mcp.ClientSession{}
-	for _, name := range []string{transportSSE, transportWS, transportStdio} {
+	for _, name := range []string{TransportSSE, TransportWS, TransportStdio} {
 		if kept[name], err = connectInMemory(t, ctx, s, name); err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestSessionTimeoutClosesIdleSessionsOnly(t *testing.T) {
 	<-started
 	// Sweeps begin once every session is as it should be: however slow
 	// the setup, none was idle before.
-	go l.sweep(ctx, s, nil)
+	go l.Sweep(ctx, s, nil)
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- idle.Wait() }()
 	select {
@@ -326,26 +326,24 @@ func TestSessionInItsHandshakeIsNotEvicted(t *testing.T) {
 	defer cancel()
 	l := testLimits("one", 1, 0, 0)
 	s, _, _ := gatedServer(t, l)
-	fresh, err := handshake(t, ctx, s, transportHTTP, "fresh")
+	fresh, err := handshake(t, ctx, s, TransportHTTP, "fresh")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connectNamed(t, ctx, s, transportHTTP, "early"); !busyCode(err) {
+	if _, err := connectNamed(t, ctx, s, TransportHTTP, "early"); !busyCode(err) {
 		t.Fatalf("newcomer while the only session is in its handshake: %v, want JSON-RPC error %d", err, CodeBusy)
 	}
 	if be := l.room(ctx); be == nil || be.retry < 1 || be.retry > int(handshakeGrace/time.Second) {
 		t.Fatalf("refusal %+v: want a Retry-After of 1..%d s", be, int(handshakeGrace/time.Second))
 	}
-	l.book.mu.Lock()
-	_, victim, _ := l.scanLocked(time.Now().Add(handshakeGrace))
-	l.book.mu.Unlock()
+	victim := l.book.places(time.Now().Add(handshakeGrace)).victim
 	if victim == nil || victim.ss != serverSession(t, s, "fresh") {
 		t.Fatalf("after handshakeGrace the session is not evictable: %+v", victim)
 	}
 	if _, err := fresh.CallTool(ctx, &mcp.CallToolParams{Name: "quick"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := connectNamed(t, ctx, s, transportHTTP, "late"); err != nil {
+	if _, err := connectNamed(t, ctx, s, TransportHTTP, "late"); err != nil {
 		t.Fatalf("newcomer once the session was used: %v", err)
 	}
 }
@@ -359,13 +357,13 @@ func TestIdleSessionMakesWayForANewcomer(t *testing.T) {
 	defer cancel()
 	l := testLimits("full", 2, 0, 0)
 	var events []string
-	l.counted = func(ev string) { events = append(events, ev) }
+	l.Counted = func(ev string) { events = append(events, ev) }
 	s, started, release := gatedServer(t, l)
-	busy, err := connectNamed(t, ctx, s, transportHTTP, "busy")
+	busy, err := connectNamed(t, ctx, s, TransportHTTP, "busy")
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle, err := connectNamed(t, ctx, s, transportHTTP, "idle")
+	idle, err := connectNamed(t, ctx, s, TransportHTTP, "idle")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +378,7 @@ func TestIdleSessionMakesWayForANewcomer(t *testing.T) {
 	}
 	call(busy)
 
-	newcomer, err := connectNamed(t, ctx, s, transportHTTP, "newcomer")
+	newcomer, err := connectNamed(t, ctx, s, TransportHTTP, "newcomer")
 	if err != nil {
 		t.Fatalf("newcomer with an idle session in the project: %v", err)
 	}
@@ -397,7 +395,7 @@ func TestIdleSessionMakesWayForANewcomer(t *testing.T) {
 
 	// Both places busy: refused, and admitted once one goes idle.
 	call(newcomer)
-	if _, err := connectNamed(t, ctx, s, transportHTTP, "late"); !busyCode(err) {
+	if _, err := connectNamed(t, ctx, s, TransportHTTP, "late"); !busyCode(err) {
 		t.Fatalf("newcomer while both places are busy: %v, want JSON-RPC error %d", err, CodeBusy)
 	}
 	close(release)
@@ -406,7 +404,7 @@ func TestIdleSessionMakesWayForANewcomer(t *testing.T) {
 			t.Fatalf("a busy session's call: %v", err)
 		}
 	}
-	if _, err := connectNamed(t, ctx, s, transportHTTP, "later"); err != nil {
+	if _, err := connectNamed(t, ctx, s, TransportHTTP, "later"); err != nil {
 		t.Fatalf("newcomer once the calls ended: %v", err)
 	}
 	if want := []string{metrics.SessionEvicted, metrics.SessionRefused, metrics.SessionEvicted}; !slices.Equal(events, want) {
@@ -423,7 +421,7 @@ func TestNewcomerWaitsForARequestFinishing(t *testing.T) {
 	defer cancel()
 	l := testLimits("one", 1, 0, 0)
 	s, started, release := gatedServer(t, l)
-	busy, err := connectNamed(t, ctx, s, transportHTTP, "busy")
+	busy, err := connectNamed(t, ctx, s, TransportHTTP, "busy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +450,7 @@ func TestNewcomerWaitsForARequestFinishing(t *testing.T) {
 	// not wait for finishWait.
 	stream := testLimits("stream", 1, 0, 0)
 	ss, _, _ := gatedServer(t, stream)
-	if _, err := connectInMemory(t, ctx, ss, transportSSE); err != nil {
+	if _, err := connectInMemory(t, ctx, ss, TransportSSE); err != nil {
 		t.Fatal(err)
 	}
 	short, stop := context.WithTimeout(ctx, finishWait/2)
@@ -475,7 +473,7 @@ func TestNoLimitStillKeepsFewIdleSessions(t *testing.T) {
 	l := testLimits("open", 0, 0, 0)
 	s, started, release := gatedServer(t, l)
 	defer close(release)
-	busy, err := connectNamed(t, ctx, s, transportHTTP, "busy")
+	busy, err := connectNamed(t, ctx, s, TransportHTTP, "busy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +482,7 @@ func TestNoLimitStillKeepsFewIdleSessions(t *testing.T) {
 	var oldest []*mcp.ServerSession
 	for i := range keepIdle + 2 {
 		name := fmt.Sprintf("c%d", i)
-		if _, err := connectNamed(t, ctx, s, transportHTTP, name); err != nil {
+		if _, err := connectNamed(t, ctx, s, TransportHTTP, name); err != nil {
 			t.Fatal(err)
 		}
 		if i < 2 {

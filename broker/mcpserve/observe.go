@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"context"
@@ -20,30 +20,27 @@ import (
 // recentCalls is how many tool calls a mount keeps for the dashboard.
 const recentCalls = 20
 
-// unknownTool labels calls of tools the project does not offer, so a
-// client cannot grow the metrics without bound by inventing names.
-const unknownTool = "unknown"
-
-// observer is what a mount's MCP server reports: its recent tool calls.
+// Observer is what a mount's MCP server reports: its recent tool calls.
 // Its receiving middleware is the one place tool calls are logged, counted
 // and listed, each with the transport its request came by.
-type observer struct {
-	m      *mount
-	onCall func(m *mount, c api.ToolCall)
+type Observer struct {
+	log    *slog.Logger
+	onCall func(c api.ToolCall)
 
 	mu    sync.Mutex // guards calls
 	calls []api.ToolCall
 }
 
-// newObserver is m's observer; onCall (may be nil) is told of each
-// answered tool call. Its middleware is in the mount's chain (mount.go).
-func newObserver(m *mount, onCall func(*mount, api.ToolCall)) *observer {
-	return &observer{m: m, onCall: onCall}
+// NewObserver logs to log; onCall (may be nil) is told of each answered
+// tool call, with no lock held. Its middleware is in the mount's chain
+// (broker/mount.go).
+func NewObserver(log *slog.Logger, onCall func(api.ToolCall)) *Observer {
+	return &Observer{log: log, onCall: onCall}
 }
 
-func (a *observer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (a *Observer) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-		transport := transportName(ctx)
+		transport := TransportName(ctx)
 		p, isCall := req.GetParams().(*mcp.CallToolParamsRaw)
 		if isCall && (len(p.Arguments) == 0 || string(p.Arguments) == "null") {
 			// Absent arguments are no arguments. The SDK's schema
@@ -58,12 +55,12 @@ func (a *observer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			session = s.ID()
 		}
 		if method != "tools/call" || !isCall {
-			if a.m.log.Enabled(ctx, slog.LevelDebug) {
+			if a.log.Enabled(ctx, slog.LevelDebug) {
 				args := []any{"method", method, "transport", transport, "session", session, "duration", d}
 				if err != nil {
 					args = append(args, "err", err)
 				}
-				a.m.log.Debug("mcp request", args...)
+				a.log.Debug("mcp request", args...)
 			}
 			return res, err
 		}
@@ -73,12 +70,12 @@ func (a *observer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		} else if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
 			c.OK, c.Error = false, resultText(r)
 		}
-		if a.m.log.Enabled(ctx, slog.LevelDebug) {
-			args := []any{"tool", c.Tool, "transport", transport, "session", session, "duration", d, "outcome", outcome(c.OK)}
+		if a.log.Enabled(ctx, slog.LevelDebug) {
+			args := []any{"tool", c.Tool, "transport", transport, "session", session, "duration", d, "outcome", metrics.Outcome(c.OK)}
 			if c.Error != "" {
 				args = append(args, "err", c.Error)
 			}
-			a.m.log.Debug("tool call", args...)
+			a.log.Debug("tool call", args...)
 		}
 		a.record(c)
 		return res, err
@@ -87,17 +84,17 @@ func (a *observer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // call runs next, turning a panic into an internal error: one bad request
 // must not take down the broker and every other project with it.
-func (a *observer) call(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (res mcp.Result, err error) {
+func (a *Observer) call(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (res mcp.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			a.m.log.Error("MCP request panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			a.log.Error("MCP request panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("internal error in %s (logged by the broker)", method)}
 		}
 	}()
 	return next(ctx, method, req)
 }
 
-func (a *observer) record(c api.ToolCall) {
+func (a *Observer) record(c api.ToolCall) {
 	a.mu.Lock()
 	a.calls = append(a.calls, c)
 	if len(a.calls) > recentCalls {
@@ -105,12 +102,12 @@ func (a *observer) record(c api.ToolCall) {
 	}
 	a.mu.Unlock()
 	if a.onCall != nil {
-		a.onCall(a.m, c)
+		a.onCall(c)
 	}
 }
 
 // recent returns the kept tool calls, newest first.
-func (a *observer) recent() []api.ToolCall {
+func (a *Observer) Recent() []api.ToolCall {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := slices.Clone(a.calls)
@@ -119,13 +116,6 @@ func (a *observer) recent() []api.ToolCall {
 		out = []api.ToolCall{}
 	}
 	return out
-}
-
-func outcome(ok bool) string {
-	if ok {
-		return metrics.OutcomeOK
-	}
-	return metrics.OutcomeError
 }
 
 // resultText is the first text of a tool error result, cut to 300 bytes.

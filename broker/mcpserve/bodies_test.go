@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 func TestStalledBodyIsCutButLongAnswersAreNot(t *testing.T) {
 	const bodyTimeout = 200 * time.Millisecond
 	release := make(chan struct{})
-	ts := httptest.NewServer(checkPosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httptest.NewServer(CheckPosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprint(w, "data: one\n\n")
 		w.(http.Flusher).Flush()

@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 // call's answer reach 8-16 KiB.
 const requestStack = 16 << 10
 
-// presizeStack is the outermost receiving middleware of a mount's server.
+// PresizeStack is the outermost receiving middleware of a mount's server.
 // The go-sdk handles every request on a goroutine of its own, whose stack
 // starts small; a tool call then grew it three times deep inside the SDK,
 // each time copying the stack and adjusting every frame on it (a tenth of
 // the broker's CPU under a client calling tools back to back, about 20 us
 // per call). Growing it once here, while it is shallow, costs one short
 // copy. Notifications, which go no deeper than their handler, are left alone.
-func presizeStack(next mcp.MethodHandler) mcp.MethodHandler {
+func PresizeStack(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !strings.HasPrefix(method, "notifications/") {
 			growStack()

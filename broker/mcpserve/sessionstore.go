@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"context"
@@ -48,7 +48,7 @@ type savedSession struct {
 // before it. A session is saved a moment after its initialize is
 // answered: a broker that dies in that moment loses it, and its client
 // initializes again (the answer to an unknown session id is 404).
-type sessionStore struct {
+type Store struct {
 	area    *store.Area
 	timeout time.Duration // session_timeout: older saved sessions are not restored
 	log     *slog.Logger
@@ -61,14 +61,14 @@ type sessionStore struct {
 	idle     chan struct{}            // closed when the writer has written all and stopped; nil while none runs
 }
 
-func newSessionStore(db *store.DB, projectID string, timeout time.Duration, log *slog.Logger) *sessionStore {
-	return &sessionStore{area: db.Area(projectID, sessionArea), timeout: timeout, log: log,
+func NewStore(db *store.DB, projectID string, timeout time.Duration, log *slog.Logger) *Store {
+	return &Store{area: db.Area(projectID, sessionArea), timeout: timeout, log: log,
 		saved: make(map[string]*savedSession), pending: make(map[string]*savedSession), onDisk: make(map[string]bool)}
 }
 
 // save queues recs (nil deletes) for the writer, starting it if it is not
 // running; it never waits for berth.db.
-func (st *sessionStore) save(recs map[string]*savedSession) {
+func (st *Store) save(recs map[string]*savedSession) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for id, rec := range recs {
@@ -82,7 +82,7 @@ func (st *sessionStore) save(recs map[string]*savedSession) {
 
 // write writes what is queued, a batch per transaction, until nothing is;
 // then it closes idle.
-func (st *sessionStore) write(idle chan struct{}) {
+func (st *Store) write(idle chan struct{}) {
 	for {
 		st.mu.Lock()
 		batch := st.pending
@@ -109,14 +109,14 @@ func (st *sessionStore) write(idle chan struct{}) {
 
 // isSaved reports whether session id is in berth.db: a broker restart
 // keeps it.
-func (st *sessionStore) isSaved(id string) bool {
+func (st *Store) isSaved(id string) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.onDisk[id]
 }
 
 // flush waits until every record queued so far is written.
-func (st *sessionStore) flush() {
+func (st *Store) Flush() {
 	st.mu.Lock()
 	idle := st.idle
 	st.mu.Unlock()
@@ -126,13 +126,13 @@ func (st *sessionStore) flush() {
 }
 
 // expired reports whether a session last seen at seen is past session_timeout.
-func (st *sessionStore) expired(seen, now time.Time) bool {
+func (st *Store) expired(seen, now time.Time) bool {
 	return st.timeout > 0 && now.Sub(seen) >= st.timeout
 }
 
 // put writes recs (nil deletes) in one transaction, encoded before it,
 // and reports whether it did.
-func (st *sessionStore) put(recs map[string]*savedSession) bool {
+func (st *Store) put(recs map[string]*savedSession) bool {
 	raws := make(map[string][]byte, len(recs))
 	for id, rec := range recs {
 		if rec == nil {
@@ -169,7 +169,7 @@ func (st *sessionStore) put(recs map[string]*savedSession) bool {
 // restore is the state of saved session id, or false when it is unknown,
 // ended, or past session_timeout (then it is deleted). A record still
 // queued, or being written, is the one that counts.
-func (st *sessionStore) restore(id string) (*mcp.ServerSessionState, bool) {
+func (st *Store) Restore(id string) (*mcp.ServerSessionState, bool) {
 	st.mu.Lock()
 	queued, isQueued := st.pending[id]
 	if !isQueued {
@@ -211,7 +211,7 @@ func (st *sessionStore) restore(id string) (*mcp.ServerSessionState, bool) {
 // ended (DELETE) is not restored by the next broker should this one die
 // right after answering; ending a session is rare, and its answer may wait
 // a moment where an initialize's may not.
-func (st *sessionStore) forget(id string) {
+func (st *Store) Forget(id string) {
 	st.mu.Lock()
 	_, ok := st.saved[id]
 	delete(st.saved, id)
@@ -226,7 +226,7 @@ func (st *sessionStore) forget(id string) {
 const forgetWait = 2 * time.Second
 
 // flushWithin is flush, giving up after d.
-func (st *sessionStore) flushWithin(d time.Duration) {
+func (st *Store) flushWithin(d time.Duration) {
 	st.mu.Lock()
 	idle := st.idle
 	st.mu.Unlock()
@@ -245,11 +245,11 @@ func (st *sessionStore) flushWithin(d time.Duration) {
 // middleware saves each streamable HTTP session as its initialize succeeds,
 // and again when it sets its log level; the records are written a moment
 // later (save), never while the answer waits.
-func (st *sessionStore) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (st *Store) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		ss, ok := req.GetSession().(*mcp.ServerSession)
-		if err != nil || !ok || ss == nil || ss.ID() == "" || transportName(ctx) != transportHTTP {
+		if err != nil || !ok || ss == nil || ss.ID() == "" || TransportName(ctx) != TransportHTTP {
 			return res, err
 		}
 		switch method {
@@ -286,13 +286,8 @@ func (st *sessionStore) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // touch writes seen_at for the saved sessions the book saw use of since
 // they were last written, at most every seenEvery; all, when all is set
 // (the mount is closing).
-func (st *sessionStore) touch(book *sessionBook, now time.Time, all bool) {
-	last := make(map[string]time.Time)
-	book.mu.Lock()
-	for _, s := range book.by {
-		last[s.id] = s.last
-	}
-	book.mu.Unlock()
+func (st *Store) Touch(book *Book, now time.Time, all bool) {
+	last := book.lastSeen()
 	dirty := make(map[string]*savedSession)
 	st.mu.Lock()
 	for id, rec := range st.saved {
@@ -313,7 +308,7 @@ func (st *sessionStore) touch(book *sessionBook, now time.Time, all bool) {
 // prune deletes the saved sessions past session_timeout, and the oldest
 // past maxSaved: sessions a previous broker served that nobody came back
 // for. It runs as the project mounts.
-func (st *sessionStore) prune(now time.Time) {
+func (st *Store) Prune(now time.Time) {
 	type kept struct {
 		id   string
 		seen time.Time

@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"bytes"
@@ -20,20 +20,20 @@ import (
 // MaxBodyBytes caps one HTTP message body on a project port (the go-sdk's default).
 const MaxBodyBytes = mcp.DefaultMaxRequestBodyBytes
 
-// readTimeout bounds how long a client of a project port may take to send
+// ReadTimeout bounds how long a client of a project port may take to send
 // a request's headers, and then its body (a POST's): a stalled body is
 // answered 408 and its connection closed. Nothing bounds how long an
 // answer may take, so SSE and GET streams last as long as they need.
-const readTimeout = 10 * time.Second
+const ReadTimeout = 10 * time.Second
 
-// checkPosts answers a POST whose body is over MaxBodyBytes with 413, one
-// whose body does not arrive within bodyTimeout (readTimeout on a project
+// CheckPosts answers a POST whose body is over MaxBodyBytes with 413, one
+// whose body does not arrive within bodyTimeout (ReadTimeout on a project
 // port) with 408, one that is not JSON with a JSON-RPC parse error, and a
 // POST to /mcp without Mcp-Session-Id that does not open a session with
 // 400 (the spec's answer; the go-sdk handler would make a session of it)
 // before the MCP handlers see them: a bad message is refused alone and its
 // session carries on.
-func checkPosts(next http.Handler, bodyTimeout time.Duration) http.Handler {
+func CheckPosts(next http.Handler, bodyTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)

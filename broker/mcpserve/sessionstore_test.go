@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func testStore(t testing.TB, timeout time.Duration) (*sessionStore, *store.DB) {
+func testStore(t testing.TB, timeout time.Duration) (*Store, *store.DB) {
 	t.Helper()
 	db := storetest.Open(t, "")
-	return newSessionStore(db, "p", timeout, slog.New(slog.DiscardHandler)), db
+	return NewStore(db, "p", timeout, slog.New(slog.DiscardHandler)), db
 }
 
 func saved(seen time.Time) *savedSession {
@@ -34,26 +34,26 @@ func TestSavedSessionsRestoreExpireAndEnd(t *testing.T) {
 	now := time.Now()
 	st.put(map[string]*savedSession{"fresh": saved(now.Add(-time.Minute)), "stale": saved(now.Add(-2 * time.Hour))})
 
-	state, ok := st.restore("fresh")
+	state, ok := st.Restore("fresh")
 	if !ok || state.InitializeParams.ClientInfo.Name != "c" || state.LogLevel != "debug" || state.NegotiatedProtocolVersion != "2025-06-18" || state.InitializedParams == nil {
 		t.Fatalf("restore of a fresh session: %+v %v", state, ok)
 	}
-	if _, ok := st.restore("stale"); ok {
+	if _, ok := st.Restore("stale"); ok {
 		t.Fatal("a session unused past session_timeout was restored")
 	}
-	st.flush()
-	if _, ok := newSessionStore(db, "p", 0, st.log).restore("stale"); ok {
+	st.Flush()
+	if _, ok := NewStore(db, "p", 0, st.log).Restore("stale"); ok {
 		t.Fatal("the stale session was not deleted when it was refused")
 	}
-	st.forget("fresh")
-	if _, ok := st.restore("fresh"); ok {
+	st.Forget("fresh")
+	if _, ok := st.Restore("fresh"); ok {
 		t.Fatal("an ended session came back")
 	}
-	st.flush()
-	if _, ok := newSessionStore(db, "p", time.Hour, st.log).restore("fresh"); ok {
+	st.Flush()
+	if _, ok := NewStore(db, "p", time.Hour, st.log).Restore("fresh"); ok {
 		t.Fatal("an ended session is still in berth.db")
 	}
-	if _, ok := newSessionStore(db, "other", time.Hour, st.log).restore("fresh"); ok {
+	if _, ok := NewStore(db, "other", time.Hour, st.log).Restore("fresh"); ok {
 		t.Fatal("another project restored this project's session")
 	}
 
@@ -62,9 +62,9 @@ func TestSavedSessionsRestoreExpireAndEnd(t *testing.T) {
 		many[fmt.Sprint(i)] = saved(now.Add(-time.Duration(i) * time.Second))
 	}
 	st.put(many)
-	st.prune(now)
+	st.Prune(now)
 	for i := range maxSaved + 5 {
-		_, ok := st.restore(fmt.Sprint(i))
+		_, ok := st.Restore(fmt.Sprint(i))
 		if want := i < maxSaved; ok != want {
 			t.Fatalf("session %d after prune: restored %v, want %v (the newest %d kept)", i, ok, want, maxSaved)
 		}
@@ -93,12 +93,12 @@ func TestSavingASessionNeverWaitsForTheDatabase(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("saving a session waited for another project's write")
 	}
-	if _, ok := st.restore("new"); !ok {
+	if _, ok := st.Restore("new"); !ok {
 		t.Fatal("a queued session is not restorable")
 	}
 	close(release)
-	st.flush()
-	if _, ok := newSessionStore(db, "p", time.Hour, st.log).restore("new"); !ok {
+	st.Flush()
+	if _, ok := NewStore(db, "p", time.Hour, st.log).Restore("new"); !ok {
 		t.Fatal("the session did not reach berth.db")
 	}
 }
@@ -123,8 +123,8 @@ func TestSavedSessionsReportAStoreTheyCannotRead(t *testing.T) {
 	st.log = slog.New(slog.NewTextHandler(&logs, nil))
 	st.put(map[string]*savedSession{"fresh": saved(time.Now())})
 	db.Close()
-	st.prune(time.Now())
-	if _, ok := st.restore("fresh"); ok {
+	st.Prune(time.Now())
+	if _, ok := st.Restore("fresh"); ok {
 		t.Fatal("restored a session from a store that cannot be read")
 	}
 	for _, want := range []string{"read the saved MCP sessions to prune them", "read a saved MCP session"} {

@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"context"
@@ -62,28 +62,30 @@ const (
 	handshakeGrace = 5 * time.Second
 )
 
-// limits enforces one project's session rule above and mcp.max_tool_calls
+// Limits enforces one project's session rule above and mcp.max_tool_calls
 // (tool calls, resource reads, prompts and the requests of batches running
 // at once, every session and transport together). Each
 // mount has its own: a busy project never slows another.
-type limits struct {
+type Limits struct {
 	project     string
 	maxSessions int           // 0 = no limit
 	calls       chan struct{} // a token per running counted request; nil = no limit
 	timeout     time.Duration // session_timeout; 0 = never
-	book        *sessionBook
+	book        *Book
 	log         *slog.Logger
-	// end ends a session for good (its next request gets 404).
-	end func(ss *mcp.ServerSession)
-	// counted is told of each session event (metrics.SessionEvicted, ...).
-	counted func(event string)
+	// End ends a session for good (its next request gets 404); set it
+	// before the server serves (NewLimits's closes the session).
+	End func(ss *mcp.ServerSession)
+	// Counted is told of each session event (metrics.SessionEvicted, ...),
+	// never under the book's lock; set it before the server serves.
+	Counted func(event string)
 }
 
-func newLimits(project string, maxSessions, maxToolCalls int, timeout time.Duration, book *sessionBook) *limits {
-	l := &limits{
+func NewLimits(project string, maxSessions, maxToolCalls int, timeout time.Duration, book *Book) *Limits {
+	l := &Limits{
 		project: project, maxSessions: maxSessions, timeout: timeout, book: book, log: book.log,
-		end:     func(ss *mcp.ServerSession) { ss.Close() },
-		counted: func(string) {},
+		End:     func(ss *mcp.ServerSession) { ss.Close() },
+		Counted: func(string) {},
 	}
 	if maxToolCalls > 0 {
 		l.calls = make(chan struct{}, maxToolCalls)
@@ -99,41 +101,8 @@ type busyError struct {
 
 func (e *busyError) Error() string { return e.msg }
 
-// evictableLocked reports whether s may be ended for a newcomer at now:
-// idle, and past its handshake (or its handshakeGrace); else, for an idle
-// one in its handshake, how long until it is.
-func (s *session) evictableLocked(now time.Time) (bool, time.Duration) {
-	if s.busyLocked() {
-		return false, 0
-	}
-	if age := now.Sub(s.admittedAt); !s.used && age < handshakeGrace {
-		return false, handshakeGrace - age
-	}
-	return true, 0
-}
-
-// scanLocked counts the admitted sessions and finds the evictable one idle
-// longest; else wait is how long until one in its handshake may be
-// evicted (0 when none is).
-func (l *limits) scanLocked(now time.Time) (admitted int, victim *session, wait time.Duration) {
-	for _, s := range l.book.by {
-		if !s.admitted {
-			continue
-		}
-		admitted++
-		ok, w := s.evictableLocked(now)
-		switch {
-		case ok && (victim == nil || s.idleSince.Before(victim.idleSince)):
-			victim = s
-		case w > 0 && (wait == 0 || w < wait):
-			wait = w
-		}
-	}
-	return admitted, victim, wait
-}
-
 // refusal is the error of a newcomer when no place can be had.
-func (l *limits) refusal(admitted int, wait time.Duration) *busyError {
+func (l *Limits) refusal(admitted int, wait time.Duration) *busyError {
 	retry := max(1, int(math.Ceil(wait.Seconds())))
 	return &busyError{retry: retry, msg: fmt.Sprintf(
 		"project %s has %d MCP sessions, all busy or still connecting (mcp.max_sessions: %d): retry in %ds, end a session (`berth clients --close`), or raise the limit in .praxis-os/config.yaml",
@@ -150,56 +119,39 @@ const finishWait = 250 * time.Millisecond
 // by evicting an idle one); else the refusal. While every place is busy
 // but some session is busy only with requests, it waits up to finishWait
 // (or until ctx ends) for one of them to end.
-func (l *limits) room(ctx context.Context) *busyError {
+func (l *Limits) room(ctx context.Context) *busyError {
 	if l.maxSessions <= 0 {
 		return nil
 	}
 	deadline := time.NewTimer(finishWait)
 	defer deadline.Stop()
 	for {
-		l.book.mu.Lock()
-		n, victim, wait := l.scanLocked(time.Now())
-		if n < l.maxSessions || victim != nil {
-			l.book.mu.Unlock()
+		p := l.book.places(time.Now())
+		if p.admitted < l.maxSessions || p.victim != nil {
 			return nil
 		}
-		finishing := l.finishingLocked()
-		ended := l.book.endedLocked()
-		l.book.mu.Unlock()
-		if !finishing {
-			return l.refusal(n, wait)
+		if !p.finishing {
+			return l.refusal(p.admitted, p.wait)
 		}
 		select {
-		case <-ended:
+		case <-p.ended:
 		case <-deadline.C:
-			return l.refusal(n, wait)
+			return l.refusal(p.admitted, p.wait)
 		case <-ctx.Done():
-			return l.refusal(n, wait)
+			return l.refusal(p.admitted, p.wait)
 		}
 	}
-}
-
-// finishingLocked reports whether an admitted session is busy only with
-// requests in flight (no stream open), so it becomes evictable as soon as
-// they end.
-func (l *limits) finishingLocked() bool {
-	for _, s := range l.book.by {
-		if s.admitted && s.busyLocked() && !s.heldLocked() {
-			return true
-		}
-	}
-	return false
 }
 
 // refuseSessions answers 503 with Retry-After to requests that would open
 // a session while every place is busy. Sessions that race past this check
 // are refused at initialize by the middleware.
-func (l *limits) refuseSessions(next http.Handler) http.Handler {
+func (l *Limits) RefuseSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tr := transportAt(r.URL.Path); tr != nil && tr.opens(r) {
 			if err := l.room(r.Context()); err != nil {
-				l.counted(metrics.SessionRefused)
-				writeBusy(w, err)
+				l.Counted(metrics.SessionRefused)
+				WriteBusy(w, err)
 				return
 			}
 		}
@@ -207,8 +159,8 @@ func (l *limits) refuseSessions(next http.Handler) http.Handler {
 	})
 }
 
-// writeBusy answers 503 with the refusal and its Retry-After.
-func writeBusy(w http.ResponseWriter, err error) {
+// WriteBusy answers 503 with the refusal and its Retry-After.
+func WriteBusy(w http.ResponseWriter, err error) {
 	retry := 1
 	if be, ok := err.(*busyError); ok {
 		retry = be.retry
@@ -220,7 +172,7 @@ func writeBusy(w http.ResponseWriter, err error) {
 // middleware applies the limits to the requests of the mount's server,
 // each by the transport its context carries: the IDE's sessions are never
 // refused.
-func (l *limits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (l *Limits) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		tr := transportOf(ctx)
 		ide, stream := tr != nil && tr.ide, tr != nil && tr.stream
@@ -228,12 +180,12 @@ func (l *limits) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		opens := method == "initialize" || (method == "server/discover" && stream)
 		switch {
 		case opens && !ide && ss != nil:
-			if err := l.admit(ss); err != nil {
+			if err := l.Admit(ss); err != nil {
 				return nil, &jsonrpc.Error{Code: CodeBusy, Message: err.Error()}
 			}
 			res, err := next(ctx, method, req)
 			if err != nil {
-				l.release(ss)
+				l.book.giveBack(ss)
 			}
 			return res, err
 		case l.calls != nil && !strings.HasPrefix(method, "notifications/") && (countedMethods[method] || streamable.InBatch(req.GetExtra())):
@@ -254,7 +206,7 @@ var countedMethods = map[string]bool{"tools/call": true, "resources/read": true,
 // take takes a place among the requests mcp.max_tool_calls allows: at once
 // or a busy error, or for the request of a batch (whose entries all arrive
 // at once) when one frees, until ctx ends.
-func (l *limits) take(ctx context.Context, wait bool) error {
+func (l *Limits) take(ctx context.Context, wait bool) error {
 	if wait {
 		select {
 		case l.calls <- struct{}{}:
@@ -281,54 +233,24 @@ func (l *limits) take(ctx context.Context, wait bool) error {
 // of its own, so it is not counted); a failed handshake gives it back. One
 // that initializes again keeps its place. A session restored after a
 // broker restart is admitted the same way.
-func (l *limits) admit(ss *mcp.ServerSession) error {
-	now := time.Now()
-	l.book.mu.Lock()
-	s := l.book.entryLocked(ss, nil, now)
-	if s.admitted {
-		l.book.mu.Unlock()
-		return nil
+func (l *Limits) Admit(ss *mcp.ServerSession) error {
+	ev, full := l.book.takePlace(ss, time.Now(), l.maxSessions)
+	if full != nil {
+		l.Counted(metrics.SessionRefused)
+		return l.refusal(full.admitted, full.wait)
 	}
-	var victim *session
-	if l.maxSessions > 0 {
-		n, v, wait := l.scanLocked(now)
-		if n >= l.maxSessions {
-			if v == nil {
-				l.book.mu.Unlock()
-				l.counted(metrics.SessionRefused)
-				return l.refusal(n, wait)
-			}
-			victim = v
-			victim.admitted = false
-		}
-	}
-	s.admitted, s.admittedAt = true, now
-	var idle time.Duration
-	if victim != nil {
-		idle = now.Sub(victim.idleSince)
-	}
-	l.book.mu.Unlock()
-	if victim != nil {
-		l.counted(metrics.SessionEvicted)
-		l.log.Info("idle MCP session ended to admit a new one (mcp.max_sessions)", "session", victim.id,
-			"transport", victim.tr.name, "idle", idle.Round(time.Millisecond), "max_sessions", l.maxSessions)
-		l.end(victim.ss)
+	if ev != nil {
+		l.Counted(metrics.SessionEvicted)
+		l.log.Info("idle MCP session ended to admit a new one (mcp.max_sessions)", "session", ev.id,
+			"transport", ev.transport, "idle", ev.idle.Round(time.Millisecond), "max_sessions", l.maxSessions)
+		l.End(ev.ss)
 	}
 	return nil
 }
 
-// release gives ss's place back (its handshake failed).
-func (l *limits) release(ss *mcp.ServerSession) {
-	l.book.mu.Lock()
-	if s := l.book.by[ss]; s != nil {
-		s.admitted = false
-	}
-	l.book.mu.Unlock()
-}
-
 // sweepEvery is how often sweep looks: often enough that keepIdle holds
 // within a second, and a short session_timeout (tests) within a quarter.
-func (l *limits) sweepEvery() time.Duration {
+func (l *Limits) sweepEvery() time.Duration {
 	every := time.Second
 	if l.timeout > 0 {
 		every = min(every, max(l.timeout/4, 10*time.Millisecond))
@@ -338,7 +260,7 @@ func (l *limits) sweepEvery() time.Duration {
 
 // sweep ends, until ctx ends, the sessions session_timeout and keepIdle
 // say to end (see the rule above); each also runs every after a sweep.
-func (l *limits) sweep(ctx context.Context, srv *mcp.Server, each func(now time.Time)) {
+func (l *Limits) Sweep(ctx context.Context, srv *mcp.Server, each func(now time.Time)) {
 	tick := time.NewTicker(l.sweepEvery())
 	defer tick.Stop()
 	for {
@@ -347,7 +269,7 @@ func (l *limits) sweep(ctx context.Context, srv *mcp.Server, each func(now time.
 			return
 		case now := <-tick.C:
 			for _, s := range l.due(srv, now) {
-				l.end(s.ss)
+				l.End(s.ss)
 			}
 			if each != nil {
 				each(now)
@@ -360,22 +282,21 @@ func (l *limits) sweep(ctx context.Context, srv *mcp.Server, each func(now time.
 // (an SSE stream that has sent nothing) are entered, so that their time
 // counts from the first sweep that sees them. Each is counted once the
 // book's lock is released: counted calls out of the mount.
-func (l *limits) due(srv *mcp.Server, now time.Time) []*session {
-	all := slices.Collect(srv.Sessions())
-	l.book.mu.Lock()
-	out, events := l.dueLocked(all, now)
-	l.book.mu.Unlock()
+func (l *Limits) due(srv *mcp.Server, now time.Time) []*session {
+	var out []*session
+	var events []string
+	l.book.visit(srv, now, func(all []*session) { out, events = l.dueLocked(all, now) })
 	for _, ev := range events {
-		l.counted(ev)
+		l.Counted(ev)
 	}
 	return out
 }
 
-// dueLocked is due's choice among all, with the event each is counted as.
-func (l *limits) dueLocked(all []*mcp.ServerSession, now time.Time) (out []*session, events []string) {
+// dueLocked is due's choice among all, with the event each is counted as;
+// the book's lock is held.
+func (l *Limits) dueLocked(all []*session, now time.Time) (out []*session, events []string) {
 	var idle []*session
-	for _, ss := range all {
-		s := l.book.entryLocked(ss, nil, now)
+	for _, s := range all {
 		if s.tr != nil && s.tr.ide {
 			continue
 		}

@@ -1,4 +1,4 @@
-package broker
+package mcpserve
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // goroutineIn is the stack of a goroutine whose stack holds fn, "" when
@@ -47,30 +48,35 @@ func waitGoroutine(t *testing.T, fn string, at ...string) string {
 	return g
 }
 
-// A mount's close waits for its session sweep to return before it saves
-// the sessions a last time: a sweep in the middle of a save (held here on
-// the store's lock) is waited for, never raced.
-func TestMountCloseWaitsForItsSweep(t *testing.T) {
-	ctx := context.Background()
-	m := benchMount(t, ctx)
-	m.saved.mu.Lock()
-	waitGoroutine(t, "(*limits).sweep(", "(*sessionStore).touch(") // its next tick (every second) waits for the lock
-	closed := make(chan struct{})
+// Stop waits for a sweep in progress to return: a sweep in the middle of
+// a save (held here on the store's lock) is waited for, so that the save
+// its caller makes next (a closing mount's last) never races it.
+func TestSweepStopWaitsForASweepInProgress(t *testing.T) {
+	l := testLimits("p", 0, 0, 40*time.Millisecond) // a look every 10ms
+	st, _ := testStore(t, time.Hour)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "swept", Version: "1"}, nil)
+	sw := StartSweep(context.Background(), srv, l, st)
+	st.mu.Lock()
+	waitGoroutine(t, "(*Limits).Sweep(", "(*Store).Touch(") // its next look waits for the lock
+	stopped := make(chan struct{})
 	go func() {
-		defer close(closed)
-		m.close(ctx)
+		defer close(stopped)
+		sw.Stop()
 	}()
-	g := waitGoroutine(t, "(*mount).close(", "[chan receive", "(*sessionStore).touch(")
-	m.saved.mu.Unlock()
-	if bytes.Contains([]byte(g), []byte("(*sessionStore).touch(")) {
-		t.Errorf("close saved the sessions while the sweep was still saving:\n%s", g)
-	}
+	waitGoroutine(t, "(*Sweep).Stop(", "[chan receive")
 	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("close did not return once the sweep could finish")
+	case <-stopped:
+		st.mu.Unlock()
+		t.Fatal("Stop returned while the sweep was still saving")
+	default:
 	}
-	if g := goroutineIn("(*limits).sweep("); g != "" {
-		t.Fatalf("a sweep runs after close:\n%s", g)
+	st.mu.Unlock()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not return once the sweep could finish")
+	}
+	if g := goroutineIn("(*Limits).Sweep("); g != "" {
+		t.Fatalf("a sweep runs after Stop:\n%s", g)
 	}
 }
