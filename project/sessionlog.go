@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/berth-dev/berth/project/logring"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -134,32 +135,30 @@ func recordData(r slog.Record) map[string]any {
 	return d
 }
 
+// addAttr sets a's leaves in d, by their dotted keys; one without a key
+// is left out.
 func addAttr(d map[string]any, prefix string, a slog.Attr) {
-	v := a.Value.Resolve()
-	if v.Kind() == slog.KindGroup {
-		p := prefix + a.Key
+	logring.Walk(prefix, a, func(prefix string, a slog.Attr, v slog.Value) bool {
 		if a.Key != "" {
-			p += "."
+			d[prefix+a.Key] = dataValue(v)
 		}
-		for _, g := range v.Group() {
-			addAttr(d, p, g)
-		}
-		return
-	}
-	if a.Key == "" {
-		return
-	}
+		return true
+	})
+}
+
+// dataValue is v as a notification's data holds it: an error or another
+// value by its text, numbers and booleans as they are.
+func dataValue(v slog.Value) any {
 	switch v.Kind() {
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			d[prefix+a.Key] = err.Error()
-			return
+			return err.Error()
 		}
-		d[prefix+a.Key] = v.String()
+		return v.String()
 	case slog.KindString:
-		d[prefix+a.Key] = v.String()
+		return v.String()
 	default:
-		d[prefix+a.Key] = v.Any()
+		return v.Any()
 	}
 }
 

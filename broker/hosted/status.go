@@ -4,8 +4,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/berth-dev/berth/project/textcut"
 	"github.com/shirou/gopsutil/v4/process"
 )
 
@@ -73,16 +73,7 @@ func treeRSS(pid int) uint64 {
 const maxSummary = 200
 
 // summary cuts a command line to maxSummary bytes (on a rune boundary).
-func summary(line string) string {
-	if len(line) <= maxSummary {
-		return line
-	}
-	cut := maxSummary
-	for cut > 0 && !utf8.RuneStart(line[cut]) {
-		cut--
-	}
-	return line[:cut] + "…"
-}
+func summary(line string) string { return textcut.Cut(line, maxSummary, "…") }
 
 // commandLine shows a definition for people: the url, or the command and
 // its arguments (quoted when they hold spaces).

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/project/textcut"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -122,15 +122,7 @@ func (a *Observer) Recent() []api.ToolCall {
 func resultText(r *mcp.CallToolResult) string {
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
-			s := t.Text
-			if len(s) > 300 {
-				n := 300
-				for n > 0 && !utf8.RuneStart(s[n]) {
-					n--
-				}
-				s = s[:n] + "…"
-			}
-			return s
+			return textcut.Cut(t.Text, 300, "…")
 		}
 	}
 	return "tool error"

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/berth-dev/berth/project/search"
+	"github.com/berth-dev/berth/project/workflow"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 )
@@ -36,21 +38,7 @@ func runSearch(ctx context.Context, args []string) error {
 	if *prefix != "" {
 		toolArgs["path_prefix"] = *prefix
 	}
-	var out struct {
-		Results []struct {
-			File           string   `json:"file"`
-			Section        string   `json:"section"`
-			Lines          [2]int   `json:"lines"`
-			RelevanceScore float64  `json:"relevance_score"`
-			Content        string   `json:"content"`
-			MatchedTerms   []string `json:"matched_terms"`
-			ExpansionTerms []string `json:"expansion_terms"`
-		} `json:"results"`
-		Total           int      `json:"total"`
-		QueryTimeMS     float64  `json:"query_time_ms"`
-		RetrievalMethod string   `json:"retrieval_method"`
-		ExpansionTerms  []string `json:"expansion_terms"`
-	}
+	var out search.Result
 	return callAndPrint(ctx, *dir, "search_standards", toolArgs, *asJSON, &out, func(w io.Writer) {
 		if len(out.Results) == 0 {
 			fmt.Fprintln(w, "no results")
@@ -94,19 +82,7 @@ func runWorkflows(ctx context.Context, args []string) error {
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	var out struct {
-		Workflows []struct {
-			WorkflowType  string   `json:"workflow_type"`
-			Version       string   `json:"version"`
-			Status        string   `json:"status"`
-			TotalPhases   int      `json:"total_phases"`
-			Dynamic       bool     `json:"dynamic"`
-			DynamicSource string   `json:"dynamic_source"`
-			Description   string   `json:"description"`
-			Error         string   `json:"error"`
-			Warnings      []string `json:"warnings"`
-		} `json:"workflows"`
-	}
+	var out workflow.WorkflowList
 	return callAndPrint(ctx, *dir, "list_workflows", nil, *asJSON, &out, func(w io.Writer) {
 		if len(out.Workflows) == 0 {
 			fmt.Fprintln(w, "no workflows defined (add them under .praxis-os/workflows/<type>/metadata.json)")
@@ -153,17 +129,7 @@ func runSessions(ctx context.Context, args []string) error {
 	if *status != "" {
 		toolArgs = map[string]any{"status": *status}
 	}
-	var out struct {
-		Sessions []struct {
-			SessionID    string `json:"session_id"`
-			WorkflowType string `json:"workflow_type"`
-			TargetFile   string `json:"target_file"`
-			Status       string `json:"status"`
-			CurrentPhase int    `json:"current_phase"`
-			Progress     string `json:"progress"`
-			UpdatedAt    string `json:"updated_at"`
-		} `json:"sessions"`
-	}
+	var out workflow.SessionList
 	return callAndPrint(ctx, *dir, "list_workflow_sessions", toolArgs, *asJSON, &out, func(w io.Writer) {
 		if len(out.Sessions) == 0 {
 			fmt.Fprintln(w, "no workflow sessions")

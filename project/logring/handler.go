@@ -3,7 +3,8 @@ package logring
 import (
 	"context"
 	"log/slog"
-	"unicode/utf8"
+
+	"github.com/berth-dev/berth/project/textcut"
 )
 
 // Handler wraps next: every record next handles is also kept in r.
@@ -79,34 +80,39 @@ func (h *handler) WithGroup(name string) slog.Handler {
 	return &c
 }
 
-// flatten appends a as key/value pairs, groups joined with dots.
+// flatten appends a as key/value pairs, groups joined with dots, up to
+// maxAttrs pairs in all.
 func flatten(dst []kv, prefix string, a slog.Attr) []kv {
-	v := a.Value.Resolve()
-	if a.Equal(slog.Attr{}) {
-		return dst
-	}
-	if v.Kind() == slog.KindGroup {
-		p := prefix
-		if a.Key != "" {
-			p += a.Key + "."
+	Walk(prefix, a, func(prefix string, a slog.Attr, v slog.Value) bool {
+		if len(dst) >= maxAttrs {
+			return false
 		}
-		for _, g := range v.Group() {
-			if len(dst) >= maxAttrs {
-				break
-			}
-			dst = flatten(dst, p, g)
+		if !a.Equal(slog.Attr{}) {
+			dst = append(dst, kv{prefix + a.Key, truncate(v.String(), maxValue)})
 		}
-		return dst
-	}
-	return append(dst, kv{prefix + a.Key, truncate(v.String(), maxValue)})
+		return true
+	})
+	return dst
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// Walk calls f with each attribute of a that is not a group, its value
+// resolved, and the prefix of its key: the keys of the groups it is in,
+// each followed by a dot (a group without a key adds none, as slog
+// inlines it), after prefix. It stops, and returns false, when f does.
+func Walk(prefix string, a slog.Attr, f func(prefix string, a slog.Attr, v slog.Value) bool) bool {
+	v := a.Value.Resolve()
+	if v.Kind() != slog.KindGroup {
+		return f(prefix, a, v)
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) { // do not cut a UTF-8 sequence in two
-		n--
+	if a.Key != "" {
+		prefix += a.Key + "."
 	}
-	return s[:n] + "…"
+	for _, g := range v.Group() {
+		if !Walk(prefix, g, f) {
+			return false
+		}
+	}
+	return true
 }
+
+func truncate(s string, n int) string { return textcut.Cut(s, n, "…") }

@@ -2,7 +2,8 @@ package search
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/berth-dev/berth/project/textcut"
 )
 
 // Chunking limits.
@@ -47,15 +48,7 @@ func chunkCost(file, text string, heading []string, title string, tags []string)
 }
 
 // cutUTF8 returns s cut to at most n bytes, at a character boundary.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func cutUTF8(s string, n int) string { return textcut.Cut(s, n, "") }
 
 // section is one chunk of a markdown file.
 type section struct {

@@ -2,7 +2,8 @@ package pylambda
 
 import (
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/berth-dev/berth/project/textcut"
 )
 
 // Batch is the lambdas of one gate check and the calls to make: what the
@@ -75,13 +76,5 @@ func (b Batch) call(c Call, fns []*Func, errs []error) Outcome {
 
 // failed is an outcome for err, its text cut to maxErrBytes.
 func failed(err error) Outcome {
-	msg := err.Error()
-	if len(msg) > maxErrBytes {
-		cut := maxErrBytes
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "..."
-	}
-	return Outcome{Err: msg}
+	return Outcome{Err: textcut.Cut(err.Error(), maxErrBytes, "...")}
 }
