@@ -61,13 +61,13 @@ type mounts struct {
 	logs    *logring.Ring    // handed to each engine for get_recent_logs
 	onCall  func(*mount, api.ToolCall)
 	// onSession is told of each session a mount evicts, refuses or times out.
-	onSession func(m *mount, event string)
-	schemas   *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
-	lambdas   workflow.Lambdas // runs the workflow gates' lambdas in a child process
-	servers   *serverDeps      // hosted MCP servers (servers.go)
-	watch     *watch.Hub       // one inotify instance for every mount's file watching
-	indexes   contentIndexes   // the search content each repository's worktrees share
-	budget    *peer.Budget     // connections not yet known to be the owner's, every TCP listener's
+	onSession     func(m *mount, event string)
+	schemas       *mcp.SchemaCache // the tools' JSON schemas, inferred once for every mount
+	lambdas       workflow.Lambdas // runs the workflow gates' lambdas in a child process
+	hostedServers *serverDeps      // the broker's hosted MCP servers: the pool, the approvals (servers.go); a mount's view of them is mount.servers
+	watch         *watch.Hub       // one inotify instance for every mount's file watching
+	indexes       contentIndexes   // the search content each repository's worktrees share
+	budget        *peer.Budget     // connections not yet known to be the owner's, every TCP listener's
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -96,7 +96,7 @@ func (t *mounts) open(root, id string, folder bool) (*mount, error) {
 	// Without a free port the project is served to the IDE alone, and
 	// the broker binds one later (portretry.go).
 	ln, portErr := t.bindFor(id, root, eng.Config().MCP.HTTPPort)
-	srvs := t.servers.openServers(t.ctx, id, eng, t.log, repo.id)
+	srvs := t.hostedServers.openServers(t.ctx, id, eng, t.log, repo.id)
 	m := newMount(t.ctx, eng, id, ln, portErr, mountDeps{log: t.log, db: t.db, sessionTimeout: t.cfg.SessionTimeout, token: t.token, tokenOnly: t.cfg.TokenOnly, onCall: t.onCall, onSession: t.onSession, servers: srvs, budget: t.budget})
 	m.repo = repo
 	if portErr != nil {

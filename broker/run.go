@@ -212,11 +212,11 @@ func newBroker(ctx context.Context, cancel context.CancelCauseFunc, cfg brokerco
 			b.metrics.SessionEvent(m.id, event)
 			b.hub.Poke()
 		},
-		schemas: mcp.NewSchemaCache(),
-		lambdas: opts.Lambdas,
-		servers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
-		watch:   watch.NewHub(),
-		budget:  access.budget,
+		schemas:       mcp.NewSchemaCache(),
+		lambdas:       opts.Lambdas,
+		hostedServers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
+		watch:         watch.NewHub(),
+		budget:        access.budget,
 	}
 	b.idle.set(true)
 	return b
@@ -313,7 +313,7 @@ func (b *Broker) shutdown(cause error, servers []*http.Server, stopping func()) 
 	}
 	b.hub.Close()
 	b.mounts.closeAll(ctx)
-	b.mounts.servers.close(ctx)
+	b.mounts.hostedServers.close(ctx)
 	for _, srv := range servers {
 		if err := srv.Shutdown(ctx); err != nil {
 			srv.Close()

@@ -54,11 +54,11 @@ func (b *Broker) projectServers(root string) (api.ProjectServers, error) {
 	if err != nil {
 		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "%v", err)
 	}
-	d := b.mounts.servers
+	d := b.mounts.hostedServers
 	spec := hosted.ProjectSpec{ID: id, Root: root, Approvals: approvalsFor(d.approvals, d.db, gitrepo.Identify(root))}
 	ps := api.ProjectServers{
 		ID: id, Name: filepath.Base(root), Root: root,
-		Servers: nonNil(hosted.Describe(spec, hosted.Decls(b.mounts.servers.user, cfg.Servers))),
+		Servers: nonNil(hosted.Describe(spec, hosted.Decls(b.mounts.hostedServers.user, cfg.Servers))),
 	}
 	b.declaredIn(ps.Servers, cfg.File)
 	return ps, nil
@@ -114,7 +114,7 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 	id := api.ProjectID(root)
 	var approve []api.ServerStatus
 	var cannot []string
-	for _, st := range hosted.Describe(hosted.ProjectSpec{ID: id, Root: root}, hosted.Decls(b.mounts.servers.user, decls)) {
+	for _, st := range hosted.Describe(hosted.ProjectSpec{ID: id, Root: root}, hosted.Decls(b.mounts.hostedServers.user, decls)) {
 		if st.Origin != api.OriginProject || st.Definition == nil {
 			continue
 		}
@@ -131,7 +131,7 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 		return api.ApproveResponse{}, api.Errorf(http.StatusConflict, api.CodeOtherWriters,
 			"nothing was approved: %s; another account could change what runs as you after you approve it. Fix the owner or mode, or approve anyway with --other-writers if you trust every account that can write them", strings.Join(others, "; "))
 	}
-	approvals := b.mounts.servers.approvals
+	approvals := b.mounts.hostedServers.approvals
 	var resp api.ApproveResponse
 	for _, st := range approve {
 		if err := approvals.Approve(id, st.Name, decls[st.Name], st.Definition); err != nil {
@@ -232,7 +232,7 @@ func (b *Broker) RevokeServers(_ context.Context, req api.RevokeRequest) (api.Pr
 		}
 	}
 	id := api.ProjectID(root)
-	if err := b.mounts.servers.approvals.Revoke(id, req.Servers...); err != nil {
+	if err := b.mounts.hostedServers.approvals.Revoke(id, req.Servers...); err != nil {
 		return api.ProjectServers{}, fmt.Errorf("revoke the approvals of %s: %w", root, err)
 	}
 	b.log.Info("hosted server approval revoked", "project", id, "servers", orDefault(strings.Join(req.Servers, ","), "all"))
