@@ -3,8 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"github.com/berth-dev/berth/broker/finder"
-	"github.com/berth-dev/berth/broker/mcpserve"
 	"log/slog"
 	"net/http"
 	"os"
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/api"
+	"github.com/berth-dev/berth/broker/finder"
+	"github.com/berth-dev/berth/broker/mcpserve"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"

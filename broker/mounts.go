@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"github.com/berth-dev/berth/broker/mcpserve"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokerconfig"
+	"github.com/berth-dev/berth/broker/mcpserve"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/config"

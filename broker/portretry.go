@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/berth-dev/berth/broker/mcpserve"
 	"log/slog"
 	"net"
 	"net/http"
+
+	"github.com/berth-dev/berth/broker/mcpserve"
 )
 
 // The IDE never depends on the HTTP side. A project mounts without a port

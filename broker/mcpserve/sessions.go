@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"github.com/berth-dev/berth/api"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/outbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
