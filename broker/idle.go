@@ -3,7 +3,6 @@ package broker
 import (
 	"net"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -16,8 +15,8 @@ type idleTimer struct {
 	d    time.Duration
 	fire func()
 
-	mu      sync.Mutex // guards the fields below
-	noMount bool       // the mounts table is empty
+	mu      leafLock // guards the fields below
+	noMount bool     // the mounts table is empty
 	// conns are the open control API connections that count (hijacked
 	// ones leave: they are the shims', held by leases).
 	conns map[net.Conn]bool

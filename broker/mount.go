@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/berth-dev/berth/api"
@@ -49,10 +48,10 @@ type mount struct {
 	servers        *mountServers       // hosted MCP servers (servers.go); nil when off
 	finder         *finder.Finder      // finder mode, find_tools and call_tool
 	repo           *repoView           // its git repository (repository.go); set by open
-	stateMu        sync.Mutex          // serializes the writes of its state file (statefile.go)
+	stateMu        regLock             // serializes the writes of its state file (statefile.go)
 
-	httpMu  sync.Mutex // guards the port's fields, set once when it is bound
-	port    int        // 0 while the mount has no port
+	httpMu  leafLock // guards the port's fields, set once when it is bound
+	port    int      // 0 while the mount has no port
 	srv     *http.Server
 	done    chan struct{} // closed when srv.Serve returns
 	portErr error         // why the mount has no port yet

@@ -69,14 +69,14 @@ type mounts struct {
 	indexes       contentIndexes   // the search content each repository's worktrees share
 	budget        *peer.Budget     // connections not yet known to be the owner's, every TCP listener's
 
-	mu      sync.Mutex
+	mu      tableLock
 	entries map[string]*entry
 	closed  bool
 	// closing holds the ids whose mount is out of the table but still
 	// closing (closing.go).
 	closing map[string]chan struct{}
 
-	regMu sync.Mutex // serializes registry writes (remember.go); taken before mu
+	regMu regLock // serializes registry writes (remember.go); taken before mu
 }
 
 // open mounts the project (or the folder in no project): engine, port,

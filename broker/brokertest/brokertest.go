@@ -70,8 +70,10 @@ func build(version, protocol string) (string, error) {
 	}
 	// No VCS stamp: the binaries report the version the test process has
 	// (its own build is never stamped), "(devel)" unless one is set.
-	// The tag berthtest adds what only tests use (HoldEnv's tool).
-	args := []string{"build", "-buildvcs=false", "-tags", "berthtest", "-o", dir + string(filepath.Separator)}
+	// The tag berthtest adds what only tests use (HoldEnv's tool);
+	// lockorder makes a broker panic on a lock taken out of its order
+	// (broker/lockorder).
+	args := []string{"build", "-buildvcs=false", "-tags", "berthtest,lockorder", "-o", dir + string(filepath.Separator)}
 	if os.Getenv("BERTH_TEST_RACE") != "" { // build the processes under test with the race detector
 		args = append(args, "-race")
 	}
