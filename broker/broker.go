@@ -5,7 +5,8 @@
 // # Lock order
 //
 // Each mutex guards the fields written beside it. One that is taken while
-// another is held comes later in this list; nothing here is held while a
+// another is held comes later in this list (its ranks in lockranks.go,
+// checked in tests by broker/lockorder); nothing here is held while a
 // project opens or closes, a file is written, or a callback out of the
 // package runs (the dashboard's poke, the metrics), except where the list
 // says so:
