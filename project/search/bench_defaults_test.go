@@ -8,10 +8,12 @@ import (
 )
 
 // oldDefaultRanking is the ranking shipped before the leave-one-corpus-out
-// sweep: no file prior.
+// sweep: no file prior, no morphological variants, the body's length
+// credited however short.
 var oldDefaultRanking = func() ranking {
 	r := defaultRanking
-	r.filePrior, r.rm3Weight = 0, 0
+	r.filePrior, r.rm3Weight, r.variantWeight = 0, 0, 0
+	r.lenFloor, r.minBody = 0, 0
 	return r
 }()
 

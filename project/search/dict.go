@@ -88,12 +88,13 @@ func (d *termDict) intern(term string) uint32 {
 }
 
 // sharingPrefix calls fn with every term that shares term's first n bytes
-// (n <= prefixLen), term itself included, in id order.
+// (n <= prefixLen: among the terms that share its first prefixLen), term
+// itself included, in id order.
 func (d *termDict) sharingPrefix(term string, n int, fn func(id uint32, t string)) {
-	if len(term) < prefixLen || n > prefixLen {
+	if len(term) < max(n, prefixLen) {
 		return
 	}
-	p := term[:prefixLen]
+	p := term[:max(n, prefixLen)]
 	for i := d.base.find(p); i < d.base.len(); i++ {
 		t := d.base.at(i)
 		if !strings.HasPrefix(t, p) {
@@ -105,8 +106,8 @@ func (d *termDict) sharingPrefix(term string, n int, fn func(id uint32, t string
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	for _, id := range d.byPrefix[p] {
-		if t := d.terms[int(id)-d.base.len()]; t[:n] == term[:n] {
+	for _, id := range d.byPrefix[p[:prefixLen]] {
+		if t := d.terms[int(id)-d.base.len()]; strings.HasPrefix(t, p) && t[:n] == term[:n] {
 			fn(id, t)
 		}
 	}

@@ -50,4 +50,9 @@ func TestTermDictOverStoredTerms(t *testing.T) {
 	if want := []string{"apple", "applesauce", "applet"}; !slices.Equal(terms, want) {
 		t.Errorf("sharing apple's first 4 bytes: %v, want %v", terms, want)
 	}
+	terms = nil
+	d.sharingPrefix("applesauces", 6, func(_ uint32, term string) { terms = append(terms, term) })
+	if want := []string{"applesauce"}; !slices.Equal(terms, want) {
+		t.Errorf("sharing applesauces' first 6 bytes: %v, want %v", terms, want)
+	}
 }

@@ -37,41 +37,54 @@ func (ix *Index) withSynonyms(s *snapshot, p *plan) *plan {
 // terms that share its first variantPrefix bytes (rarest first, at most
 // variantMax per term) added at the variant weight: derivational forms the
 // stemmer keeps apart ("verification" and "verify", "privileges" and
-// "privileged") found in the project's own vocabulary.
+// "privileged") found in the project's own vocabulary. A variant adds to
+// the score of the sections the query's own words matched and brings in
+// no other: a word that shares five letters with the query's is a hint,
+// not a match.
 func (ix *Index) withVariants(s *snapshot, p *plan) *plan {
 	rk := ix.rk
 	if rk.variantWeight == 0 {
 		return p
 	}
 	var add []string
+	// best holds the variantMax rarest variants of one term, rarest first.
+	type variant struct {
+		t  string
+		df int
+	}
+	best := make([]variant, 0, rk.variantMax)
 	for i, t := range p.terms {
 		if p.required[i] || len(t) < rk.variantPrefix {
 			continue
 		}
-		type v struct {
-			t  string
-			df int
-		}
-		var vs []v
+		best = best[:0]
 		ix.dict.sharingPrefix(t, rk.variantPrefix, func(id uint32, term string) {
-			if term == t || slices.Contains(p.terms, term) || slices.Contains(add, term) {
+			df := s.docFreq(id)
+			if df == 0 || term == t {
 				return
 			}
-			if df := s.postingsOf(id).len(); df > 0 {
-				vs = append(vs, v{term, df})
+			k := len(best)
+			for k > 0 && (df < best[k-1].df || df == best[k-1].df && term < best[k-1].t) {
+				k--
 			}
-		})
-		slices.SortFunc(vs, func(a, b v) int {
-			if a.df != b.df {
-				return a.df - b.df
+			if k == rk.variantMax || slices.Contains(p.terms, term) || slices.Contains(add, term) {
+				return
 			}
-			return strings.Compare(a.t, b.t)
+			if len(best) < rk.variantMax {
+				best = append(best, variant{})
+			}
+			copy(best[k+1:], best[k:])
+			best[k] = variant{term, df}
 		})
-		for _, x := range vs[:min(len(vs), rk.variantMax)] {
-			add = append(add, x.t)
+		for _, v := range best {
+			add = append(add, v.t)
 		}
 	}
-	return p.plus(add, rk.variantWeight)
+	q := p.plus(add, rk.variantWeight)
+	if len(add) > 0 {
+		q.variants = add
+	}
+	return q
 }
 
 // withJoined returns p with the joined pairs of its words that the index

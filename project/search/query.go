@@ -98,6 +98,9 @@ type plan struct {
 	order []string
 	// expansion lists the terms pseudo-relevance feedback added.
 	expansion []string
+	// variants lists the morphological variants added: they add to the
+	// score of sections the terms before them matched, and bring in none.
+	variants []string
 	// text is the phrasing as given, for the embedder.
 	text string
 }

@@ -48,6 +48,11 @@ type ranking struct {
 	// so that one common word in it does not outweigh a section that
 	// answers the question at length.
 	lenFloor float32
+	// minBody is the shortest body length, in terms, that length
+	// normalization credits (0: none): the floor above, in absolute terms,
+	// so that a set whose sections are all short still does not rank a
+	// one-sentence section first on one common word.
+	minBody float32
 
 	// joinedWeight is the weight of adjacent query words joined into an
 	// identifier the index holds ("parameter names" -> parameternames).
@@ -57,7 +62,9 @@ type ranking struct {
 // defaultRanking is the choice with the best mean MRR@10 over every set of
 // the relevance suite in the leave-one-corpus-out sweep
 // (BenchmarkRelevanceLOCO, docs/search.md); RM3 feedback, measured there,
-// did not win on the mean and is off.
+// did not win on the mean and is off. Variants share six bytes with the
+// query's word, not five: a five-byte prefix groups hundreds of terms in a
+// large vocabulary, and going through them cost more than the search.
 var defaultRanking = ranking{
 	own: 3, anc: 1, title: 1,
 	headWeight: 1,
@@ -65,7 +72,9 @@ var defaultRanking = ranking{
 	joinedWeight: 1,
 	filePrior:    0.2,
 	lenFloor:     0.25,
+	minBody:      30,
 	rm3Docs:      5, rm3Terms: 10,
+	variantPrefix: 6, variantMax: 1, variantWeight: 0.3,
 }
 
 // rankingOf returns the ranking opts asks for.

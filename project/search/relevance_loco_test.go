@@ -8,7 +8,8 @@ import (
 )
 
 // The leave-one-corpus-out sweep: every query-time choice of the ranking
-// (k1, the heading field's weight, RM3 feedback) is scored on every set of
+// (k1, the heading field's weight, the file prior, the length floors,
+// morphological variants, RM3 feedback) is scored on every set of
 // the suite; for each set, the choice with the best mean MRR@10 over the
 // other sets is reported on it, beside the textbook BM25 (relBM25) and the
 // textbook BM25 with RM3, computed in the same run on the same sections.
@@ -38,24 +39,35 @@ func locoChoices(anc uint8) []locoChoice {
 		for _, hw := range []float32{0.7, 1, 1.5} {
 			for _, prior := range []float32{0, 0.2} {
 				for _, floor := range []float32{0, 0.25} {
-					for _, rm3 := range []float32{0, 0.3, 0.5} {
-						r := defaultRanking
-						r.anc = anc
-						r.k1, r.headWeight, r.filePrior, r.lenFloor = k1, hw, prior, floor
-						r.rm3Docs, r.rm3Terms, r.rm3Weight = 5, 10, rm3
-						name := fmt.Sprintf("enclosing headings x%d, k1 %g, heading x%g, file prior %g, length floor %g, ", anc, k1, hw, prior, floor)
-						if rm3 == 0 {
-							name += "no feedback"
-						} else {
-							name += fmt.Sprintf("RM3 %g", rm3)
+					for _, minBody := range []float32{0, 30} {
+						for _, variants := range []float32{0, 0.3} {
+							for _, rm3 := range []float32{0, 0.3, 0.5} {
+								r := defaultRanking
+								r.anc = anc
+								r.k1, r.headWeight, r.filePrior, r.lenFloor, r.minBody = k1, hw, prior, floor, minBody
+								r.variantPrefix, r.variantMax, r.variantWeight = 6, 1, variants
+								r.rm3Docs, r.rm3Terms, r.rm3Weight = 5, 10, rm3
+								out = append(out, locoChoice{locoName(&r), r})
+							}
 						}
-						out = append(out, locoChoice{name, r})
 					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// locoName names a choice of the sweep by its swept parameters.
+func locoName(r *ranking) string {
+	name := fmt.Sprintf("enclosing headings x%d, k1 %g, heading x%g, file prior %g, length floor %g, shortest body %g, ", r.anc, r.k1, r.headWeight, r.filePrior, r.lenFloor, r.minBody)
+	if r.variantWeight > 0 {
+		name += fmt.Sprintf("variants %g, ", r.variantWeight)
+	}
+	if r.rm3Weight == 0 {
+		return name + "no feedback"
+	}
+	return name + fmt.Sprintf("RM3 %g", r.rm3Weight)
 }
 
 // scoreSet scores one engine's rankings of a set's queries.

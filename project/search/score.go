@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"math"
+	"slices"
 )
 
 // checkEvery is how many postings or candidates a search goes through
@@ -10,7 +11,7 @@ import (
 const checkEvery = 1 << 13
 
 // score adds the BM25F score of every section holding a term of p to
-// sc.scores, lists the sections it touched in sc.touched, and counts in
+// sc.scores (a morphological variant only to sections already scored), lists the sections it touched in sc.touched, and counts in
 // sc.req the required terms each holds.
 //
 // BM25F (Robertson, Zaragoza and Taylor, 2004): a term's frequencies in the
@@ -36,14 +37,18 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 		}
 		w := idf(n, float64(len(pl.ids))) * (k1 + 1) * p.weight(i)
 		req := p.required[i]
+		variant := slices.Contains(p.variants, term)
 		for j, id := range pl.ids {
 			if j > 0 && j%checkEvery == 0 && ix.interrupted(ctx) {
 				return ctx.Err()
 			}
-			t := float32(pl.tfs[j])*s.bodyNorm[id] + rk.headWeight*float32(pl.hts[j])*s.headNorm[id]
 			if sc.scores[id] == 0 {
+				if variant {
+					continue // a variant brings in no section
+				}
 				sc.touched = append(sc.touched, id)
 			}
+			t := float32(pl.tfs[j])*s.bodyNorm[id] + rk.headWeight*float32(pl.hts[j])*s.headNorm[id]
 			sc.scores[id] += w * saturate(t, k1)
 			if req {
 				sc.req[id]++

@@ -115,7 +115,7 @@ func (s *snapshot) computeNorms(rk *ranking) {
 	avgHead := max(1, float64(s.totalHead)/float64(s.live))
 	for id, c := range s.chunks {
 		if c != nil {
-			body := max(float64(c.bodyLen), float64(rk.lenFloor)*avgBody)
+			body := max(float64(c.bodyLen), float64(rk.lenFloor)*avgBody, float64(rk.minBody))
 			s.bodyNorm[id] = lengthNorm(rk.bodyB, body, avgBody)
 			s.headNorm[id] = lengthNorm(rk.headB, float64(c.headLen), avgHead)
 		}

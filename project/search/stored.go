@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -118,6 +119,19 @@ func (s *snapshot) encodedLen(id uint32) int {
 	}
 	if s.stored != nil && int(id) < s.stored.len() {
 		return int(s.stored.off[id+1] - s.stored.off[id])
+	}
+	return 0
+}
+
+// docFreq returns the number of sections holding term id, read from the
+// head of its stored list when the list is not decoded.
+func (s *snapshot) docFreq(id uint32) int {
+	if int(id) < len(s.postings) && s.postings[id] != nil {
+		return s.postings[id].len()
+	}
+	if s.stored != nil && int(id) < s.stored.len() {
+		n, _ := binary.Uvarint(s.stored.raw[s.stored.off[id]:s.stored.off[id+1]])
+		return int(n)
 	}
 	return 0
 }
