@@ -204,7 +204,9 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 			}
 		}
 		for _, t := range r.p.terms {
-			wanted[t] = true
+			if !slices.Contains(r.p.variants, t) {
+				wanted[t] = true
+			}
 		}
 	}
 	for _, cd := range best {
@@ -336,8 +338,8 @@ func (ix *Index) why(s *snapshot, p *plan, id uint32, surface map[string]string)
 		}
 	}
 	for _, t := range terms {
-		if !s.holds(ix.dict, t, id) {
-			continue
+		if slices.Contains(p.variants, t) || !s.holds(ix.dict, t, id) {
+			continue // a variant is a hint, not the query's word
 		}
 		if slices.Contains(p.expansion, t) {
 			expansion = append(expansion, surface[t])
