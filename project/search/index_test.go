@@ -458,7 +458,7 @@ func TestLengthFloor(t *testing.T) {
 		s.totalHead += 4
 	}
 	rk := defaultRanking
-	rk.lenFloor = 0
+	rk.lenFloor, rk.minBody = 0, 0
 	s.computeNorms(&rk)
 	plain := slices.Clone(s.bodyNorm)
 	if !(plain[0] > plain[1] && plain[1] > plain[2]) {
@@ -472,6 +472,18 @@ func TestLengthFloor(t *testing.T) {
 	for i := 2; i < len(plain); i++ {
 		if s.bodyNorm[i] != plain[i] {
 			t.Errorf("body %d at or above the floor: norm %v with the floor, %v without", s.chunks[i].bodyLen, s.bodyNorm[i], plain[i])
+		}
+	}
+	// The shortest credited body, in terms, works alike whatever the
+	// average.
+	rk.lenFloor, rk.minBody = 0, 20
+	s.computeNorms(&rk)
+	if s.bodyNorm[0] != s.bodyNorm[2] || s.bodyNorm[1] != s.bodyNorm[2] {
+		t.Errorf("bodies of 2, 10 and 20 words under the shortest body of 20: norms %v, want equal", s.bodyNorm[:3])
+	}
+	for i := 2; i < len(plain); i++ {
+		if s.bodyNorm[i] != plain[i] {
+			t.Errorf("body %d at or above the shortest body: norm %v, %v without", s.chunks[i].bodyLen, s.bodyNorm[i], plain[i])
 		}
 	}
 }
