@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest/ci"
 )
 
 // npmServersDir holds the locked npm package of the real MCP servers the
@@ -51,14 +53,14 @@ type install struct {
 // from dir (a package.json with its package-lock.json) are installed with
 // `npm ci` (the locked versions); module is one of them, whose package.json
 // says the install is done, and what names it in messages. Without Node.js
-// the test is Unavailable (skipped, or failed under BERTH_CI); a failed
+// the test is ci.Unavailable (skipped, or failed under BERTH_CI); a failed
 // install fails it.
 func NodeModules(tb testing.TB, dir, module, what string) string {
 	tb.Helper()
 	fix := "install Node.js 20+ with npm, or run `npm ci --prefix " + dir + "`"
 	node, err := exec.LookPath("node")
 	if err != nil {
-		Unavailable(tb, "node is not installed: %s", fix)
+		ci.Unavailable(tb, "node is not installed: %s", fix)
 	}
 	marker := filepath.Join(dir, "node_modules", module, "package.json")
 	if _, err := os.Stat(marker); err == nil {

@@ -3,7 +3,6 @@ package brokertest
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -89,15 +88,4 @@ func Processes(tb testing.TB, match func(exe, home string) bool) []int32 {
 func BrokerProcesses(tb testing.TB, home string) []int32 {
 	tb.Helper()
 	return Processes(tb, func(exe, h string) bool { return filepath.Base(exe) == "berth" && h == home })
-}
-
-// Unavailable skips the test for want of something it needs (the message
-// says what and how to get it), or fails it under BERTH_CI, which installs
-// everything the tests need: a CI run never passes by skipping.
-func Unavailable(tb testing.TB, format string, args ...any) {
-	tb.Helper()
-	if os.Getenv("BERTH_CI") != "" {
-		tb.Fatalf(format, args...)
-	}
-	tb.Skipf(format, args...)
 }

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest/ci"
 )
 
 // Name is the second account's name.
@@ -37,11 +39,11 @@ type Account struct {
 func Second(tb testing.TB) Account {
 	tb.Helper()
 	if os.Getuid() != 0 {
-		unavailable(tb, "creating a second account needs root (CI runs the suite as root)")
+		ci.Unavailable(tb, "creating a second account needs root (CI runs the suite as root)")
 	}
 	for _, tool := range []string{"useradd", "runuser"} {
 		if _, err := lookPath(tool); err != nil {
-			unavailable(tb, fmt.Sprintf("%s is not installed (Debian: apt-get install passwd util-linux)", tool))
+			ci.Unavailable(tb, "%s is not installed (Debian: apt-get install passwd util-linux)", tool)
 		}
 	}
 	var last error
@@ -81,7 +83,7 @@ func (a Account) Command(ctx context.Context, name string, args ...string) *exec
 func (a Account) Curl(tb testing.TB, args ...string) (int, string) {
 	tb.Helper()
 	if _, err := exec.LookPath("curl"); err != nil {
-		unavailable(tb, "curl is not installed")
+		ci.Unavailable(tb, "curl is not installed")
 	}
 	code, body, err := a.TryCurl(args...)
 	if err != nil {
@@ -253,7 +255,7 @@ func NeedIPv6(tb testing.TB) {
 		ln.Close()
 		return
 	}
-	unavailable(tb, fmt.Sprintf("this host has no IPv6 loopback (::1): enable IPv6 on lo (%v)", err))
+	ci.Unavailable(tb, "this host has no IPv6 loopback (::1): enable IPv6 on lo (%v)", err)
 }
 
 // lookPath finds tool on PATH or in the sbin folders a non-login root
@@ -269,14 +271,4 @@ func lookPath(tool string) (string, error) {
 		}
 	}
 	return "", errors.New(tool + " not found")
-}
-
-// unavailable skips the test with reason, or fails it under CI
-// (BERTH_CI=1), where everything the suite needs is installed.
-func unavailable(tb testing.TB, reason string) {
-	tb.Helper()
-	if os.Getenv("BERTH_CI") != "" {
-		tb.Fatalf("BERTH_CI is set: %s", reason)
-	}
-	tb.Skip(reason)
 }

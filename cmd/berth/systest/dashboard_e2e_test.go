@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/broker/brokertest/ci"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -40,7 +41,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	brokertest.Unavailable(t, "Chromium is not installed: run apt-get install chromium (as root; .ci/run does this)")
+	ci.Unavailable(t, "Chromium is not installed: run apt-get install chromium (as root; .ci/run does this)")
 	return ""
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/broker/brokertest/ci"
 	"github.com/berth-dev/berth/broker/peer/peertest"
 )
 
@@ -28,7 +29,7 @@ func needTool(t *testing.T, tool, pkg string) string {
 	if err == nil {
 		return p
 	}
-	brokertest.Unavailable(t, "%s is not installed (apt-get install %s)", tool, pkg)
+	ci.Unavailable(t, "%s is not installed (apt-get install %s)", tool, pkg)
 	return ""
 }
 

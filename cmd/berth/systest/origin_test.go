@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/broker/brokertest/ci"
 	"golang.org/x/mod/modfile"
 )
 
@@ -40,7 +40,7 @@ func TestEverythingTrackedIsBerths(t *testing.T) {
 
 	out, err := exec.Command("git", "-C", repoRoot, "ls-files", "-z").Output()
 	if err != nil {
-		brokertest.Unavailable(t, "git ls-files: %v (run the test in a git checkout with git installed)", err)
+		ci.Unavailable(t, "git ls-files: %v (run the test in a git checkout with git installed)", err)
 	}
 	for _, path := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
 		if path == "" {

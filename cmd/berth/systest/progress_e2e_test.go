@@ -15,6 +15,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/broker/brokertest/ci"
 )
 
 // holdLock takes home's broker lock as a broker that does not answer
@@ -43,7 +44,7 @@ func TestCLIShowsProgressOnATerminalOnly(t *testing.T) {
 	t.Parallel()
 	script, err := exec.LookPath("script")
 	if err != nil {
-		brokertest.Unavailable(t, "script (util-linux) is missing: it gives the CLI a terminal (apt-get install bsdutils)")
+		ci.Unavailable(t, "script (util-linux) is missing: it gives the CLI a terminal (apt-get install bsdutils)")
 	}
 	home := brokertest.Home(t)
 	failOnBrokersLeft(t, home)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/broker/brokertest/ci"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -190,7 +191,7 @@ func TestSubAgentGuideCurlSessionWorks(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			brokertest.Unavailable(t, "%s is not installed (.ci/run installs it)", tool)
+			ci.Unavailable(t, "%s is not installed (.ci/run installs it)", tool)
 		}
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sub-agents.md"))
