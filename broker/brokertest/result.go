@@ -8,6 +8,9 @@ import (
 
 // ResultText is the text of a tool result: its text blocks, one a line.
 func ResultText(res *mcp.CallToolResult) string {
+	if res == nil { // the call failed: the error says why
+		return ""
+	}
 	var parts []string
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {

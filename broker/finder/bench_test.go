@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/search"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -107,7 +108,7 @@ func BenchmarkFinder(b *testing.B) {
 		q := tasks[i%len(tasks)].text
 		tp := time.Now()
 		if res, err := bigSession.CallTool(ctx, &mcp.CallToolParams{Name: "ping"}); err != nil || res.IsError {
-			b.Fatalf("ping: %v %s", err, text(res))
+			b.Fatalf("ping: %v %s", err, brokertest.ResultText(res))
 		}
 		t0 := time.Now()
 		if _, err := bigFinder.Find(ctx, q, DefaultResults); err != nil {
@@ -116,7 +117,7 @@ func BenchmarkFinder(b *testing.B) {
 		t1 := time.Now()
 		res, err := bigSession.CallTool(ctx, &mcp.CallToolParams{Name: FindTools, Arguments: map[string]any{"query": q}})
 		if err != nil || res.IsError {
-			b.Fatalf("find_tools: %v %s", err, text(res))
+			b.Fatalf("find_tools: %v %s", err, brokertest.ResultText(res))
 		}
 		rank, find, ping = append(rank, t1.Sub(t0)), append(find, time.Since(t1)), append(ping, t0.Sub(tp))
 	}
@@ -127,13 +128,13 @@ func BenchmarkFinder(b *testing.B) {
 	args := map[string]any{"severity": "critical"}
 	direct := func() {
 		if res, err := all.CallTool(ctx, &mcp.CallToolParams{Name: "workspace__list_alerts", Arguments: args}); err != nil || res.IsError {
-			b.Fatalf("direct call: %v %s", err, text(res))
+			b.Fatalf("direct call: %v %s", err, brokertest.ResultText(res))
 		}
 	}
 	through := func() {
 		res, err := all.CallTool(ctx, &mcp.CallToolParams{Name: CallTool, Arguments: map[string]any{"name": "workspace__list_alerts", "arguments": args}})
 		if err != nil || res.IsError {
-			b.Fatalf("call_tool: %v %s", err, text(res))
+			b.Fatalf("call_tool: %v %s", err, brokertest.ResultText(res))
 		}
 	}
 	for range 50 { // warm both

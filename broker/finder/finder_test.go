@@ -41,24 +41,13 @@ func callFind(t testing.TB, ctx context.Context, cs *mcp.ClientSession, query st
 	t.Helper()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: FindTools, Arguments: map[string]any{"query": query, "n": n}})
 	if err != nil || res.IsError {
-		t.Fatalf("find_tools %q: %v %s", query, err, text(res))
+		t.Fatalf("find_tools %q: %v %s", query, err, brokertest.ResultText(res))
 	}
 	var fr FindResult
-	if err := json.Unmarshal([]byte(text(res)), &fr); err != nil {
-		t.Fatalf("find_tools answered %q: %v", text(res), err)
+	if err := json.Unmarshal([]byte(brokertest.ResultText(res)), &fr); err != nil {
+		t.Fatalf("find_tools answered %q: %v", brokertest.ResultText(res), err)
 	}
 	return fr
-}
-
-func text(res *mcp.CallToolResult) string {
-	if res == nil || len(res.Content) == 0 {
-		return ""
-	}
-	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-		return tc.Text
-	}
-	b, _ := json.Marshal(res.Content[0])
-	return string(b)
 }
 
 func foundNames(fr FindResult) []string {
@@ -108,22 +97,22 @@ func TestFinderModeListsCoreToolsAndFindsTheRest(t *testing.T) {
 		"arguments": map[string]any{"entities": []any{map[string]any{
 			"name": "Alice", "entityType": "person", "observations": []any{"likes tea"}}}},
 	}})
-	if err != nil || res.IsError || !strings.Contains(text(res), "Alice") {
-		t.Fatalf("call_tool memory__create_entities: %v %s", err, text(res))
+	if err != nil || res.IsError || !strings.Contains(brokertest.ResultText(res), "Alice") {
+		t.Fatalf("call_tool memory__create_entities: %v %s", err, brokertest.ResultText(res))
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory__read_graph"})
-	if err != nil || !strings.Contains(text(res), "likes tea") {
-		t.Errorf("the entity call_tool created is not in the graph: %v %s", err, text(res))
+	if err != nil || !strings.Contains(brokertest.ResultText(res), "likes tea") {
+		t.Errorf("the entity call_tool created is not in the graph: %v %s", err, brokertest.ResultText(res))
 	}
 
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: CallTool, Arguments: map[string]any{
 		"name": "workspace__merge_pull_request", "arguments": map[string]any{"repo": "acme/api", "number": 42, "merge_method": "squash"}}})
-	if err != nil || res.IsError || text(res) != `workspace merge_pull_request {"merge_method":"squash","number":42,"repo":"acme/api"}` {
-		t.Errorf("call_tool workspace__merge_pull_request: %v %s", err, text(res))
+	if err != nil || res.IsError || brokertest.ResultText(res) != `workspace merge_pull_request {"merge_method":"squash","number":42,"repo":"acme/api"}` {
+		t.Errorf("call_tool workspace__merge_pull_request: %v %s", err, brokertest.ResultText(res))
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: CallTool, Arguments: map[string]any{"name": "get_server_info"}})
-	if err != nil || res.IsError || !strings.Contains(text(res), f.root) {
-		t.Errorf("call_tool get_server_info (Berth's own): %v %s", err, text(res))
+	if err != nil || res.IsError || !strings.Contains(brokertest.ResultText(res), f.root) {
+		t.Errorf("call_tool get_server_info (Berth's own): %v %s", err, brokertest.ResultText(res))
 	}
 }
 
@@ -148,13 +137,13 @@ func TestCallToolRefusesArgumentsWithTheSchemasMessage(t *testing.T) {
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: CallTool, Arguments: map[string]any{
 		"name": "workspace__merge_pull_request", "arguments": bad}})
-	if err != nil || !res.IsError || !strings.Contains(text(res), wantErr.Error()) || strings.Contains(text(res), "workspace merge_pull_request") {
-		t.Errorf("call_tool with bad arguments: %v %q, want a tool error with %q", err, text(res), wantErr)
+	if err != nil || !res.IsError || !strings.Contains(brokertest.ResultText(res), wantErr.Error()) || strings.Contains(brokertest.ResultText(res), "workspace merge_pull_request") {
+		t.Errorf("call_tool with bad arguments: %v %q, want a tool error with %q", err, brokertest.ResultText(res), wantErr)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: CallTool, Arguments: map[string]any{
 		"name": "workspace__merge_pull_request", "arguments": map[string]any{"number": 1}}})
-	if err != nil || !res.IsError || !strings.Contains(text(res), "repo") {
-		t.Errorf("call_tool without a required argument: %v %q", err, text(res))
+	if err != nil || !res.IsError || !strings.Contains(brokertest.ResultText(res), "repo") {
+		t.Errorf("call_tool without a required argument: %v %q", err, brokertest.ResultText(res))
 	}
 	for _, tc := range []struct {
 		args map[string]any
@@ -166,8 +155,8 @@ func TestCallToolRefusesArgumentsWithTheSchemasMessage(t *testing.T) {
 		{map[string]any{"name": FindTools}, "call find_tools directly"},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: CallTool, Arguments: tc.args})
-		if err != nil || !res.IsError || !strings.Contains(text(res), tc.want) {
-			t.Errorf("call_tool %v: %v %q, want a tool error with %q", tc.args, err, text(res), tc.want)
+		if err != nil || !res.IsError || !strings.Contains(brokertest.ResultText(res), tc.want) {
+			t.Errorf("call_tool %v: %v %q, want a tool error with %q", tc.args, err, brokertest.ResultText(res), tc.want)
 		}
 	}
 	for _, tc := range []struct {
@@ -179,8 +168,8 @@ func TestCallToolRefusesArgumentsWithTheSchemasMessage(t *testing.T) {
 		{map[string]any{"query": "merge", "limit": 3}, `unknown field "limit"`},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: FindTools, Arguments: tc.args})
-		if err != nil || !res.IsError || !strings.Contains(text(res), tc.want) {
-			t.Errorf("find_tools %v: %v %q, want a tool error with %q", tc.args, err, text(res), tc.want)
+		if err != nil || !res.IsError || !strings.Contains(brokertest.ResultText(res), tc.want) {
+			t.Errorf("find_tools %v: %v %q, want a tool error with %q", tc.args, err, brokertest.ResultText(res), tc.want)
 		}
 	}
 }
@@ -212,7 +201,7 @@ func TestPromotedToolJoinsTheSessionsListing(t *testing.T) {
 	drain(changed)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: CallTool, Arguments: map[string]any{"name": "workspace__list_alerts", "arguments": map[string]any{"severity": "critical"}}})
 	if err != nil || res.IsError {
-		t.Fatalf("call_tool: %v %s", err, text(res))
+		t.Fatalf("call_tool: %v %s", err, brokertest.ResultText(res))
 	}
 	select {
 	case <-changed:
@@ -274,12 +263,12 @@ func TestLazyServersToolsAreKeptByDigest(t *testing.T) {
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: CallTool, Arguments: map[string]any{"name": "workspace__list_alerts"}})
 	if err != nil || res.IsError {
-		t.Fatalf("call_tool started no server: %v %s", err, text(res))
+		t.Fatalf("call_tool started no server: %v %s", err, brokertest.ResultText(res))
 	}
 	if got := foundNames(callFind(t, ctx, cs, "merge a pull request", 3)); !slices.Contains(got, "workspace__merge_pull_request") {
 		t.Fatalf("after the start: %v", got)
 	}
-	waitFor(t, ctx, func() bool {
+	brokertest.Eventually(t, "the started server's 100 tools cached", func() bool {
 		tools, _ := first.finder.opts.Cache.Load(workspaceDecl(t).Server.Digest())
 		return len(tools) == 100
 	})
@@ -302,17 +291,6 @@ func TestLazyServersToolsAreKeptByDigest(t *testing.T) {
 	fr = callFind(t, ctx, third.connect(t, "cursor", nil), "merge a pull request", 3)
 	if slices.Contains(foundNames(fr), "workspace__merge_pull_request") {
 		t.Errorf("a changed definition's tools were taken from the cache: %+v", fr)
-	}
-}
-
-func waitFor(t testing.TB, ctx context.Context, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("timed out")
-		case <-time.After(20 * time.Millisecond):
-		}
 	}
 }
 

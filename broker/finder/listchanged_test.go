@@ -1,10 +1,12 @@
 package finder
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/broker/finder/findertest"
 	"github.com/berth-dev/berth/broker/hosted"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,7 +39,7 @@ func TestRunningServersNewToolsReplaceItsCachedList(t *testing.T) {
 		return tools
 	}
 	before := served(findertest.DisableWeather, findertest.EnableWeather, findertest.Wait)
-	waitFor(t, ctx, func() bool { return slices.Equal(sorted(stored()), before) })
+	brokertest.Eventually(t, fmt.Sprintf("the cache holding %v", before), func() bool { return slices.Equal(sorted(stored()), before) })
 
 	cs := fx.connect(t, "cursor", nil)
 	const query = "weather forecast for a city"
@@ -50,18 +52,18 @@ func TestRunningServersNewToolsReplaceItsCachedList(t *testing.T) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: CallTool, Arguments: map[string]any{"name": served(tool)[0]}})
 		if err != nil || res.IsError {
-			t.Fatalf("call_tool %s: %v %s", tool, err, text(res))
+			t.Fatalf("call_tool %s: %v %s", tool, err, brokertest.ResultText(res))
 		}
 	}
 	call(findertest.EnableWeather)
 	after := served(findertest.DisableWeather, findertest.EnableWeather, findertest.WeatherForecast, findertest.Wait)
-	waitFor(t, ctx, func() bool { return slices.Equal(sorted(stored()), after) })
+	brokertest.Eventually(t, fmt.Sprintf("the cache holding %v", after), func() bool { return slices.Equal(sorted(stored()), after) })
 	if got := foundNames(callFind(t, ctx, cs, query, 3)); len(got) == 0 || got[0] != forecast {
 		t.Errorf("find_tools %q after the server listed %s: %v, want it first", query, forecast, got)
 	}
 
 	call(findertest.DisableWeather)
-	waitFor(t, ctx, func() bool { return slices.Equal(sorted(stored()), before) })
+	brokertest.Eventually(t, fmt.Sprintf("the cache holding %v", before), func() bool { return slices.Equal(sorted(stored()), before) })
 	if got := foundNames(callFind(t, ctx, cs, query, 3)); slices.Contains(got, forecast) {
 		t.Errorf("find_tools still ranks %s after the server removed it: %v", forecast, got)
 	}

@@ -248,9 +248,11 @@ func (e *berthEngine) editLatency(tb testing.TB, root string) (p50, worst time.D
 	defer w.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); Watch(ctx, e.ix, w.Subscribe()) }()
+	// watch.New has set its watches when it returns; subscribed before the
+	// first write, the index is told of every change.
+	changes := w.Subscribe()
+	go func() { defer close(done); Watch(ctx, e.ix, changes) }()
 	defer func() { cancel(); <-done }()
-	time.Sleep(50 * time.Millisecond) // let the watches settle
 	var lat []time.Duration
 	for i := range 10 {
 		token := fmt.Sprintf("zqedit%03dx", i)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/berth-dev/berth/broker/brokertest"
 )
 
 // praxisCorpus has files labelled every way search_standards filters on.
@@ -87,7 +87,7 @@ func TestToolRefusesBadPraxisFilters(t *testing.T) {
 			t.Errorf("%v: want a tool error, got %+v", tc.args, out)
 			continue
 		}
-		if text := toolText(res); !strings.Contains(text, tc.want) {
+		if text := brokertest.ResultText(res); !strings.Contains(text, tc.want) {
 			t.Errorf("%v: error %q does not mention %q", tc.args, text, tc.want)
 		}
 	}
@@ -149,15 +149,4 @@ func TestEstimateTokens(t *testing.T) {
 			t.Errorf("estimateTokens(%q) = %d, want %d", tc.s, got, tc.want)
 		}
 	}
-}
-
-// toolText is the text of a tool result's first content block.
-func toolText(res *mcp.CallToolResult) string {
-	if len(res.Content) == 0 {
-		return ""
-	}
-	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-		return tc.Text
-	}
-	return ""
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/search/embeddings"
 )
 
@@ -99,15 +100,11 @@ func (cs *conceptServer) set(fail bool, stall chan struct{}) {
 	cs.fail, cs.stall = fail, stall
 }
 
-// waitEmbedded waits until ix holds n vectors, for at most 10 s.
+// waitEmbedded waits until ix holds n vectors.
 func waitEmbedded(t *testing.T, ix *Index, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for ix.Status().Embedded != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("status %+v: want %d sections embedded", ix.Status(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !brokertest.Poll(brokertest.WaitLimit, func() bool { return ix.Status().Embedded == n }) {
+		t.Fatalf("status %+v: want %d sections embedded", ix.Status(), n)
 	}
 }
 
@@ -157,12 +154,8 @@ func TestAnUnchangedSectionIsEmbeddedOnce(t *testing.T) {
 	if err := ix.Apply(context.Background(), []string{".praxis-os/standards/db/pool.md"}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for srv.embedded() != 4 || ix.Status().Embedded != 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("embedded %d texts in all, status %+v: want the edited section's alone embedded again", srv.embedded(), ix.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !brokertest.Poll(brokertest.WaitLimit, func() bool { return srv.embedded() == 4 && ix.Status().Embedded == 3 }) {
+		t.Fatalf("embedded %d texts in all, status %+v: want the edited section's alone embedded again", srv.embedded(), ix.Status())
 	}
 	srv.mu.Lock()
 	last := srv.texts[3]
@@ -178,12 +171,8 @@ func TestEmbedderFailureLeavesBM25(t *testing.T) {
 	srv := newConceptServer(t)
 	srv.set(true, nil)
 	ix := openEmbedded(t, root, nil, srv)
-	deadline := time.Now().Add(10 * time.Second)
-	for ix.Status().EmbedError == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("status %+v: want the server's failure", ix.Status())
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !brokertest.Poll(brokertest.WaitLimit, func() bool { return ix.Status().EmbedError != "" }) {
+		t.Fatalf("status %+v: want the server's failure", ix.Status())
 	}
 	if st := ix.Status(); !strings.Contains(st.EmbedError, "503") || st.Embedded != 0 {
 		t.Fatalf("status %+v", st)

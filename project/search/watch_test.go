@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/watch"
 )
 
@@ -15,16 +15,10 @@ import (
 // bound (never a timing assertion: the latency is measured in benchmarks).
 func eventually(t *testing.T, ix *Index, q string, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	var got []string
-	for time.Now().Before(deadline) {
-		got = files(search(t, ix, q))
-		if slices.Equal(got, want) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !brokertest.Poll(brokertest.WaitLimit, func() bool { got = files(search(t, ix, q)); return slices.Equal(got, want) }) {
+		t.Fatalf("%q -> %v, want %v", q, got, want)
 	}
-	t.Fatalf("%q -> %v, want %v", q, got, want)
 }
 
 func TestWatcherKeepsIndexCurrent(t *testing.T) {
