@@ -22,7 +22,7 @@ import (
 
 var (
 	buildMu sync.Mutex
-	builds  = map[string]string{} // version and protocol ("" = as the source says) -> directory
+	builds  = map[string]string{} // version, protocol ("" = as the source says) and packages -> directory
 )
 
 // Binaries builds berth and berth-shim once per test process and returns
@@ -45,13 +45,28 @@ func BinariesProtocol(tb testing.TB, version, protocol string) string {
 	if dir := os.Getenv("BERTH_TEST_BIN"); dir != "" && version == "" {
 		return dir
 	}
+	return built(tb, version, protocol, "./cmd/berth", "./cmd/berth-shim")
+}
+
+// ShimVersion builds berth-shim alone reporting version, for a test whose
+// shim attaches to a broker already running: it links one binary, not two
+// (the broker's is the larger). It returns the shim's path.
+func ShimVersion(tb testing.TB, version string) string {
+	tb.Helper()
+	return filepath.Join(built(tb, version, "", "./cmd/berth-shim"), "berth-shim")
+}
+
+// built returns the directory of pkgs built once per test process for
+// version and protocol.
+func built(tb testing.TB, version, protocol string, pkgs ...string) string {
+	tb.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	key := version + "\x00" + protocol
+	key := strings.Join(append([]string{version, protocol}, pkgs...), "\x00")
 	if dir, ok := builds[key]; ok {
 		return dir
 	}
-	dir, err := build(version, protocol)
+	dir, err := build(version, protocol, pkgs)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -59,7 +74,7 @@ func BinariesProtocol(tb testing.TB, version, protocol string) string {
 	return dir
 }
 
-func build(version, protocol string) (string, error) {
+func build(version, protocol string, pkgs []string) (string, error) {
 	dir, err := os.MkdirTemp("", "berth-bin-")
 	if err != nil {
 		return "", err
@@ -87,7 +102,7 @@ func build(version, protocol string) (string, error) {
 	if len(ldflags) > 0 {
 		args = append(args, "-ldflags", strings.Join(ldflags, " "))
 	}
-	cmd := exec.Command("go", append(args, "./cmd/berth", "./cmd/berth-shim")...)
+	cmd := exec.Command("go", append(args, pkgs...)...)
 	cmd.Dir = modRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)

@@ -100,6 +100,7 @@ func abandon(t *testing.T, ctx context.Context, node, url string, runs int) (ok 
 // succeeds, and the broker's goroutines and fds end where they were.
 func TestTypeScriptClientThatNeverDeletesRunsTwoHundredTimes(t *testing.T) {
 	t.Parallel()
+	heavy(t)
 	node := needTSClient(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--log-level", "info"}})
 	ctx := testCtx(t, 4*time.Minute)

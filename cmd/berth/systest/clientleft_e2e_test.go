@@ -22,6 +22,7 @@ import (
 // path) at 2025-03-26 and 2025-06-18, and a batch (the go-sdk's transport)
 // at 2025-03-26.
 func TestCallOfAKilledClientIsCancelled(t *testing.T) {
+	t.Parallel()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Skip("needs curl as the client process")

@@ -24,6 +24,7 @@ import (
 // written is said once where the user looks (/health, doctor, the
 // dashboard).
 func TestDiskFullIsShownWhereTheUserLooks(t *testing.T) {
+	t.Parallel()
 	prlimit := needTool(t, "prlimit", "util-linux")
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Fatalf("no /dev/full on this Linux machine: %v", err)

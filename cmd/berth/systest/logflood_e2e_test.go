@@ -30,6 +30,8 @@ const (
 // above (it grew 2.1 MB, one ERROR line each, before), and the session
 // still works.
 func TestDuplicateNotificationFloodKeepsTheLogSmall(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--log-level", "info"}})
 	ctx := testCtx(t, 3*time.Minute)
 	p := b.Attach(t, brokertest.Project(t, "flood", nil))

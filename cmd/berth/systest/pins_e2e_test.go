@@ -19,6 +19,7 @@ import (
 // orders, and a clean stop and start after.
 func TestPinSurvivesKillWhileAShimIsAttached(t *testing.T) {
 	// Serial: its shim must reach the next broker within 10 s, too tight beside other brokers starting.
+	// Its two orders, each on its own home and ports, run beside each other.
 	for _, order := range []struct {
 		name string
 		// shimStarts: the shim's reconnect starts the next broker and
@@ -29,6 +30,7 @@ func TestPinSurvivesKillWhileAShimIsAttached(t *testing.T) {
 		shimStarts bool
 	}{{"shim attach first", true}, {"remount first", false}} {
 		t.Run(order.name, func(t *testing.T) {
+			t.Parallel()
 			for round := range 3 {
 				pinSurvivesRound(t, order.shimStarts, round)
 				if t.Failed() {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestServePprofOnLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	port, _ := brokertest.PortRange(t, 1)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	brokertest.StartBroker(t, brokertest.Options{Args: []string{"--pprof", addr}})

@@ -17,6 +17,8 @@ import (
 // inotify instance (a user gets 128 by default): an edit in the last one
 // mounted is found by its search.
 func TestTwoHundredProjectsAllWatched(t *testing.T) {
+	t.Parallel()
+	heavy(t)
 	const n = 200
 	b := brokertest.StartBroker(t, brokertest.Options{Ports: n + 10})
 	ctx := testCtx(t, 5*time.Minute)

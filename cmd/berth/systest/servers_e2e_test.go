@@ -563,6 +563,7 @@ func TestFailedServerIsShownAndRestarted(t *testing.T) {
 // the whole fix, and a restart asked while the command is still missing
 // fails once more, at once, and says so.
 func TestMissingCommandFailsAtOnceWithItsFix(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 2*time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "missing", nil)

@@ -366,6 +366,7 @@ func TestTypeScriptSDKCompletesWhereNothingMatches(t *testing.T) {
 // get the schema validator's own message; a tool of a server awaiting
 // approval answers the approve command.
 func TestTypeScriptSDKInFinderMode(t *testing.T) {
+	t.Parallel()
 	tsNode := needTSClient(t)
 	ctx := testCtx(t, 4*time.Minute)
 	node, everything := brokertest.NPMServer(t, "server-everything")
@@ -474,6 +475,7 @@ func schemaMessage(t *testing.T, schema json.RawMessage, args string) string {
 // that is not a mode answers 400 naming the modes, and berth-shim --tools
 // with one exits with a usage error naming them.
 func TestBadToolsListingIsRefusedWithTheValues(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, time.Minute)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "badtools", nil)

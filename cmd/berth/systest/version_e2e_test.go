@@ -73,10 +73,14 @@ func TestShimAndBrokerAgreeByProtocolNotVersion(t *testing.T) {
 	// Serial: it builds a second release of the binaries, which missed the connect deadline beside the other tests.
 	home := autostartHome(t)
 	// The binaries of each version first: building them is not what the
-	// deadline below bounds.
-	for _, version := range []string{"v9.9.9", "v0.0.0-20261126061500-abcdef012345", "(devel)"} {
-		brokertest.BinariesVersion(t, version)
+	// deadline below bounds. The shims of the versions that find the
+	// broker running are built alone.
+	attaching := []string{"v0.0.0-20261126061500-abcdef012345", "(devel)"}
+	brokertest.BinariesVersion(t, "v9.9.9")
+	for _, version := range attaching {
+		brokertest.ShimVersion(t, version)
 	}
+	brokertest.BinariesProtocol(t, "(devel)", newProtocol)
 	ctx := testCtx(t, 90*time.Second)
 	root := brokertest.Project(t, "proto", nil)
 	var brokerPID, newPID int
@@ -90,8 +94,8 @@ func TestShimAndBrokerAgreeByProtocolNotVersion(t *testing.T) {
 	brokerPID = getServerInfo(t, ctx, s).Server.PID
 	s.Close()
 
-	for _, version := range []string{"v0.0.0-20261126061500-abcdef012345", "(devel)"} {
-		shim := filepath.Join(brokertest.BinariesVersion(t, version), "berth-shim")
+	for _, version := range attaching {
+		shim := brokertest.ShimVersion(t, version)
 		tr, cmd := shimTransportBin(t, shim, home, root, "BERTH_IDLE_TIMEOUT=60s")
 		stderr := &syncBuffer{}
 		cmd.Stderr = stderr

@@ -38,6 +38,7 @@ func projectByRoot(l api.ProjectList, root string) (api.Project, bool) {
 // checkout whose .git file claims the repository without its confirmation
 // is a project of its own, and the log says why.
 func TestWorktreesGroupUnderTheirRepository(t *testing.T) {
+	t.Parallel()
 	repo := brokertest.GitRepo(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n\nalpha\n"})
 	wtA := brokertest.Worktree(t, repo, "wt-a")
 	wtB := brokertest.Worktree(t, repo, "wt-b")
@@ -105,6 +106,7 @@ func TestWorktreesGroupUnderTheirRepository(t *testing.T) {
 // prune after the directory was deleted) berth.db keeps nothing of it;
 // the main checkout keeps its record (no worktree stores an index: they share one in memory).
 func TestWorktreeRemoveAndPruneLeaveNothing(t *testing.T) {
+	t.Parallel()
 	repo := brokertest.GitRepo(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n\nalpha\n"})
 	removed := brokertest.Worktree(t, repo, "removed")
 	pruned := brokertest.Worktree(t, repo, "pruned")
@@ -181,6 +183,7 @@ func TestWorktreeRemoveAndPruneLeaveNothing(t *testing.T) {
 // edits the server's script waits for its own approval, and berth servers
 // says what differs from the sibling's approval.
 func TestApprovalCoversSiblingWorktrees(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-memory")
 	root := brokertest.Project(t, "repo", map[string]string{".praxis-os/standards/a.md": "# A\n"})
@@ -250,6 +253,7 @@ func approvedRepository(t *testing.T, servers string) (b *brokertest.Broker, roo
 // for the worktrees of a repository: an entity one worktree's client
 // creates is read from another's, and every worktree names one process.
 func TestShareRepositoryRunsOneProcess(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-memory")
 	memory := func(file string) string {
@@ -291,6 +295,7 @@ func TestShareRepositoryRunsOneProcess(t *testing.T) {
 // repository's worktrees, and the answer names every worktree holding it,
 // the ones attached after it started included (roots/list_changed).
 func TestShareRepositoryRootsNameEveryWorktree(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-filesystem")
 	b, root, one, two := approvedRepository(t, fmt.Sprintf("  fs:\n    command: %q\n    args: [%q]\n    share: repository\n    tools: {allow: [list_allowed_directories]}\n", node, script))
