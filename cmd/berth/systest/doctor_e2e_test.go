@@ -143,7 +143,8 @@ func TestDoctorOnHealthyAndBrokenHomes(t *testing.T) {
 // where the user keeps it, and the IDE files that run berth-shim: a
 // missing shim or a file the IDE cannot read is a FAIL with the fix.
 func TestDoctorChecksTheIDEFilesAndConfigs(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	env := userEnv(home)
 	cursor := filepath.Join(home, ".cursor", "mcp.json")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,4 +179,19 @@ func heavy(t *testing.T) {
 	t.Helper()
 	heavySlot <- struct{}{}
 	t.Cleanup(func() { <-heavySlot })
+}
+
+// defaultPorts is held by the test running Berth on its default ports
+// (control 127.0.0.1:4241, projects from 4242), as a user who sets nothing
+// does: one broker at a time can listen there.
+var defaultPorts sync.Mutex
+
+// onDefaultPorts marks a parallel test that runs Berth on its default
+// ports: called after t.Parallel, it waits until no other such test runs,
+// and holds the ports until the test ends. The other tests choose free
+// ports (brokertest.PortRange) and run beside it.
+func onDefaultPorts(t *testing.T) {
+	t.Helper()
+	defaultPorts.Lock()
+	t.Cleanup(defaultPorts.Unlock)
 }

@@ -99,6 +99,7 @@ func aliasBomb() string {
 // at once with the file, the place and the fix, at a cost within the
 // budget of a refusal over a broker that stops on a plain mistake.
 func TestHostileBrokerConfig(t *testing.T) {
+	// Serial: it measures what a refusal costs against a budget (budgettest), which other tests beside it would skew.
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	u, err := brokertest.ProcUsage(b.PID())
 	if err != nil {

@@ -109,6 +109,7 @@ type hostileProject struct {
 
 // TestHostileInputs runs every entry of hostileCases on one broker.
 func TestHostileInputs(t *testing.T) {
+	// Serial: it measures what each input costs the broker against a budget (budgettest), which other tests beside it would skew.
 	b := brokertest.StartBroker(t, brokertest.Options{Ports: 40})
 	limit := brokertest.LimitAddressSpace(t, b.PID(), hostileHeadroom)
 	t.Logf("broker pid %d, address space capped at %d MiB", b.PID(), limit>>20)

@@ -50,7 +50,8 @@ func userConfigDir(home string) string {
 }
 
 func TestIDEConfigWriteKeepsOtherEntriesAndRuns(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "shop", nil)
@@ -109,7 +110,8 @@ func TestIDEConfigWriteKeepsOtherEntriesAndRuns(t *testing.T) {
 }
 
 func TestIDEConfigFormatsPerApp(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	root := brokertest.Project(t, "web", nil)
 	env := userEnv(home)

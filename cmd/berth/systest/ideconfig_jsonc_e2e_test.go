@@ -106,7 +106,8 @@ const cursorWithComments = `{
 // keeps every other line as it was, backs the file up, and the result
 // still reads by the IDE's rules and runs.
 func TestIDEConfigWriteKeepsCommentsOfVSCodeAndCursorFiles(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "shop", nil)
@@ -165,7 +166,8 @@ func TestIDEConfigWriteKeepsCommentsOfVSCodeAndCursorFiles(t *testing.T) {
 // no path of this machine, which runs from the IDE's workspace variable and
 // PATH; the printed hint repeats every flag given.
 func TestIDEConfigPortableAndTheHint(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "team", nil)
@@ -341,7 +343,8 @@ func TestIDEConfigImport(t *testing.T) {
 // go to the user's broker config, in the XDG location, which the broker
 // then reads.
 func TestIDEConfigImportIntoTheBrokerConfig(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	env := userEnv(home)
 	claude := filepath.Join(userConfigDir(home), "Claude", "claude_desktop_config.json")

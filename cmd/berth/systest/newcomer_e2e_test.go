@@ -19,7 +19,8 @@ import (
 // usage and flags and exits 0; commands that take a directory do not
 // take --help for one.
 func TestSubcommandHelpPrintsFlags(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	env := userEnv(userHome(t), "BERTH_HOME="+brokertest.Home(t))
 	for _, tc := range []struct {
 		args     []string

@@ -70,7 +70,8 @@ func TestExampleServerHostedOnceForWindowAndSubAgent(t *testing.T) {
 // TestDemoShowsHosting: `berth demo` runs to the end and shows the notes
 // server hosted once for the window and the sub-agent.
 func TestDemoShowsHosting(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	cmd := exec.Command(brokertest.Berth(t), "demo")
 	cmd.Env = userEnv(userHome(t))
 	out, err := cmd.CombinedOutput()

@@ -131,7 +131,8 @@ func words(s string) []string {
 }
 
 func TestServiceInstallWritesAVerifiedSystemdUnit(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	env := userEnv(home)
 	unitPath := filepath.Join(home, ".config", "systemd", "user", "berth.service")
@@ -244,7 +245,8 @@ func plistDict(t *testing.T, d plistNode) map[string]plistNode {
 }
 
 func TestServiceInstallWritesALaunchdAgent(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	env := userEnv(home)
 	plistPath := filepath.Join(home, "Library", "LaunchAgents", "dev.berth.broker.plist")
@@ -310,7 +312,8 @@ func TestServiceInstallWritesALaunchdAgent(t *testing.T) {
 // The broker a service manager runs (the unit's own ExecStart and
 // Environment, idle timeout 0) is the one a shim finds with no BERTH_HOME set.
 func TestServiceUnitBrokerIsFoundByShim(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	env := userEnv(home)
 	if out, code := runAs(t, env, "service", "install", "--kind", "systemd"); code != 0 {
@@ -421,7 +424,8 @@ func readNotify(t *testing.T, conn *net.UnixConn) string {
 
 // Installing while a shim's broker runs says how the service takes over.
 func TestServiceInstallNamesARunningAutostartedBroker(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	bh := defaultHomeUnder(home)
 	if err := os.MkdirAll(bh, 0o700); err != nil {
@@ -442,7 +446,8 @@ func TestServiceInstallNamesARunningAutostartedBroker(t *testing.T) {
 // A changed unit is replaced with a backup; a unit linked from elsewhere is
 // written through the link, which stays.
 func TestServiceInstallUpdatesAndKeepsLinks(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	home := userHome(t)
 	env := userEnv(home)
 	unitDir := filepath.Join(home, ".config", "systemd", "user")

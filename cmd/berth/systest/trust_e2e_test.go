@@ -29,7 +29,8 @@ import (
 // every project). The repository's file gets the portable Berth entry, no
 // path of this machine.
 func TestImportInsideARepositoryStaysInTheProject(t *testing.T) {
-	// Serial: it runs Berth on its default ports (4242 on), which other tests on the defaults share.
+	t.Parallel()
+	onDefaultPorts(t)
 	ctx := testCtx(t, time.Minute)
 	home := userHome(t)
 	berthHome := brokertest.Home(t)

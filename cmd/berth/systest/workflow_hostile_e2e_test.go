@@ -36,6 +36,7 @@ func wfGatedWorkflow(typ, gate string) map[string]string {
 // computes until its child's CPU limit stops it, another project's MCP
 // initialize answers within a second each time.
 func TestHostileGatesThroughBerthServe(t *testing.T) {
+	// Serial: it measures the broker's cost against a budget and another project's answer within a second, which other tests beside it would skew.
 	if runtime.GOOS != "linux" {
 		t.Skip("the broker's cost is read from /proc")
 	}
