@@ -166,10 +166,10 @@ func dig(v any, keys ...string) any {
 	return v
 }
 
-// heavySlot is held by the one CPU-heavy parallel test running (hundreds
-// of projects, floods of requests, hundreds of client processes): two at
-// once would leave the light tests beside them too little of a small
-// machine to keep their deadlines.
+// heavySlot is held by the one CPU-heavy parallel test running (a flood of
+// requests, hundreds of client processes): two at once would leave the
+// light tests beside them too little of a small machine to keep their
+// deadlines.
 var heavySlot = make(chan struct{}, 1)
 
 // heavy marks a parallel test as CPU-heavy: called after t.Parallel, it
