@@ -10,6 +10,7 @@ import (
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/mcpserve"
+	"github.com/berth-dev/berth/broker/memtrim"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/config"
@@ -68,6 +69,7 @@ type mounts struct {
 	watch         *watch.Hub       // one inotify instance for every mount's file watching
 	indexes       contentIndexes   // the search content each repository's worktrees share
 	budget        *peer.Budget     // connections not yet known to be the owner's, every TCP listener's
+	trim          *memtrim.Trimmer // returns a mount's garbage to the system once its index is built
 
 	mu      tableLock
 	entries map[string]*entry
@@ -78,6 +80,10 @@ type mounts struct {
 
 	regMu regLock // serializes registry writes (remember.go); taken before mu
 }
+
+// trimGap is the least time between two trims of the broker's memory (each
+// a full collection) while projects mount one after another.
+const trimGap = time.Second
 
 // open mounts the project (or the folder in no project): engine, port,
 // servers.
@@ -103,6 +109,11 @@ func (t *mounts) open(root, id string, folder bool) (*mount, error) {
 		eng.Logger().Warn("mounted without a port: the IDE's tools work, sub-agents cannot reach the project until a port is free", "err", portErr)
 	}
 	t.log.Info("mounted", "project", id, "root", root, "kind", m.kind(), "port", m.portNow())
+	go func() {
+		if eng.WaitIndexReady(t.ctx) == nil {
+			t.trim.Request()
+		}
+	}()
 	return m, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/berth-dev/berth/broker/loglimit"
 	"github.com/berth-dev/berth/broker/loopback"
 	"github.com/berth-dev/berth/broker/mcpserve"
+	"github.com/berth-dev/berth/broker/memtrim"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
@@ -217,6 +218,7 @@ func newBroker(ctx context.Context, cancel context.CancelCauseFunc, cfg brokerco
 		hostedServers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
 		watch:         watch.NewHub(),
 		budget:        access.budget,
+		trim:          memtrim.New(ctx, trimGap),
 	}
 	b.idle.set(true)
 	return b

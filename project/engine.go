@@ -408,6 +408,16 @@ func (e *Engine) IndexStatus() (search.Status, bool) {
 	return ix.Status(), true
 }
 
+// WaitIndexReady returns when the search index has finished its first
+// catch-up (at once when the rag group is off), or when ctx ends.
+func (e *Engine) WaitIndexReady(ctx context.Context) error {
+	ix := e.current().index
+	if ix == nil {
+		return nil
+	}
+	return ix.WaitReady(ctx)
+}
+
 // Search runs a standards search, as search_standards does.
 func (e *Engine) Search(ctx context.Context, q search.Query) (*search.Result, error) {
 	ix := e.current().index

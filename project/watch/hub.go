@@ -29,8 +29,11 @@ type Hub struct {
 	done    chan struct{} // closed when the dispatch goroutine has returned
 }
 
-// hubBuffer is how many events a watcher may fall behind the hub.
-const hubBuffer = 1024
+// hubBuffer is how many events a watcher may fall behind the hub. Every
+// watcher holds its buffer for life (24 bytes an event), and an idle
+// project has two watchers: a burst past it (a checkout touching hundreds of
+// files at once) costs a rescan of the watcher's folders, not an event lost.
+const hubBuffer = 256
 
 // NewHub returns a hub; its fsnotify watcher is made with the first
 // watcher that uses it.

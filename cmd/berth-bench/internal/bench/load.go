@@ -57,14 +57,41 @@ func (r *runner) scaleAndLoad(ctx context.Context) error {
 	}
 	r.rs.add("scale", "berth", "mount-p50", ms(percentile(mounts, 50)), "ms", len(mounts))
 	r.rs.add("scale", "berth", "mount-max", ms(percentile(mounts, 100)), "ms", len(mounts))
-	time.Sleep(500 * time.Millisecond)
+	// Idle: the broker returns a mount's garbage to the system at most a
+	// second after the mount's index is ready (broker/memtrim).
+	time.Sleep(2 * time.Second)
 	mounted, err := rssMiB(ctx, b.pid())
 	if err != nil {
 		return err
 	}
 	r.rs.add("scale", "berth", "rss", mounted, "MiB", len(roots))
 	r.rs.add("memory", "berth", "per-project-rss", (mounted-idle)/float64(len(roots)), "MiB", len(roots))
+	if r.o.Profile != "" {
+		if err := r.idleProfiles(ctx, b); err != nil {
+			return err
+		}
+	}
 	return r.load(ctx, b, urls)
+}
+
+// idleProfiles saves what the broker holds with every project mounted and
+// no call made: its heap (with the runtime's memory statistics at the end
+// of broker-idle-heap.txt) and its goroutines.
+func (r *runner) idleProfiles(ctx context.Context, b *broker) error {
+	if err := os.MkdirAll(r.o.Profile, 0o755); err != nil {
+		return err
+	}
+	for name, file := range map[string]string{
+		"heap":              "broker-idle-heap.pprof",
+		"heap?debug=1":      "broker-idle-heap.txt",
+		"goroutine":         "broker-idle-goroutine.pprof",
+		"goroutine?debug=1": "broker-idle-goroutine.txt",
+	} {
+		if err := b.profile(ctx, name, filepath.Join(r.o.Profile, file)); err != nil {
+			return fmt.Errorf("profile the idle broker: %w", err)
+		}
+	}
+	return nil
 }
 
 // load drives r.o.Sessions concurrent HTTP sessions spread over the

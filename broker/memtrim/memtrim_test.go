@@ -1,0 +1,64 @@
+package memtrim
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// collections is how many collections the runtime has finished.
+func collections() uint32 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.NumGC
+}
+
+// waitCollections waits until the runtime has finished more than n
+// collections, for at most 10 s.
+func waitCollections(t *testing.T, n uint32) uint32 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c := collections(); c > n {
+			return c
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no collection within 10 s of the request (still %d)", n)
+	return 0
+}
+
+func TestRequestTrimsAndCoalesces(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const gap = time.Hour // no second trim within the test
+	tr := New(ctx, gap)
+
+	before := collections()
+	tr.Request()
+	after := waitCollections(t, before)
+
+	// Within the gap, any number of requests wait as one: no collection
+	// of the trimmer's runs meanwhile (the test allocates next to nothing,
+	// so the runtime starts none of its own).
+	for range 100 {
+		tr.Request()
+	}
+	time.Sleep(200 * time.Millisecond)
+	if c := collections(); c != after {
+		t.Fatalf("%d collections during the gap, want none", c-after)
+	}
+	if len(tr.req) != 1 {
+		t.Fatalf("%d requests pending, want them coalesced into 1", len(tr.req))
+	}
+}
+
+func TestNilTrimmerIgnoresRequests(t *testing.T) {
+	var tr *Trimmer
+	tr.Request() // must not panic: mounts made without a trimmer in tests
+}
