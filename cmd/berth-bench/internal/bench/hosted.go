@@ -525,7 +525,7 @@ func hostedRows() []row {
 		{label: "hosted server: the same call through berth-shim", bench: hostedBench, metric: "call-p50", berthSubject: subjectShim, node: true},
 		{label: "Berth's own small tool (current_date) p50 on the same HTTP session: the transport alone", bench: hostedBench, metric: "call-p50", berthSubject: subjectOwn, node: true},
 		{label: "hosted hop p50 (project port minus a direct stdio connection)", bench: hostedBench, metric: "added-p50", node: true,
-			target: "<= 0.5 ms", met: func(rs *results) (bool, bool) { v, ok := get(rs, subjectHTTP, "added-p50"); return ok && v <= 0.5, ok }},
+			target: "<= 0.25 ms", met: func(rs *results) (bool, bool) { v, ok := get(rs, subjectHTTP, "added-p50"); return ok && v <= 0.25, ok }},
 		{label: "hosted hop p50 through berth-shim (minus direct stdio)", bench: hostedBench, metric: "added-p50", berthSubject: subjectShim, node: true},
 		{label: "of the hop, the forwarding alone (port call minus Berth's own tool on the port minus direct stdio)", bench: hostedBench, metric: "forward-p50", node: true},
 		{label: "hosted server: a window's first answer p50, server running (berth-shim)", bench: hostedBench, metric: "first-answer-p50",
