@@ -133,6 +133,10 @@ func (ix *Index) searchIn(ctx context.Context, start time.Time, plans []*plan, s
 type candidate struct {
 	id    uint32
 	score float32
+	// fileNo is the chunk's file number, copied by candidates (0 from
+	// elsewhere): addFilePrior reads it without reaching for the chunk,
+	// a cache miss per candidate on the largest candidate lists.
+	fileNo uint32
 }
 
 // interrupted reports whether ctx has ended. A search checks it between
@@ -323,7 +327,7 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 		if !containsPhrases(an, c.text, p.phrases) {
 			continue
 		}
-		cands = append(cands, candidate{id: id, score: score})
+		cands = append(cands, candidate{id: id, score: score, fileNo: c.fileNo})
 	}
 	return cands, nil
 }
@@ -399,7 +403,7 @@ func addFilePrior(s *snapshot, cands []candidate, w float32) {
 		fs.bestID = make([]uint32, s.fileNos)
 	}
 	for _, c := range cands {
-		f := s.chunks[c.id].fileNo
+		f := c.fileNo
 		switch {
 		case c.score > fs.best[f]:
 			fs.second[f], fs.best[f], fs.bestID[f] = fs.best[f], c.score, c.id
@@ -408,7 +412,7 @@ func addFilePrior(s *snapshot, cands []candidate, w float32) {
 		}
 	}
 	for i, c := range cands {
-		f := s.chunks[c.id].fileNo
+		f := c.fileNo
 		other := fs.best[f]
 		if fs.bestID[f] == c.id {
 			other = fs.second[f]
@@ -416,7 +420,7 @@ func addFilePrior(s *snapshot, cands []candidate, w float32) {
 		cands[i].score += w * other
 	}
 	for _, c := range cands { // back to the pool zeroed
-		f := s.chunks[c.id].fileNo
+		f := c.fileNo
 		fs.best[f], fs.second[f] = 0, 0
 	}
 }
