@@ -163,7 +163,9 @@ func (ix *Index) rank(ctx context.Context, s *snapshot, p *plan, depth int) (ran
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
 	p = ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, p)))
-	cands, err := ix.candidates(ctx, s, p, an)
+	buf := candsPool.Get().(*[]candidate)
+	defer candsPool.Put(buf)
+	cands, err := ix.candidates(ctx, s, p, an, (*buf)[:0])
 	if err != nil {
 		return ranked{}, err
 	}
@@ -175,7 +177,7 @@ func (ix *Index) rank(ctx context.Context, s *snapshot, p *plan, depth int) (ran
 		}
 		if len(exp) > 0 {
 			p = p.expanded(exp, rk.rm3Weight)
-			if cands, err = ix.candidates(ctx, s, p, an); err != nil {
+			if cands, err = ix.candidates(ctx, s, p, an, cands[:0]); err != nil {
 				return ranked{}, err
 			}
 		}
@@ -183,7 +185,9 @@ func (ix *Index) rank(ctx context.Context, s *snapshot, p *plan, depth int) (ran
 	if ix.rk.filePrior > 0 {
 		addFilePrior(s, cands, ix.rk.filePrior)
 	}
-	r := ranked{p: p, best: topN(s, cands, depth), total: total, surface: map[string]string{}}
+	// best is a copy: cands goes back to the pool.
+	r := ranked{p: p, best: slices.Clone(topN(s, cands, depth)), total: total, surface: map[string]string{}}
+	*buf = cands[:0]
 	if len(p.expansion) > 0 {
 		if r.surface, err = ix.surfaceForms(ctx, s, p.expansion, r.best); err != nil {
 			return ranked{}, err
@@ -288,9 +292,9 @@ func topN(s *snapshot, cands []candidate, n int) []candidate {
 }
 
 // candidates scores p against s and returns the sections that pass its
-// filters (required terms, path prefix, phrases). It stops with ctx's error
-// when ctx ends.
-func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analyzer) ([]candidate, error) {
+// filters (required terms, path prefix, phrases), appended to cands (an
+// empty buffer to reuse). It stops with ctx's error when ctx ends.
+func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analyzer, cands []candidate) ([]candidate, error) {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	if len(sc.scores) < len(s.chunks) {
@@ -308,7 +312,6 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 	if err := ix.score(ctx, s, p, sc); err != nil {
 		return nil, err
 	}
-	var cands []candidate
 	for i, id := range sc.touched {
 		score, req := sc.scores[id], sc.req[id]
 		if int(req) < p.need {
@@ -432,3 +435,8 @@ type fileScratch struct {
 }
 
 var filePriorPool = sync.Pool{New: func() any { return new(fileScratch) }}
+
+// candsPool holds the candidate lists of finished rankings: a query of
+// common words has tens of thousands of candidates on a large project, and
+// growing a new list for each query made its largest allocation.
+var candsPool = sync.Pool{New: func() any { return new([]candidate) }}
