@@ -32,23 +32,22 @@ type stdioTransport struct {
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	t.conn = &stdioConn{w: t.w, r: t.r, msgs: make(chan msgOrErr), closed: make(chan struct{}), ended: make(chan struct{})}
+	t.conn = &stdioConn{w: t.w, r: t.r, lines: make(chan lineOrErr), closed: make(chan struct{}), ended: make(chan struct{})}
 	go t.conn.read(bufio.NewReaderSize(t.r, 64<<10))
 	return t.conn, nil
 }
 
-// msgOrErr is one message of the server for the session, or why the
-// connection ended.
-type msgOrErr struct {
-	msg jsonrpc.Message
-	err error
+type lineOrErr struct {
+	line []byte
+	err  error
 }
 
 type stdioConn struct {
 	r       io.Closer
 	w       io.WriteCloser
 	writeMu sync.Mutex
-	msgs    chan msgOrErr // the session's messages, from the one reading goroutine
+	lines   chan lineOrErr // from the one reading goroutine
+	queue   []jsonrpc.Message
 	closed  chan struct{}
 	once    sync.Once
 	ended   chan struct{} // Read failed (readErr says why) or the connection closed
@@ -70,42 +69,21 @@ func (c *stdioConn) end(err error) {
 
 func (c *stdioConn) SessionID() string { return "" }
 
-// read decodes the server's lines until an error (EOF included). An answer
-// to one of call's requests goes straight to the call waiting for it; every
-// other message, in order, to the session's Read. The answer takes one
-// goroutine switch instead of two: a forwarded tools/call's answer does not
-// wait for the go-sdk's reading goroutine to be scheduled.
+// read sends the server's lines to c.lines until an error (EOF included).
 func (c *stdioConn) read(br *bufio.Reader) {
 	for {
 		line, err := readLine(br)
 		if err == nil && len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var msgs []jsonrpc.Message
-		if err == nil {
-			msgs, err = decodeLine(line)
-		}
-		for _, msg := range msgs {
-			if c.answers(msg) || c.toSession(msgOrErr{msg: msg}) {
-				continue
-			}
+		select {
+		case c.lines <- lineOrErr{line, err}:
+		case <-c.closed:
 			return
 		}
 		if err != nil {
-			c.toSession(msgOrErr{err: err})
 			return
 		}
-	}
-}
-
-// toSession hands v to the session's Read; false once the connection is
-// closed.
-func (c *stdioConn) toSession(v msgOrErr) bool {
-	select {
-	case c.msgs <- v:
-		return true
-	case <-c.closed:
-		return false
 	}
 }
 
@@ -131,18 +109,30 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.closed:
-		c.end(io.EOF)
-		return nil, io.EOF
-	case v := <-c.msgs:
+	for {
+		for len(c.queue) > 0 {
+			msg := c.queue[0]
+			c.queue = c.queue[1:]
+			if !c.answers(msg) {
+				return msg, nil
+			}
+		}
+		var v lineOrErr
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			c.end(io.EOF)
+			return nil, io.EOF
+		case v = <-c.lines:
+		}
+		if v.err == nil {
+			c.queue, v.err = decodeLine(v.line)
+		}
 		if v.err != nil {
 			c.end(v.err)
 			return nil, v.err
 		}
-		return v.msg, nil
 	}
 }
 
