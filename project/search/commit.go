@@ -121,6 +121,7 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 	}
 
 	err := ix.persist(ns, &d)
+	ns.rare = newRareCache()
 	ix.snap.Store(ns)
 	for _, f := range d.files {
 		if f.entry == nil {

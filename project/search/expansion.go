@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strings"
 )
@@ -47,35 +48,26 @@ func (ix *Index) withVariants(s *snapshot, p *plan) *plan {
 		return p
 	}
 	var add []string
-	// best holds the variantMax rarest variants of one term, rarest first.
-	type variant struct {
-		t  string
-		df int
-	}
 	best := make([]variant, 0, rk.variantMax)
 	for i, t := range p.terms {
 		if p.required[i] || len(t) < rk.variantPrefix {
 			continue
 		}
-		best = best[:0]
-		ix.dict.sharingPrefix(t, rk.variantPrefix, func(id uint32, term string) {
-			df := s.docFreq(id)
-			if df == 0 || term == t {
-				return
+		// The variantMax rarest terms sharing t's prefix that are not the
+		// query's own nor taken already: first from the prefix's rarest
+		// few, and from all of its terms when those run out.
+		for _, keep := range []int{rarestKeep, math.MaxInt} {
+			best = best[:0]
+			l := ix.rarestSharing(s, t, rk.variantPrefix, keep)
+			for _, v := range l.terms {
+				if len(best) < rk.variantMax && v.t != t && !slices.Contains(p.terms, v.t) && !slices.Contains(add, v.t) {
+					best = append(best, v)
+				}
 			}
-			k := len(best)
-			for k > 0 && (df < best[k-1].df || df == best[k-1].df && term < best[k-1].t) {
-				k--
+			if len(best) == rk.variantMax || l.whole {
+				break
 			}
-			if k == rk.variantMax || slices.Contains(p.terms, term) || slices.Contains(add, term) {
-				return
-			}
-			if len(best) < rk.variantMax {
-				best = append(best, variant{})
-			}
-			copy(best[k+1:], best[k:])
-			best[k] = variant{term, df}
-		})
+		}
 		for _, v := range best {
 			add = append(add, v.t)
 		}

@@ -196,6 +196,7 @@ func (ix *Index) catchUp(ctx context.Context, scanned <-chan scanResult) {
 	if s := ix.snap.Load(); s.postings != nil && !ix.closed {
 		// No search runs before ready: the term ids may change.
 		s, ix.dict = compact(s, ix.dict)
+		s.rare = newRareCache()
 		ix.snap.Store(s)
 	}
 	ix.writeMu.Unlock()

@@ -44,6 +44,7 @@ func (ix *Index) loadOrReset() error {
 		}
 	}
 	l.snap.computeNorms(ix.rk)
+	l.snap.rare = newRareCache()
 	ix.snap.Store(l.snap)
 	return nil
 }

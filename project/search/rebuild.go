@@ -98,6 +98,7 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 	w.next = uint32(len(chunks))
 	w.free = nil
 	err := ix.persistFull(ns, files, nil)
+	ns.rare = newRareCache()
 	ix.snap.Store(ns)
 	w.files = files
 	ix.noteFilesChanged()

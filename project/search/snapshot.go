@@ -69,6 +69,9 @@ type snapshot struct {
 	// view, set on a search's copy of a shared snapshot, restricts the
 	// search to one worktree's sections.
 	view *viewBits
+	// rare remembers the rarest terms of the prefixes queries asked
+	// about (morphological variants); nil keeps nothing.
+	rare *rareCache
 }
 
 // postingsOf returns the postings of a term id (nil when the id is newer

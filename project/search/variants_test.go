@@ -1,7 +1,9 @@
 package search
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -29,4 +31,63 @@ func TestVariantsOnlyAddToMatchedSections(t *testing.T) {
 	check(ix)
 	ix.Close()
 	check(openReady(t, db, "p", root))
+}
+
+// The rarest terms a prefix's cache keeps give the variants a scan of
+// every term sharing the prefix gives: with the query's own words among
+// the rarest, with more terms sharing the prefix than the cache keeps, and
+// again once the cache holds the prefix.
+func TestRarestCacheChoosesAsAFullScan(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	// Twelve words sharing "config", the rarer the later: config0 in one
+	// file, config11 in twelve.
+	for f := range 12 {
+		text := "# Section\n\n"
+		for w := 0; w <= f; w++ {
+			text += fmt.Sprintf("configz%c ", 'a'+11-w)
+		}
+		files[fmt.Sprintf(".praxis-os/standards/f%02d.md", f)] = text + "\n"
+	}
+	writeFiles(t, root, files)
+	ix := openReady(t, openDB(t), "p", root)
+	s := ix.snap.Load()
+	if s.rare == nil {
+		t.Fatal("a ready index's snapshot keeps no cache of rarest terms")
+	}
+	queries := []string{"configza", "configzb configza", "configza configzb configzc configzd configze configzf configzg configzh configzi", "configzl"}
+	for _, q := range queries {
+		p, err := compile(Query{Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every term of the dictionary, its count, the rarest first.
+		var want []string
+		for _, term := range p.terms {
+			var all []variant
+			for id := range uint32(ix.dict.size()) {
+				v := variant{ix.dict.term(id), s.docFreq(id)}
+				if v.df > 0 && strings.HasPrefix(v.t, term[:6]) && !slices.Contains(p.terms, v.t) && !slices.Contains(want, v.t) {
+					all = append(all, v)
+				}
+			}
+			slices.SortFunc(all, func(a, b variant) int {
+				if a.before(b) {
+					return -1
+				}
+				return 1
+			})
+			if len(all) > 0 {
+				want = append(want, all[0].t)
+			}
+		}
+		for round := range 2 {
+			if got := ix.withVariants(s, p).variants; !slices.Equal(got, want) {
+				t.Errorf("%q, round %d: variants %v with the cache, %v from a full scan", q, round, got, want)
+			}
+		}
+		if len(want) == 0 {
+			t.Errorf("%q: no variant at all; the test's words do not share a prefix", q)
+		}
+	}
 }
