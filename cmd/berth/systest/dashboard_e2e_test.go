@@ -225,12 +225,16 @@ func TestDashboardEndsASession(t *testing.T) {
 	tr, _ := shimTransport(t, b.Home, root)
 	ide := connectMCP(t, ctx, tr)
 	row := chromedp.CSS(fmt.Sprintf(`#projects article[data-id=%q] tr[data-session=%q]`, p.ID, sid))
-	err := chromedp.Do(bctx,
-		chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%d/", ctl)),
-		chromedp.WaitVisible(row),
-		chromedp.Click(chromedp.CSS(string(row)+" button.end")),
-	)
-	if err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%d/", ctl))); err != nil {
+		t.Fatal(err)
+	}
+	// The page draws its project cards again at every snapshot the broker
+	// sends, so a button found by one DevTools call may be gone by the
+	// next: the button is found and clicked in one step, in the page, as a
+	// person's click is.
+	click := fmt.Sprintf(`(() => { const b = document.querySelector(%q); if (!b || b.offsetParent === null) return false; b.click(); return true; })()`,
+		string(row)+" button.end")
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](click, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("end a session from the dashboard: %v", err)
 	}
 	gone := fmt.Sprintf(`document.querySelector(%q) === null`, string(row))
