@@ -72,8 +72,8 @@ func (u *upstream) connect() (*generation, *lists, error) {
 			return nil, nil, fmt.Errorf("start %s: %w (check servers.%s.command and cwd)", u.def.Command, err, u.label)
 		}
 		g.p = p
-		st = &stdioTransport{r: p.stdout, w: p.stdin}
-		t = &tapTransport{Transport: st, calls: &u.calls}
+		st = &stdioTransport{r: p.stdout, w: p.stdin, progress: u.calls.sawProgress}
+		t = st
 	}
 	fail := func(err error) (*generation, *lists, error) {
 		g.close(u.opts.StopGrace)

@@ -29,30 +29,33 @@ type stdioTransport struct {
 	r    io.ReadCloser  // the server's stdout
 	w    io.WriteCloser // the server's stdin
 	conn *stdioConn     // set by Connect
+	// progress, when set, is told the token of each progress notification
+	// as it is read, before any later message is passed on (caller.seen).
+	progress func(token string)
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
-	t.conn = &stdioConn{w: t.w, r: t.r, lines: make(chan lineOrErr), closed: make(chan struct{}), ended: make(chan struct{})}
+	t.conn = &stdioConn{w: t.w, r: t.r, progress: t.progress, msgs: make(chan msgOrErr), closed: make(chan struct{}), ended: make(chan struct{})}
 	go t.conn.read(bufio.NewReaderSize(t.r, 64<<10))
 	return t.conn, nil
 }
 
-type lineOrErr struct {
-	line []byte
-	err  error
+type msgOrErr struct {
+	msg jsonrpc.Message
+	err error
 }
 
 type stdioConn struct {
-	r       io.Closer
-	w       io.WriteCloser
-	writeMu sync.Mutex
-	lines   chan lineOrErr // from the one reading goroutine
-	queue   []jsonrpc.Message
-	closed  chan struct{}
-	once    sync.Once
-	ended   chan struct{} // Read failed (readErr says why) or the connection closed
-	readErr error
-	endOnce sync.Once
+	r        io.Closer
+	w        io.WriteCloser
+	writeMu  sync.Mutex
+	progress func(token string)
+	msgs     chan msgOrErr // from the one reading goroutine, in the server's order
+	closed   chan struct{}
+	once     sync.Once
+	ended    chan struct{} // reading failed (readErr says why) or the connection closed
+	readErr  error
+	endOnce  sync.Once
 
 	pendMu  sync.Mutex
 	nextID  uint64
@@ -69,20 +72,62 @@ func (c *stdioConn) end(err error) {
 
 func (c *stdioConn) SessionID() string { return "" }
 
-// read sends the server's lines to c.lines until an error (EOF included).
+// read decodes the server's lines until an error (EOF included). The
+// answer to one of call's requests goes straight to its caller; every
+// other message goes to Read, in the order the server wrote them. The
+// answer cannot overtake what came before it for the same call: the
+// messages before it were taken by the session first (msgs is
+// unbuffered), and their progress notifications were counted (progress)
+// so that the call waits for them to be passed on (callers.drain).
 func (c *stdioConn) read(br *bufio.Reader) {
 	for {
 		line, err := readLine(br)
 		if err == nil && len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		select {
-		case c.lines <- lineOrErr{line, err}:
-		case <-c.closed:
-			return
+		var msgs []jsonrpc.Message
+		if err == nil {
+			msgs, err = decodeLine(line)
 		}
 		if err != nil {
+			c.end(err)
+			c.pass(msgOrErr{err: err})
 			return
+		}
+		for _, msg := range msgs {
+			if c.answers(msg) {
+				continue
+			}
+			c.sawProgress(msg)
+			if !c.pass(msgOrErr{msg: msg}) {
+				return
+			}
+		}
+	}
+}
+
+// pass hands v to Read; false once the connection is closed.
+func (c *stdioConn) pass(v msgOrErr) bool {
+	select {
+	case c.msgs <- v:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// sawProgress tells c.progress the token of a progress notification.
+func (c *stdioConn) sawProgress(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || c.progress == nil || req.Method != "notifications/progress" {
+		return
+	}
+	var p struct {
+		Token any `json:"progressToken"`
+	}
+	if json.Unmarshal(req.Params, &p) == nil {
+		if tok, ok := p.Token.(string); ok {
+			c.progress(tok)
 		}
 	}
 }
@@ -109,30 +154,14 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		for len(c.queue) > 0 {
-			msg := c.queue[0]
-			c.queue = c.queue[1:]
-			if !c.answers(msg) {
-				return msg, nil
-			}
-		}
-		var v lineOrErr
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-c.closed:
-			c.end(io.EOF)
-			return nil, io.EOF
-		case v = <-c.lines:
-		}
-		if v.err == nil {
-			c.queue, v.err = decodeLine(v.line)
-		}
-		if v.err != nil {
-			c.end(v.err)
-			return nil, v.err
-		}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		c.end(io.EOF)
+		return nil, io.EOF
+	case v := <-c.msgs:
+		return v.msg, v.err
 	}
 }
 
