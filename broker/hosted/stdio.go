@@ -193,17 +193,40 @@ func decodeLine(line []byte) ([]jsonrpc.Message, error) {
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
+	return c.writeLine(ctx, append(data, '\n'))
+}
+
+// writeLine writes one message with its newline, in one write.
+func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	_, err = c.w.Write(append(data, '\n'))
+	_, err := c.w.Write(line)
 	return err
+}
+
+// callLine is the line of a request of call's: params as json.Marshal
+// wrote them (compact, so the line holds no newline) put in the
+// envelope as they are, where jsonrpc.EncodeMessage would check and copy
+// them once more. The id ("berth-call-N") and the method (one of
+// Berth's) need no escaping; the method is quoted by encoding/json all
+// the same.
+func callLine(id, method string, params json.RawMessage) []byte {
+	m, _ := json.Marshal(method) // a string always marshals
+	line := make([]byte, 0, len(`{"jsonrpc":"2.0","id":"","method":,"params":}`)+len(id)+len(m)+len(params)+1)
+	line = append(line, `{"jsonrpc":"2.0","id":"`...)
+	line = append(line, id...)
+	line = append(line, `","method":`...)
+	line = append(line, m...)
+	line = append(line, `,"params":`...)
+	line = append(line, params...)
+	return append(line, "}\n"...)
 }
 
 func (c *stdioConn) Close() error {
@@ -229,7 +252,8 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 	}
 	c.pendMu.Lock()
 	c.nextID++
-	id, err := jsonrpc.MakeID("berth-call-" + strconv.FormatUint(c.nextID, 10))
+	name := "berth-call-" + strconv.FormatUint(c.nextID, 10)
+	id, err := jsonrpc.MakeID(name)
 	if err != nil {
 		c.pendMu.Unlock()
 		return nil, err
@@ -245,7 +269,7 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 		delete(c.pending, id)
 		c.pendMu.Unlock()
 	}()
-	if err := c.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: raw}); err != nil {
+	if err := c.writeLine(ctx, callLine(name, method, raw)); err != nil {
 		return nil, err
 	}
 	select {

@@ -2,6 +2,7 @@ package hosted
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,5 +147,42 @@ func TestStdioCallCancelledTellsTheServer(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a call whose server went away still waits")
+	}
+}
+
+// TestCallLineIsOneRequest: a request of call's is one line that reads as
+// the request jsonrpc.EncodeMessage makes of the same id, method and
+// params, whatever the params hold.
+func TestCallLineIsOneRequest(t *testing.T) {
+	for _, params := range []any{
+		map[string]any{"name": "echo", "arguments": map[string]any{"message": "two\nlines \u2028 <&> \"q\" \\"}},
+		map[string]any{},
+		json.RawMessage(`{ "name" : "spaced",
+			"arguments": {"a": [1, 2]} }`),
+	} {
+		raw, err := json.Marshal(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := callLine("berth-call-7", "tools/call", raw)
+		if bytes.IndexByte(line, '\n') != len(line)-1 {
+			t.Fatalf("%q: not one line ending in a newline", line)
+		}
+		got, err := jsonrpc.DecodeMessage(line[:len(line)-1])
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		id, _ := jsonrpc.MakeID("berth-call-7")
+		want, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: "tools/call", Params: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := jsonrpc.EncodeMessage(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, want) {
+			t.Fatalf("callLine reads as %s, want %s", again, want)
+		}
 	}
 }
