@@ -289,7 +289,8 @@ func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []
 		writeRPCError(w, http.StatusBadRequest, req.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate in-flight request ID %v", req.ID.Raw()))
 		return true
 	}
-	defer h.watchPost(r, e, []jsonrpc.ID{req.ID})()
+	left := h.watchPost(r, e, []jsonrpc.ID{req.ID})
+	defer left()
 	extra := &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}
 	req.Extra = extra
 	h.fastCalls.Store(extra, fc)
@@ -305,7 +306,7 @@ func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []
 	w.Header().Set("Connection", "keep-alive")
 	fc.w = &answerWriter{ResponseWriter: w}
 	if params != nil {
-		h.runTool(r, e, fc, *chain, params, extra)
+		h.runTool(r, e, fc, *chain, params, extra, left)
 		return true
 	}
 	select {
@@ -399,15 +400,19 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64,
 	_, _ = w.Write(data)
 }
 
-// runTool runs a tools/call on e's session here: through chain (the
-// server's receiving middleware and its tool), with the context the
-// session gives its handlers, cancelled by the client's
-// notifications/cancelled or the session's end; the answer (or the error,
-// as the go-sdk encodes it) goes to the call's POST.
-func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.MethodHandler, params *mcp.CallToolParamsRaw, extra *mcp.RequestExtra) {
-	// Cancelled when the call returns, or by the client (its
-	// notifications/cancelled, or its leaving: left.go), or the session's end.
+// runTool runs a tools/call on e's session here, in the POST's own
+// goroutine: through chain (the server's receiving middleware and its
+// tool), with the context the session gives its handlers, cancelled by the
+// client's notifications/cancelled or the session's end; the answer (or
+// the error, as the go-sdk encodes it) goes to the call's POST. When the
+// client leaves first, left (the POST's watchPost) is run then, as the
+// POST would run it when over, so that the call is cancelled after
+// ResumeGrace unless the client resumes; the answer is kept for a resume.
+// (A goroutine of its own for the tool, with the POST waiting for it, cost
+// two goroutine switches a call.)
+func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.MethodHandler, params *mcp.CallToolParamsRaw, extra *mcp.RequestExtra, left func()) {
 	ctx, cancel := context.WithCancel(context.WithValue(e.ctx, fastKey{}, fc))
+	defer cancel()
 	fc.conn.mu.Lock()
 	fc.cancel = cancel
 	fc.conn.mu.Unlock()
@@ -416,37 +421,32 @@ func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.Met
 		cancel()
 	default:
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer cancel()
-		res, err := chain(ctx, "tools/call", &mcp.CallToolRequest{Session: e.ss, Params: params, Extra: extra})
-		resp := &jsonrpc.Response{ID: fc.id, Error: err}
-		switch {
-		case err != nil: // a result beside an error is dropped, as the go-sdk drops it
-		case res == nil:
-			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call returned a nil result and nil error"}
-		default:
-			if resp.Result, err = marshalResult(res); err != nil {
-				resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tools/call returned a malformed result: %v", err)}
-			}
+	stop := context.AfterFunc(r.Context(), func() {
+		fc.finish()
+		left()
+	})
+	defer stop()
+	res, err := chain(ctx, "tools/call", &mcp.CallToolRequest{Session: e.ss, Params: params, Extra: extra})
+	resp := &jsonrpc.Response{ID: fc.id, Error: err}
+	switch {
+	case err != nil: // a result beside an error is dropped, as the go-sdk drops it
+	case res == nil:
+		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call returned a nil result and nil error"}
+	default:
+		if resp.Result, err = marshalResult(res); err != nil {
+			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tools/call returned a malformed result: %v", err)}
 		}
-		fc.conn.mu.Lock()
-		delete(fc.conn.calls, fc.id)
-		fc.conn.answered(fc.id)
-		withdrawn := fc.withdrawn
-		fc.conn.mu.Unlock()
-		if withdrawn {
-			fc.end() // the go-sdk would answer "context canceled"; the client asked for no answer
-			return
-		}
-		fc.write(resp)
-	}()
-	select {
-	case <-fc.answered:
-	case <-r.Context().Done(): // the client left: the call is cancelled unless it resumes (left.go)
-	case <-fc.conn.closed: // the session ended: the call was cancelled
 	}
+	fc.conn.mu.Lock()
+	delete(fc.conn.calls, fc.id)
+	fc.conn.answered(fc.id)
+	withdrawn := fc.withdrawn
+	fc.conn.mu.Unlock()
+	if withdrawn {
+		fc.end() // the go-sdk would answer "context canceled"; the client asked for no answer
+		return
+	}
+	fc.write(resp)
 	fc.finish()
 }
 

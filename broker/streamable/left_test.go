@@ -99,27 +99,39 @@ func expect(t *testing.T, ch <-chan string, want, what string) {
 }
 
 // TestCallWhoseClientLeftIsCancelled: a prompts/get (handed to the
-// session) whose POST's connection goes away, with no
-// notifications/cancelled, is cancelled once ResumeGrace has passed.
+// session) and a tools/call (run by the fast path in its POST's goroutine)
+// whose POST's connection goes away, with no notifications/cancelled, are
+// cancelled once ResumeGrace has passed.
 func TestCallWhoseClientLeftIsCancelled(t *testing.T) {
-	url, l := serveLeaving(t)
-	sid := rawSession(t, url)
-	ctx, leave := context.WithCancel(context.Background())
-	go func() {
-		// Its answer's headers come with the answer: the client is left
-		// waiting for them.
-		req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"wait"}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set(HeaderSessionID, sid)
-		req.Header.Set(headerVersion, "2025-06-18")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	expect(t, l.started, "prompt", "the prompt starts")
-	leave()
-	expect(t, l.cancelled, "prompt", "the prompt of a client that left is cancelled")
+	for _, c := range []struct{ what, body string }{
+		{"prompt", `{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"wait"}}`},
+		{"tool", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			url, l := serveLeaving(t)
+			sid := rawSession(t, url)
+			ctx, leave := context.WithCancel(context.Background())
+			go func() {
+				// Its answer's headers come with the answer: the client is left
+				// waiting for them.
+				req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(c.body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set(HeaderSessionID, sid)
+				req.Header.Set(headerVersion, "2025-06-18")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			expect(t, l.started, c.what, "the call starts")
+			left := time.Now()
+			leave()
+			expect(t, l.cancelled, c.what, "the call of a client that left is cancelled")
+			if waited := time.Since(left); waited < ResumeGrace {
+				t.Fatalf("cancelled %s after the client left, before ResumeGrace (%s)", waited, ResumeGrace)
+			}
+		})
+	}
 }
 
 // TestCallWhoseClientResumesRunsOn: a client whose POST's stream broke and
