@@ -10,7 +10,7 @@ import (
 
 // analyzerVersion changes whenever the terms produced for a text change, so
 // that an index built by an older analyzer is rebuilt rather than misread.
-const analyzerVersion = 2
+const analyzerVersion = 3
 
 // maxStemCache bounds the per-analyzer stem cache; it is cleared when full.
 const maxStemCache = 1 << 17
@@ -95,12 +95,38 @@ func (a *analyzer) stem(part string) string {
 		t = ""
 	} else if isStemmable(low) {
 		t = english.Stem(strings.ReplaceAll(low, "’", "'"), true)
+		if n := erNoun(low); n != "" && !strings.HasSuffix(t, "er") {
+			t = n
+		}
 	}
 	if len(a.stems) >= maxStemCache {
 		clear(a.stems)
 	}
 	a.stems[low] = t
 	return t
+}
+
+// erNoun returns w without its inflection ("resolvers", "registered") when
+// that ends in -er, else "". Snowball takes the -er off a long word
+// (resolver to resolv, handler to handl), which makes the thing and the act
+// one term: "public resolvers" then finds every section that says how a
+// name is resolved, and every resolv.conf. A word the stemmer would leave
+// in -er keeps it; so does each inflection of an -er word (register,
+// registers, registered and registering stay one term).
+func erNoun(w string) string {
+	for _, suf := range []string{"ing", "ed", "s"} {
+		if len(w) > len(suf)+4 && strings.HasSuffix(w, suf) {
+			w = w[:len(w)-len(suf)]
+			break
+		}
+	}
+	if strings.HasSuffix(w, "rr") {
+		w = w[:len(w)-1] // transferred
+	}
+	if len(w) > 4 && strings.HasSuffix(w, "er") {
+		return w
+	}
+	return ""
 }
 
 // forgetStems empties the stem cache and gives its memory back. An index

@@ -46,9 +46,21 @@ func TestAnalyzerTerms(t *testing.T) {
 
 func TestStemmingMatchesQueries(t *testing.T) {
 	an := newAnalyzer()
-	for _, pair := range [][2]string{{"closing", "close"}, {"copies", "copy"}, {"running", "runs"}, {"standards", "standard"}} {
+	for _, pair := range [][2]string{
+		{"closing", "close"}, {"copies", "copy"}, {"running", "runs"}, {"standards", "standard"},
+		{"resolvers", "resolver"}, {"handlers", "handler"},
+		{"register", "registered"}, {"registers", "registering"}, {"transfer", "transferred"},
+		{"resolve", "resolved"}, {"servers", "server"},
+	} {
 		if a, b := an.stem(pair[0]), an.stem(pair[1]); a != b {
 			t.Errorf("stem(%q)=%q, stem(%q)=%q: want equal", pair[0], a, pair[1], b)
+		}
+	}
+	// A noun in -er is not the act it names: Snowball alone stems
+	// resolver and resolve, handler and handle, alike.
+	for _, pair := range [][2]string{{"resolvers", "resolve"}, {"handler", "handling"}, {"container", "contains"}} {
+		if a, b := an.stem(pair[0]), an.stem(pair[1]); a == b {
+			t.Errorf("stem(%q) and stem(%q) are both %q: want them apart", pair[0], pair[1], a)
 		}
 	}
 }

@@ -79,6 +79,41 @@ func (ix *Index) withVariants(s *snapshot, p *plan) *plan {
 	return q
 }
 
+// withFileNames returns p with, for each query word the stemmer shortened
+// ("resolvers" to resolv), the dotted names of the index whose first piece
+// is that stem as written (resolv.conf, whose resolv is no form of
+// "resolve"): score does not count a piece of such a name as the query's
+// word. A name's first piece is a file, host or package name, spelled as
+// its author chose and never stemmed into the word; a query word spelled
+// like it ("config" and config.yaml) still matches it.
+func (ix *Index) withFileNames(s *snapshot, p *plan) *plan {
+	if !ix.rk.namePieces {
+		return p
+	}
+	var names map[string][]string
+	for i, t := range p.terms {
+		w := strings.ToLower(p.words[t])
+		if p.required[i] || w == t || !strings.HasPrefix(w, t) || !isStemmable(w) {
+			continue
+		}
+		ix.dict.sharingPrefix(t+".", len(t)+1, func(id uint32, name string) {
+			if s.docFreq(id) == 0 {
+				return
+			}
+			if names == nil {
+				names = map[string][]string{}
+			}
+			names[t] = append(names[t], name)
+		})
+	}
+	if names == nil {
+		return p
+	}
+	q := *p
+	q.fileNames = names
+	return &q
+}
+
 // withJoined returns p with the joined pairs of its words that the index
 // holds as compound identifiers added at the ranking's joined weight.
 func (ix *Index) withJoined(s *snapshot, p *plan) *plan {

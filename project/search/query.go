@@ -103,6 +103,11 @@ type plan struct {
 	variants []string
 	// text is the phrasing as given, for the embedder.
 	text string
+	// fileNames maps a query term to the dotted names of the index whose
+	// first piece is that term spelled otherwise than the query's word
+	// ("resolvers" and the resolv of resolv.conf): their occurrences do
+	// not count as the term's (see withFileNames).
+	fileNames map[string][]string
 }
 
 // admits reports whether c passes p's filters: path prefix, phase, tags.

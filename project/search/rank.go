@@ -54,6 +54,11 @@ type ranking struct {
 	// one-sentence section first on one common word.
 	minBody float32
 
+	// namePieces: a query word the stemmer shortened does not match the
+	// first piece of a dotted name spelled like its stem ("resolvers"
+	// and resolv.conf; see withFileNames).
+	namePieces bool
+
 	// joinedWeight is the weight of adjacent query words joined into an
 	// identifier the index holds ("parameter names" -> parameternames).
 	joinedWeight float32
@@ -73,6 +78,7 @@ var defaultRanking = ranking{
 	filePrior:    0.2,
 	lenFloor:     0.25,
 	minBody:      30,
+	namePieces:   true,
 	rm3Docs:      5, rm3Terms: 10,
 	variantPrefix: 6, variantMax: 1, variantWeight: 0.3,
 }

@@ -38,9 +38,18 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 		w := idf(n, float64(len(pl.ids))) * (k1 + 1) * p.weight(i)
 		req := p.required[i]
 		variant := slices.Contains(p.variants, term)
+		names := ix.nameCounts(s, p.fileNames[term])
 		for j, id := range pl.ids {
 			if j > 0 && j%checkEvery == 0 && ix.interrupted(ctx) {
 				return ctx.Err()
+			}
+			tf, ht := pl.tfs[j], pl.hts[j]
+			if nc, ok := names[id]; ok {
+				// The pieces of file names are not the query's word.
+				tf, ht = tf-min(tf, nc.tf), ht-min(ht, nc.ht)
+				if tf == 0 && ht == 0 {
+					continue
+				}
 			}
 			if sc.scores[id] == 0 {
 				if variant {
@@ -48,7 +57,7 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 				}
 				sc.touched = append(sc.touched, id)
 			}
-			t := float32(pl.tfs[j])*s.bodyNorm[id] + rk.headWeight*float32(pl.hts[j])*s.headNorm[id]
+			t := float32(tf)*s.bodyNorm[id] + rk.headWeight*float32(ht)*s.headNorm[id]
 			sc.scores[id] += w * saturate(t, k1)
 			if req {
 				sc.req[id]++
@@ -56,6 +65,39 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 		}
 	}
 	return nil
+}
+
+// nameCount is how many times a section holds some names, in its body
+// and in its heading field.
+type nameCount struct {
+	tf uint16
+	ht uint8
+}
+
+// nameCounts sums, per section, the counts of the given terms (nil when
+// there are none).
+func (ix *Index) nameCounts(s *snapshot, names []string) map[uint32]nameCount {
+	if len(names) == 0 {
+		return nil
+	}
+	out := map[uint32]nameCount{}
+	for _, name := range names {
+		tid, ok := ix.dict.lookup(name)
+		if !ok {
+			continue
+		}
+		pl := s.postingsOf(tid)
+		if pl == nil {
+			continue
+		}
+		for j, id := range pl.ids {
+			c := out[id]
+			c.tf += pl.tfs[j]
+			c.ht += pl.hts[j]
+			out[id] = c
+		}
+	}
+	return out
 }
 
 // idf is BM25's inverse document frequency of a term held by df of n

@@ -162,7 +162,7 @@ type ranked struct {
 func (ix *Index) rank(ctx context.Context, s *snapshot, p *plan, depth int) (ranked, error) {
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
-	p = ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, p)))
+	p = ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, ix.withFileNames(s, p))))
 	buf := candsPool.Get().(*[]candidate)
 	defer candsPool.Put(buf)
 	cands, err := ix.candidates(ctx, s, p, an, (*buf)[:0])

@@ -91,3 +91,39 @@ func TestRarestCacheChoosesAsAFullScan(t *testing.T) {
 		}
 	}
 }
+
+// A query word the stemmer shortened ("resolve" to resolv) does not match
+// the first piece of a dotted name spelled like its stem (the resolv of
+// resolv.conf, a file's name, no form of the word), while the word spelled
+// like the piece ("resolv", or the whole "resolv.conf", which ranks the
+// name's sections first) still does; a section that holds the word itself
+// beside the name keeps its match.
+func TestFileNamePiecesAreNotStems(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		".praxis-os/standards/conf.md":  "# Upstreams\n\nRead resolv.conf, then resolv.conf again.\n",
+		".praxis-os/standards/names.md": "# Names\n\nNames resolve to addresses.\n",
+		".praxis-os/standards/both.md":  "# Both\n\nThe resolv.conf file says how names resolve.\n",
+	})
+	db := openDB(t)
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"how to resolve", []string{".praxis-os/standards/names.md", ".praxis-os/standards/both.md"}},
+		{"resolv", []string{".praxis-os/standards/both.md", ".praxis-os/standards/conf.md", ".praxis-os/standards/names.md"}},
+		{"resolv.conf", []string{".praxis-os/standards/conf.md", ".praxis-os/standards/both.md"}},
+	} {
+		ix := openReady(t, db, "p", root)
+		got := files(search(t, ix, tc.q))
+		if len(got) > len(tc.want) {
+			got = got[:len(tc.want)]
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(tc.want))
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: first results %v, want %v", tc.q, got, want)
+		}
+		ix.Close()
+	}
+}
