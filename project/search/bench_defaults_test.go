@@ -9,11 +9,13 @@ import (
 
 // oldDefaultRanking is the ranking shipped before the leave-one-corpus-out
 // sweep: no file prior, no morphological variants, the body's length
-// credited however short.
+// credited however short, file names' first pieces matched by any word
+// stemmed like them.
 var oldDefaultRanking = func() ranking {
 	r := defaultRanking
 	r.filePrior, r.rm3Weight, r.variantWeight = 0, 0, 0
 	r.lenFloor, r.minBody = 0, 0
+	r.namePieces = false
 	return r
 }()
 
