@@ -345,7 +345,7 @@ func (ix *Index) why(s *snapshot, p *plan, id uint32, surface map[string]string)
 		}
 	}
 	for _, t := range terms {
-		if slices.Contains(p.variants, t) || !s.holds(ix.dict, t, id) {
+		if slices.Contains(p.variants, t) || !s.holds(ix.dict, t, p.fileNames[t], id) {
 			continue // a variant is a hint, not the query's word
 		}
 		if slices.Contains(p.expansion, t) {

@@ -125,16 +125,31 @@ func (s *snapshot) computeNorms(rk *ranking) {
 	}
 }
 
-// holds reports whether chunk id holds term.
-func (s *snapshot) holds(dict *termDict, term string, id uint32) bool {
+// counts returns term's counts in section id's body and heading field, and
+// whether the section holds it.
+func (s *snapshot) counts(dict *termDict, term string, id uint32) (tf uint16, ht uint8, found bool) {
 	tid, ok := dict.lookup(term)
 	if !ok {
-		return false
+		return 0, 0, false
 	}
 	pl := s.postingsOf(tid)
 	if pl == nil {
-		return false
+		return 0, 0, false
 	}
-	_, found := slices.BinarySearch(pl.ids, id)
-	return found
+	j, found := slices.BinarySearch(pl.ids, id)
+	if !found {
+		return 0, 0, false
+	}
+	return pl.tfs[j], pl.hts[j], true
+}
+
+// holds reports whether section id holds term other than as the first
+// piece of one of names (see withFileNames; nil: at all).
+func (s *snapshot) holds(dict *termDict, term string, names []string, id uint32) bool {
+	tf, ht, found := s.counts(dict, term, id)
+	for _, n := range names {
+		ntf, nht, _ := s.counts(dict, n, id)
+		tf, ht = tf-min(tf, ntf), ht-min(ht, nht)
+	}
+	return found && (tf > 0 || ht > 0)
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -125,5 +126,21 @@ func TestFileNamePiecesAreNotStems(t *testing.T) {
 			t.Errorf("%q: first results %v, want %v", tc.q, got, want)
 		}
 		ix.Close()
+	}
+	// The words a result names as matched leave out the file name.
+	writeFiles(t, root, map[string]string{".praxis-os/standards/conf.md": "# Upstreams\n\nRead resolv.conf for the names.\n"})
+	ix := openReady(t, db, "p", root)
+	defer ix.Close()
+	res, err := ix.Search(context.Background(), Query{Text: "resolve names", N: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Results {
+		if h.File == ".praxis-os/standards/conf.md" && !slices.Equal(h.MatchedTerms, []string{"names"}) {
+			t.Errorf("conf.md matched %v for \"resolve names\", want [names]: its resolv is the file name's", h.MatchedTerms)
+		}
+	}
+	if !slices.ContainsFunc(res.Results, func(h Hit) bool { return h.File == ".praxis-os/standards/conf.md" }) {
+		t.Errorf("\"resolve names\" does not find conf.md by its names: %v", files(res))
 	}
 }
