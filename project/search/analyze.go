@@ -9,7 +9,8 @@ import (
 )
 
 // analyzerVersion changes whenever the terms produced for a text change, so
-// that an index built by an older analyzer is rebuilt rather than misread.
+// that an index built by an older analyzer is rebuilt rather than misread:
+// indexFormat (records.go) moves with it.
 const analyzerVersion = 3
 
 // maxStemCache bounds the per-analyzer stem cache; it is cleared when full.

@@ -16,7 +16,9 @@ import (
 // no chunks before, and its unchanged file would not be read again).
 // Format 4: headings, titles and tags are stored cut to their caps, and a
 // file whose sections would store more than maxExpansion is refused.
-const indexFormat = 4
+// Format 5: analyzer 3 (a word in -er keeps its -er), whose terms an index
+// of an older analyzer does not hold.
+const indexFormat = 5
 
 // Bucket and key names inside the index area (see doc.go for the tree).
 const (
