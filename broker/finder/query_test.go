@@ -33,7 +33,7 @@ func TestCompileQuery(t *testing.T) {
 		{"look up our coding guidelines", []string{"code", "guidelin", "search"}, nil},
 		{"when was package.json last modified?", []string{"last", "modifi"}, []string{"file", "time"}},
 		{"tell the #deploys channel: 2.3.1 is out, at 10% for v2", []string{"tell", "channel", "out", "v2"}, []string{"version", "percentag"}},
-		{"add 17 and 25 together", []string{"add", "togeth"}, []string{"number"}},
+		{"add 17 and 25 together", []string{"add", "together"}, []string{"number"}},
 		{"which folders may Alice open?", []string{"folder", "may", "alic", "open"}, []string{"name", "list"}},
 	} {
 		words := compileQuery(c.task)
