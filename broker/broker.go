@@ -1,29 +1,14 @@
-// Package broker is Berth's daemon: it owns the home directory's lock,
-// socket and database, mounts projects on their own loopback ports, serves
-// the control API, and shuts everything down cleanly (Run, run.go).
+// Package broker is Berth's daemon: its lifecycle and wiring. It owns the
+// home directory's lock, socket and database, builds the mount table
+// (broker/mounttable) and serves the control API over it, and shuts
+// everything down in order (Run, run.go).
 //
 // # Lock order
 //
-// Each mutex guards the fields written beside it. One that is taken while
-// another is held comes later in this list (its ranks in lockranks.go,
-// checked in tests by broker/lockorder); nothing here is held while a
-// project opens or closes, a file is written, or a callback out of the
-// package runs (the dashboard's poke, the metrics), except where the list
-// says so:
-//
-//  1. mounts.regMu (registry writes) or a mount's stateMu (its state
-//     file), never both.
-//  2. mounts.mu, the table. It is held to read or change entries only: a
-//     mount is described (its sessions, index and port) from a copy of
-//     its entry taken under it (held), with the lock released.
-//  3. Leaves taken under mounts.mu: a mount's httpMu (its port) and the
-//     idle timer's mu (told of the table's emptiness by changedLocked).
-//
-// A mount's own parts are taken without the table's lock: the locks of
-// its MCP serving (broker/mcpserve, its order in its package doc),
-// mountServers.warnMu and repoView.mu are leaves. The hosted servers'
-// updates are serialized in broker/hosted (its own order, in its package
-// doc), never under a lock of this package.
+// The package has one lock of its own, the idle timer's mu, a leaf: the
+// mount table takes it under its own lock when it says whether it is empty
+// (its rank in lockranks.go, after the table's, checked in tests by
+// broker/lockorder). The table's order is in broker/mounttable's doc.
 package broker
 
 import (
@@ -33,13 +18,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/broker/mounttable"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/project/workflow"
 	"github.com/berth-dev/berth/store"
@@ -111,13 +96,13 @@ func stopReason(cause error) string {
 	}
 }
 
-// Broker implements the control API over the mounts table.
+// Broker implements the control API over the mount table.
 type Broker struct {
 	cfg     brokerconfig.Config
 	log     *slog.Logger
 	db      *store.DB
 	started time.Time
-	mounts  *mounts
+	mounts  *mounttable.Table
 	stop    context.CancelCauseFunc // ends Run cleanly with a cause
 	// warnings are what startup repaired or could not recover; set before
 	// the control API serves, read-only after.
@@ -137,7 +122,7 @@ type Broker struct {
 func (b *Broker) Health() api.Health {
 	h := api.Health{
 		Status: "ok", Version: api.Version, Protocol: api.Protocol(), PID: os.Getpid(), StartedAt: b.started.UTC(),
-		UptimeSeconds: time.Since(b.started).Seconds(), Projects: b.mounts.count(), Home: b.cfg.Home,
+		UptimeSeconds: time.Since(b.started).Seconds(), Projects: b.mounts.Count(), Home: b.cfg.Home,
 		RSSBytes: b.rss(),
 	}
 	if b.cfg.EffectiveIdleTimeout() > 0 {
@@ -167,7 +152,7 @@ func (b *Broker) Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error)
 			return api.ShutdownResponse{}, api.Errorf(http.StatusConflict, api.CodeNotAutostarted,
 				"this broker was not started by a shim: restart it yourself (`berth stop`, or your service manager)")
 		}
-		if n := b.mounts.closeIfUnheld(req.ExceptLease); n > 0 {
+		if n := b.mounts.CloseIfUnheld(req.ExceptLease); n > 0 {
 			return api.ShutdownResponse{}, api.Errorf(http.StatusConflict, api.CodeStillHeld,
 				"%d other sessions or pins are attached: the broker keeps running (stop it with `berth stop` when they are done)", n)
 		}
@@ -178,22 +163,22 @@ func (b *Broker) Shutdown(req api.ShutdownRequest) (api.ShutdownResponse, error)
 }
 
 // Projects implements controlapi.Backend.
-func (b *Broker) Projects() []api.Project { return b.mounts.list() }
+func (b *Broker) Projects() []api.Project { return b.mounts.List() }
 
 // Project implements controlapi.Backend.
 func (b *Broker) Project(id string) (api.Project, error) {
-	m, p, err := b.mounts.get(id)
+	m, p, err := b.mounts.Get(id)
 	if err != nil {
 		return p, err
 	}
-	p.Detail = m.engine.Status()
+	p.Detail = m.Engine().Status()
 	return p, nil
 }
 
 // Attach implements controlapi.Backend.
 func (b *Broker) Attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
 	start := time.Now()
-	resp, err := b.mounts.attach(ctx, req)
+	resp, err := b.mounts.Attach(ctx, req)
 	b.metrics.Attach(err == nil, time.Since(start))
 	if b.refused.note(req.Root, err) {
 		b.log.Warn("project refused", "root", req.Root, "err", err)
@@ -202,11 +187,11 @@ func (b *Broker) Attach(ctx context.Context, req api.AttachRequest) (api.AttachR
 }
 
 // Detach implements controlapi.Backend.
-func (b *Broker) Detach(id, lease string) error { return b.mounts.detach(id, lease) }
+func (b *Broker) Detach(id, lease string) error { return b.mounts.Detach(id, lease) }
 
 // MCPHandler implements controlapi.Backend.
 func (b *Broker) MCPHandler(id, lease string) (http.Handler, error) {
-	return b.mounts.shimRoute(id, lease, api.ProcessAlive)
+	return b.mounts.ShimRoute(id, lease, api.ProcessAlive)
 }
 
 // remountPinned mounts again the projects `berth attach` pinned before a restart.
@@ -223,7 +208,7 @@ func (b *Broker) remountPinned(ctx context.Context) {
 		if !rec.Pinned || ctx.Err() != nil {
 			continue
 		}
-		_, err := b.mounts.attach(ctx, api.AttachRequest{Root: rec.Root, Kind: api.HolderCLI})
+		_, err := b.mounts.Attach(ctx, api.AttachRequest{Root: rec.Root, Kind: api.HolderCLI})
 		if err != nil {
 			b.refused.note(rec.Root, err)
 			b.log.Warn("pinned project not mounted", "project", rec.ID, "root", rec.Root, "err", err)
@@ -231,29 +216,4 @@ func (b *Broker) remountPinned(ctx context.Context) {
 		}
 		b.metrics.RestartRecovered()
 	}
-}
-
-func (b *Broker) reapLoop(ctx context.Context) {
-	t := time.NewTicker(b.cfg.ReapInterval)
-	defer t.Stop()
-	v := time.NewTicker(min(b.cfg.ReapInterval, vanishInterval))
-	defer v.Stop()
-	for ticks := 0; ; {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			b.mounts.reap(func(pid int) bool { return api.ProcessAlive(pid) })
-			b.mounts.retryDegraded()
-		case <-v.C:
-			b.mounts.dropVanished(ctx)
-			if ticks++; ticks%forgetEvery == 1 {
-				b.mounts.forgetRemovedWorktrees()
-			}
-		}
-	}
-}
-
-func sortProjects(ps []api.Project) {
-	slices.SortFunc(ps, func(a, b api.Project) int { return strings.Compare(a.Root, b.Root) })
 }

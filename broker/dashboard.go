@@ -14,6 +14,7 @@ import (
 	"github.com/berth-dev/berth/broker/finder"
 	"github.com/berth-dev/berth/broker/mcpserve"
 	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/broker/mounttable"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/project/search"
@@ -29,13 +30,13 @@ const dashboardLogLines = 80
 // it builds, so a line logged here shows up only at the next tick).
 func (b *Broker) dashboard() any {
 	d := api.Dashboard{Health: b.Health(), Projects: []api.DashboardProject{}, Logs: []api.LogLine{}, Transports: mcpserve.TransportNames()}
-	for _, m := range b.mounts.all() {
-		_, p, err := b.mounts.get(m.id)
+	for _, m := range b.mounts.All() {
+		_, p, err := b.mounts.Get(m.ID())
 		if err != nil {
 			continue // unmounted meanwhile
 		}
-		p.Detail = m.engine.Status()
-		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.observer.Recent(), Servers: b.mountServers(m).Servers, Clients: m.clients()})
+		p.Detail = m.Engine().Status()
+		d.Projects = append(d.Projects, api.DashboardProject{Project: p, Calls: m.RecentCalls(), Servers: b.mountServers(m).Servers, Clients: m.Clients()})
 	}
 	slices.SortFunc(d.Projects, func(x, y api.DashboardProject) int { return strings.Compare(x.Root, y.Root) })
 	for _, r := range b.logs.Recent("", logring.Query{MinLevel: slog.LevelInfo, Limit: dashboardLogLines}) {
@@ -49,12 +50,12 @@ func (b *Broker) dashboard() any {
 const unknownTool = "unknown"
 
 // toolCalled feeds a mount's tool call to the metrics and the dashboard.
-func (b *Broker) toolCalled(m *mount, c api.ToolCall) {
+func (b *Broker) toolCalled(m *mounttable.Mount, c api.ToolCall) {
 	tool := c.Tool
-	if !slices.Contains(m.engine.ToolNames(), tool) && !m.servesHosted(tool) && tool != finder.FindTools && tool != finder.CallTool {
+	if !slices.Contains(m.Engine().ToolNames(), tool) && !m.ServesHosted(tool) && tool != finder.FindTools && tool != finder.CallTool {
 		tool = unknownTool
 	}
-	b.metrics.ToolCall(m.id, tool, metrics.Outcome(c.OK), time.Duration(c.DurationMS*float64(time.Millisecond)))
+	b.metrics.ToolCall(m.ID(), tool, metrics.Outcome(c.OK), time.Duration(c.DurationMS*float64(time.Millisecond)))
 	b.hub.Poke()
 }
 
@@ -64,13 +65,13 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 	for _, name := range mcpserve.TransportNames() {
 		s.Sessions[name] = 0
 	}
-	for _, m := range b.mounts.all() {
+	for _, m := range b.mounts.All() {
 		s.Mounts++
-		for tr, n := range m.book.Count(m.mcp).ByTransport {
+		for tr, n := range m.SessionCounts().ByTransport {
 			s.Sessions[tr] += n
 		}
-		if st, ok := m.engine.IndexStatus(); ok {
-			s.Indexes = append(s.Indexes, metrics.Index{Project: m.id, Files: st.Files, Chunks: st.Chunks})
+		if st, ok := m.Engine().IndexStatus(); ok {
+			s.Indexes = append(s.Indexes, metrics.Index{Project: m.ID(), Files: st.Files, Chunks: st.Chunks})
 		}
 	}
 	return s
@@ -78,11 +79,11 @@ func (b *Broker) metricsSnapshot() metrics.Snapshot {
 
 // search answers GET /projects/{id}/search for the dashboard.
 func (b *Broker) search(ctx context.Context, id, q string, n int) (any, error) {
-	m, _, err := b.mounts.get(id)
+	m, _, err := b.mounts.Get(id)
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.engine.Search(ctx, search.Query{Text: q, N: n})
+	res, err := m.Engine().Search(ctx, search.Query{Text: q, N: n})
 	switch {
 	case errors.Is(err, project.ErrSearchOff):
 		return nil, api.Errorf(http.StatusConflict, api.CodeSearchOff, "%v", err)
@@ -114,14 +115,13 @@ func selfProcess() *process.Process {
 	return p
 }
 
-// all returns the mounts that are up.
-func (t *mounts) all() []*mount {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]*mount, 0, len(t.entries))
-	for _, e := range t.entries {
-		if e.m != nil {
-			out = append(out, e.m)
+// serversMetrics is read at every scrape of /metrics: each mounted
+// project's declared servers.
+func (b *Broker) serversMetrics() []metrics.Server {
+	var out []metrics.Server
+	for _, m := range b.mounts.All() {
+		for _, st := range m.HostedStatus() {
+			out = append(out, metrics.Server{Project: m.ID(), ServerStatus: st})
 		}
 	}
 	return out

@@ -15,7 +15,7 @@ type idleTimer struct {
 	d    time.Duration
 	fire func()
 
-	mu      leafLock // guards the fields below
+	mu      idleLock // guards the fields below
 	noMount bool     // the mounts table is empty
 	// conns are the open control API connections that count (hijacked
 	// ones leave: they are the shims', held by leases).

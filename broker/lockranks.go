@@ -2,28 +2,13 @@ package broker
 
 import "github.com/berth-dev/berth/broker/lockorder"
 
-// The lock order of the package doc, as ranks: lockorder checks it in the
-// tests (built with -tags lockorder).
+// The idle timer's lock, as a rank: lockorder checks it in the tests
+// (built with -tags lockorder). The mount table (broker/mounttable) takes
+// it under its own lock, rank 2 there, when it tells the timer whether it
+// is empty (mounttable.Deps.OnEmpty).
+type rankIdle struct{}
 
-// rankRegistry is mounts.regMu and a mount's stateMu: never both.
-type rankRegistry struct{}
+func (rankIdle) Rank() (int, string) { return 3, "idleTimer.mu" }
 
-func (rankRegistry) Rank() (int, string) { return 1, "mounts.regMu or a mount's stateMu" }
-
-// rankTable is mounts.mu.
-type rankTable struct{}
-
-func (rankTable) Rank() (int, string) { return 2, "mounts.mu" }
-
-// rankLeaf is the leaves taken under the table's lock: a mount's httpMu
-// and the idle timer's mu.
-type rankLeaf struct{}
-
-func (rankLeaf) Rank() (int, string) { return 3, "a mount's httpMu or idleTimer.mu" }
-
-// The package's ranked mutexes.
-type (
-	regLock   = lockorder.Mutex[rankRegistry]
-	tableLock = lockorder.Mutex[rankTable]
-	leafLock  = lockorder.Mutex[rankLeaf]
-)
+// idleLock is the idle timer's mutex.
+type idleLock = lockorder.Mutex[rankIdle]

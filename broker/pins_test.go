@@ -14,12 +14,13 @@ import (
 	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/broker/mounttable"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/store/storetest"
 )
 
-// testBroker is a Broker with a real store and mounts table and no
+// testBroker is a Broker with a real store and mount table and no
 // listeners, for tests of the table's own logic.
 func testBroker(t *testing.T, db *store.DB) *Broker {
 	t.Helper()
@@ -28,14 +29,13 @@ func testBroker(t *testing.T, db *store.DB) *Broker {
 	log := slog.New(slog.DiscardHandler)
 	b := &Broker{log: log, db: db}
 	b.metrics = metrics.New(api.Version, func() metrics.Snapshot { return metrics.Snapshot{} })
-	b.mounts = &mounts{
-		ctx: ctx, db: db, log: log,
-		cfg:     brokerconfig.Config{PortStart: start, PortEnd: end, MountGrace: time.Minute},
-		info:    project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: time.Now()},
-		entries: make(map[string]*entry),
-	}
+	b.mounts = mounttable.New(mounttable.Deps{
+		Ctx: ctx, DB: db, Log: log,
+		Config: brokerconfig.Config{PortStart: start, PortEnd: end, MountGrace: time.Minute},
+		Info:   project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: time.Now()},
+	})
 	t.Cleanup(func() {
-		b.mounts.closeAll(context.Background())
+		b.mounts.CloseAll(context.Background())
 		cancel()
 	})
 	return b
@@ -64,7 +64,7 @@ func assertPinned(t *testing.T, b *Broker, db *store.DB, id, when string) {
 	if err != nil || !ok || !rec.Pinned {
 		t.Fatalf("%s: registry record %+v (found %v, %v): the pin is lost", when, rec, ok, err)
 	}
-	_, p, err := b.mounts.get(id)
+	_, p, err := b.mounts.Get(id)
 	if err != nil || !p.Pinned {
 		t.Fatalf("%s: mount %+v, %v: not pinned", when, p, err)
 	}
@@ -77,7 +77,7 @@ func TestShimAttachBeforeRemountKeepsThePin(t *testing.T) {
 	db, root, id := pinnedSetup(t)
 	b := testBroker(t, db)
 	ctx := context.Background()
-	if _, err := b.mounts.attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()}); err != nil {
+	if _, err := b.mounts.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
 	b.remountPinned(ctx)
@@ -89,7 +89,7 @@ func TestRemountBeforeShimAttachKeepsThePin(t *testing.T) {
 	b := testBroker(t, db)
 	ctx := context.Background()
 	b.remountPinned(ctx)
-	if _, err := b.mounts.attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()}); err != nil {
+	if _, err := b.mounts.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()}); err != nil {
 		t.Fatal(err)
 	}
 	assertPinned(t, b, db, id, "remount, then shim attach")
@@ -105,7 +105,7 @@ func TestShimAttachAndRemountAtOnceKeepThePin(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if _, err := b.mounts.attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()}); err != nil {
+			if _, err := b.mounts.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -121,20 +121,20 @@ func TestPinAndUnpinAtOnceRecordTheTable(t *testing.T) {
 		db, root, id := pinnedSetup(t)
 		b := testBroker(t, db)
 		ctx := context.Background()
-		if _, err := b.mounts.attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()}); err != nil {
+		if _, err := b.mounts.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderShim, PID: os.Getpid()}); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if _, err := b.mounts.attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderCLI}); err != nil {
+			if _, err := b.mounts.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderCLI}); err != nil {
 				t.Error(err)
 			}
 		}()
-		go func() { defer wg.Done(); _ = b.mounts.detach(id, "") }()
+		go func() { defer wg.Done(); _ = b.mounts.Detach(id, "") }()
 		wg.Wait()
-		_, p, err := b.mounts.get(id)
+		_, p, err := b.mounts.Get(id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,15 +19,14 @@ import (
 	"github.com/berth-dev/berth/broker/loglimit"
 	"github.com/berth-dev/berth/broker/loopback"
 	"github.com/berth-dev/berth/broker/mcpserve"
-	"github.com/berth-dev/berth/broker/memtrim"
 	"github.com/berth-dev/berth/broker/metrics"
+	"github.com/berth-dev/berth/broker/mounttable"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/project/watch"
 	"github.com/berth-dev/berth/store"
 	"github.com/berth-dev/berth/web"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Run is the broker's whole life: it returns when ctx ends (a clean stop),
@@ -35,8 +34,8 @@ import (
 //
 // It starts in this order: the log, the home (its lock taken), the
 // control API's listeners (bind first: shims connect at once), the store,
-// the broker and its mounts table, the control API served, then the
-// background work (pinned projects mounted again, the reaper, the
+// the broker and its mount table, the control API served, then the
+// background work (pinned projects mounted again, the table's housekeeping, the
 // dashboard's events). It stops in shutdown's order, then releases what
 // it took in the reverse of the above (the deferred calls).
 func Run(ctx context.Context, cfg brokerconfig.Config, opts Options) error {
@@ -77,8 +76,9 @@ func Run(ctx context.Context, cfg brokerconfig.Config, opts Options) error {
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	b := newBroker(ctx, cancel, cfg, opts, log, logs, db, warnings, access)
-	defer b.mounts.watch.Close() // after every mount's watcher (closeAll, in shutdown)
+	watchHub := watch.NewHub()
+	b := newBroker(ctx, cancel, cfg, opts, log, logs, db, warnings, access, watchHub)
+	defer watchHub.Close() // after every mount's watcher (CloseAll, in shutdown)
 
 	var wg sync.WaitGroup // every goroutine of Run: the control API's servers and the background work
 	servers := b.serveControl(ctx, ls, access, &wg)
@@ -191,9 +191,10 @@ type access struct {
 }
 
 // newBroker wires the broker: its metrics, the dashboard's events, the
-// idle timer (which ends ctx through cancel) and the mounts table.
+// idle timer (which ends ctx through cancel) and the mount table, whose
+// mounts watch their files through watchHub.
 func newBroker(ctx context.Context, cancel context.CancelCauseFunc, cfg brokerconfig.Config, opts Options, log *slog.Logger, logs *logring.Ring,
-	db *store.DB, warnings []string, access access) *Broker {
+	db *store.DB, warnings []string, access access, watchHub *watch.Hub) *Broker {
 	started := time.Now()
 	b := &Broker{cfg: cfg, log: log, db: db, started: started, stop: cancel, warnings: warnings, logs: logs, proc: selfProcess(),
 		configFile: opts.ConfigFile, refused: &refusals{}, logProblem: opts.LogProblem}
@@ -202,24 +203,19 @@ func newBroker(ctx context.Context, cancel context.CancelCauseFunc, cfg brokerco
 	b.hub = web.NewHub(b.dashboard, web.HubOptions{})
 	logs.OnRecord(b.hub.Poke)
 	b.idle = newIdleTimer(cfg.EffectiveIdleTimeout(), func() { cancel(errIdle) })
-	b.mounts = &mounts{
-		ctx: ctx, cfg: cfg, db: db, log: log, token: access.token,
-		info:    project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: started},
-		entries: make(map[string]*entry),
-		onEmpty: b.idle.set,
-		logs:    logs,
-		onCall:  b.toolCalled,
-		onSession: func(m *mount, event string) {
-			b.metrics.SessionEvent(m.id, event)
+	var indexes contentIndexes
+	b.mounts = mounttable.New(mounttable.Deps{
+		Ctx: ctx, Config: cfg, DB: db, Log: log, Logs: logs, Token: access.token, Budget: access.budget, Watch: watchHub, Lambdas: opts.Lambdas,
+		Info:        project.ServerInfo{Version: api.Version, PID: os.Getpid(), StartedAt: started},
+		SharedIndex: indexes.of,
+		OnEmpty:     b.idle.set,
+		OnCall:      b.toolCalled,
+		OnSession: func(m *mounttable.Mount, event string) {
+			b.metrics.SessionEvent(m.ID(), event)
 			b.hub.Poke()
 		},
-		schemas:       mcp.NewSchemaCache(),
-		lambdas:       opts.Lambdas,
-		hostedServers: newServerDeps(cfg, db, log, logs, b.hub.Poke),
-		watch:         watch.NewHub(),
-		budget:        access.budget,
-		trim:          memtrim.New(ctx, trimGap),
-	}
+		OnChange: b.hub.Poke,
+	})
 	b.idle.set(true)
 	return b
 }
@@ -281,7 +277,7 @@ func (b *Broker) serveOn(srv *http.Server, ln net.Listener, wg *sync.WaitGroup) 
 
 // startBackground starts the broker's background work, each goroutine
 // counted in wg and ended by ctx: pinned projects mounted again (after the
-// stale state files are cleaned), the reaper, the dashboard's events.
+// stale state files are cleaned), the table's housekeeping, the dashboard's events.
 func (b *Broker) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Add(3)
 	go func() {
@@ -289,7 +285,7 @@ func (b *Broker) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 		b.cleanStaleStateFiles(ctx)
 		b.remountPinned(ctx)
 	}()
-	go func() { defer wg.Done(); b.reapLoop(ctx) }()
+	go func() { defer wg.Done(); b.mounts.Housekeep(ctx) }()
 	go func() { defer wg.Done(); b.hub.Run(ctx) }()
 }
 
@@ -297,7 +293,7 @@ func (b *Broker) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 // process exits within 5 s: the stop mark (before the shims see their
 // sessions end), the stopping hook, the idle timer; no new keep-alives on
 // the control API; the dashboards' event streams (the servers' Shutdown
-// waits for them); every mount; the hosted servers the mounts left
+// waits for them); every mount, then the hosted servers the mounts left
 // running; the control API's servers.
 func (b *Broker) shutdown(cause error, servers []*http.Server, stopping func()) {
 	b.log.Info("broker stopping", "why", stopReason(cause))
@@ -314,8 +310,7 @@ func (b *Broker) shutdown(cause error, servers []*http.Server, stopping func()) 
 		srv.SetKeepAlivesEnabled(false)
 	}
 	b.hub.Close()
-	b.mounts.closeAll(ctx)
-	b.mounts.hostedServers.close(ctx)
+	b.mounts.CloseAll(ctx) // the hosted servers the mounts left running stop last
 	for _, srv := range servers {
 		if err := srv.Shutdown(ctx); err != nil {
 			srv.Close()

@@ -13,8 +13,8 @@ import (
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/hosted"
+	"github.com/berth-dev/berth/broker/mounttable"
 	"github.com/berth-dev/berth/project/config"
-	"github.com/berth-dev/berth/project/gitrepo"
 )
 
 // Servers implements controlapi.Backend: the hosted servers of every
@@ -23,7 +23,7 @@ import (
 func (b *Broker) Servers(_ context.Context, root string) (api.ServerList, error) {
 	list := api.ServerList{Projects: []api.ProjectServers{}}
 	if root == "" {
-		for _, m := range b.mounts.all() {
+		for _, m := range b.mounts.All() {
 			if ps := b.mountServers(m); len(ps.Servers) > 0 {
 				list.Projects = append(list.Projects, ps)
 			}
@@ -42,34 +42,31 @@ func (b *Broker) Servers(_ context.Context, root string) (api.ServerList, error)
 // projectServers describes the servers of the project at root: live when
 // it is mounted, else as its config declares them.
 func (b *Broker) projectServers(root string) (api.ProjectServers, error) {
-	root, err := b.mounts.serversRoot(root)
+	root, err := b.mounts.ServersRoot(root)
 	if err != nil {
 		return api.ProjectServers{}, err
 	}
 	id := api.ProjectID(root)
-	if m, _, err := b.mounts.get(id); err == nil {
+	if m, _, err := b.mounts.Get(id); err == nil {
 		return b.mountServers(m), nil
 	}
 	cfg, err := config.Load(root)
 	if err != nil {
 		return api.ProjectServers{}, api.Errorf(http.StatusBadRequest, api.CodeProjectBroken, "%v", err)
 	}
-	d := b.mounts.hostedServers
-	spec := hosted.ProjectSpec{ID: id, Root: root, Approvals: approvalsFor(d.approvals, d.db, gitrepo.Identify(root))}
 	ps := api.ProjectServers{
 		ID: id, Name: filepath.Base(root), Root: root,
-		Servers: nonNil(hosted.Describe(spec, hosted.Decls(b.mounts.hostedServers.user, cfg.Servers))),
+		Servers: nonNil(b.mounts.Hosted().Describe(id, root, cfg.Servers)),
 	}
 	b.declaredIn(ps.Servers, cfg.File)
 	return ps, nil
 }
 
 // mountServers is the mount's servers as they run.
-func (b *Broker) mountServers(m *mount) api.ProjectServers {
-	ps := api.ProjectServers{ID: m.id, Name: m.name, Root: m.root, Mounted: true, Servers: []api.ServerStatus{}}
-	if m.servers != nil {
-		ps.Servers = nonNil(m.servers.hp.Status())
-		b.declaredIn(ps.Servers, m.engine.Config().File)
+func (b *Broker) mountServers(m *mounttable.Mount) api.ProjectServers {
+	ps := m.Servers()
+	if m.HasHostedServers() {
+		b.declaredIn(ps.Servers, m.Engine().Config().File)
 	}
 	return ps
 }
@@ -114,7 +111,7 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 	id := api.ProjectID(root)
 	var approve []api.ServerStatus
 	var cannot []string
-	for _, st := range hosted.Describe(hosted.ProjectSpec{ID: id, Root: root}, hosted.Decls(b.mounts.hostedServers.user, decls)) {
+	for _, st := range hosted.Describe(hosted.ProjectSpec{ID: id, Root: root}, b.mounts.Hosted().Decls(decls)) {
 		if st.Origin != api.OriginProject || st.Definition == nil {
 			continue
 		}
@@ -131,7 +128,7 @@ func (b *Broker) ApproveServers(ctx context.Context, req api.ApproveRequest) (ap
 		return api.ApproveResponse{}, api.Errorf(http.StatusConflict, api.CodeOtherWriters,
 			"nothing was approved: %s; another account could change what runs as you after you approve it. Fix the owner or mode, or approve anyway with --other-writers if you trust every account that can write them", strings.Join(others, "; "))
 	}
-	approvals := b.mounts.hostedServers.approvals
+	approvals := b.mounts.Hosted().Approvals()
 	var resp api.ApproveResponse
 	for _, st := range approve {
 		if err := approvals.Approve(id, st.Name, decls[st.Name], st.Definition); err != nil {
@@ -232,7 +229,7 @@ func (b *Broker) RevokeServers(_ context.Context, req api.RevokeRequest) (api.Pr
 		}
 	}
 	id := api.ProjectID(root)
-	if err := b.mounts.hostedServers.approvals.Revoke(id, req.Servers...); err != nil {
+	if err := b.mounts.Hosted().Approvals().Revoke(id, req.Servers...); err != nil {
 		return api.ProjectServers{}, fmt.Errorf("revoke the approvals of %s: %w", root, err)
 	}
 	b.log.Info("hosted server approval revoked", "project", id, "servers", orDefault(strings.Join(req.Servers, ","), "all"))
@@ -244,24 +241,24 @@ func (b *Broker) RevokeServers(_ context.Context, req api.RevokeRequest) (api.Pr
 // or ends a running one's process and starts it again (served on the
 // control socket only).
 func (b *Broker) RestartServer(ctx context.Context, req api.RestartRequest) (api.ProjectServers, error) {
-	root, err := b.mounts.serversRoot(req.Root)
+	root, err := b.mounts.ServersRoot(req.Root)
 	if err != nil {
 		return api.ProjectServers{}, err
 	}
-	m, _, err := b.mounts.get(api.ProjectID(root))
+	m, _, err := b.mounts.Get(api.ProjectID(root))
 	if err != nil {
 		return api.ProjectServers{}, err
 	}
-	if m.servers == nil {
+	if !m.HasHostedServers() {
 		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer, "no hosted server %q runs in %s", req.Server, root)
 	}
-	restarted, err := m.servers.hp.Restart(ctx, req.Server)
+	restarted, err := m.RestartHosted(ctx, req.Server)
 	switch {
 	case errors.Is(err, hosted.ErrNoSuchServer):
 		return api.ProjectServers{}, api.Errorf(http.StatusNotFound, api.CodeUnknownServer,
 			"no hosted server %q runs in %s (see `berth servers --project %s`)", req.Server, root, root)
 	case err != nil:
-		b.log.Warn("hosted server restart did not bring it back", "project", m.id, "server", req.Server, "err", err)
+		b.log.Warn("hosted server restart did not bring it back", "project", m.ID(), "server", req.Server, "err", err)
 		return api.ProjectServers{}, api.Errorf(http.StatusBadGateway, api.CodeRestartFailed,
 			"%v (see `berth servers --project %s`)", err, root)
 	}
@@ -276,7 +273,7 @@ func (b *Broker) RestartServer(ctx context.Context, req api.RestartRequest) (api
 		return api.ProjectServers{}, api.Errorf(http.StatusConflict, api.CodeNotFailed,
 			"hosted server %q of %s is %s: only a running or failed server is restarted (one starting or waiting out a crash restarts by itself; a lazy one starts at its first use)", req.Server, root, state)
 	}
-	b.log.Info("hosted server restarted", "project", m.id, "server", req.Server)
+	b.log.Info("hosted server restarted", "project", m.ID(), "server", req.Server)
 	return ps, nil
 }
 
@@ -299,12 +296,12 @@ func orDefault(s, def string) string {
 // whose approvals it shares.
 func (b *Broker) refreshServers(id string) {
 	var repo string
-	if m, _, err := b.mounts.get(id); err == nil && m.repo != nil {
-		repo = m.repo.id.ID
+	if m, _, err := b.mounts.Get(id); err == nil {
+		repo = m.RepositoryID()
 	}
-	for _, m := range b.mounts.all() {
-		if m.servers != nil && (m.id == id || repo != "" && m.repo != nil && m.repo.id.ID == repo) {
-			m.servers.refresh()
+	for _, m := range b.mounts.All() {
+		if m.ID() == id || repo != "" && m.RepositoryID() == repo {
+			m.RefreshHosted()
 		}
 	}
 }

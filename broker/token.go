@@ -35,14 +35,6 @@ func loadToken(home string) (string, error) {
 	return tok, nil
 }
 
-// headers is what a client must send to a project port.
-func (t *mounts) headers() map[string]string {
-	if t.token == "" {
-		return nil
-	}
-	return map[string]string{"Authorization": "Bearer " + t.token}
-}
-
 // brokerToken is the bearer token the TCP listeners admit: with auth:
 // token, and always where the account check is off (tokenOnly: macOS, or
 // --token-only), since the token is then the only way in. "" for none.

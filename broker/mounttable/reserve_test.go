@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"log/slog"
@@ -17,7 +17,7 @@ import (
 func TestBindForWithoutTheRegistry(t *testing.T) {
 	db := storetest.Open(t, "")
 	start, end := brokertest.PortRange(t, 4)
-	tbl := &mounts{db: db, log: slog.New(slog.DiscardHandler), cfg: brokerconfig.Config{PortStart: start, PortEnd: end}}
+	tbl := &Table{db: db, log: slog.New(slog.DiscardHandler), cfg: brokerconfig.Config{PortStart: start, PortEnd: end}}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}

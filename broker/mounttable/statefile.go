@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"errors"
@@ -16,48 +16,48 @@ import (
 // mount are serialized by its stateMu, and each writes what the table says
 // at that moment, so the last write is always the current state.
 
-// publish writes the state file of the mount of e for its holders now. It
-// writes nothing once e has left the table (the unmount removes the file)
+// publish writes the state file of the mount of sl for its holders now. It
+// writes nothing once sl has left the table (the unmount removes the file)
 // or while nobody holds it. A failure is logged and returned as the
 // warning an attach answers with: it never fails the attach.
-func (t *mounts) publish(id string, e *entry) error {
-	t.mu.Lock()
-	m := e.m
-	t.mu.Unlock()
+func (table *Table) publish(id string, sl *slot) error {
+	table.mu.Lock()
+	m := sl.m
+	table.mu.Unlock()
 	if m == nil || m.engine.Folder() {
 		return nil // a folder gets no state file (folders.go)
 	}
 	m.stateMu.Lock()
 	defer m.stateMu.Unlock()
-	t.mu.Lock()
-	if t.entries[id] != e || len(e.holders) == 0 {
-		t.mu.Unlock()
+	table.mu.Lock()
+	if table.slots[id] != sl || len(sl.holders) == 0 {
+		table.mu.Unlock()
 		return nil
 	}
-	asked := make([]string, 0, len(e.holders))
-	for _, h := range e.holders {
+	asked := make([]string, 0, len(sl.holders))
+	for _, h := range sl.holders {
 		asked = append(asked, h.transport)
 	}
 	transport, port := api.StateTransport(asked), m.portNow()
 	if port == 0 {
 		transport = api.TransportStdio // no endpoint to offer yet (portretry.go)
 	}
-	sf := api.NewStateFile(transport, port, t.info.PID, m.startedAt, m.name, m.root)
-	sf.Headers = t.headers()
-	t.mu.Unlock()
+	sf := api.NewStateFile(transport, port, table.info.PID, m.startedAt, m.name, m.root)
+	sf.Headers = table.headers()
+	table.mu.Unlock()
 
 	err := api.WriteStateFile(m.root, sf)
 	var msg string
 	if err != nil {
 		msg = fmt.Sprintf("the state file %s could not be written (%v): sub-agents cannot find the project's HTTP endpoint; the IDE's tools work. Make its place writable (remove what is there); the broker tries again every few seconds", api.StatePath(m.root), err)
 	}
-	t.mu.Lock()
-	was := e.stateErr
-	e.published, e.stateErr = sf.Transport, msg
+	table.mu.Lock()
+	was := sl.stateErr
+	sl.published, sl.stateErr = sf.Transport, msg
 	if err != nil {
-		e.published = ""
+		sl.published = ""
 	}
-	t.mu.Unlock()
+	table.mu.Unlock()
 	// Said once when it starts failing and once when it works again (the
 	// broker retries every reap_interval): to the log and the sessions.
 	switch {
@@ -74,17 +74,25 @@ func (t *mounts) publish(id string, e *entry) error {
 
 // unpublish removes the mount's state file if it still names this broker
 // and the mount's port (another broker may have written it since).
-func (t *mounts) unpublish(m *mount) {
+func (table *Table) unpublish(m *Mount) {
 	if m.engine.Folder() {
 		return
 	}
 	m.stateMu.Lock()
 	defer m.stateMu.Unlock()
-	removed, err := api.RemoveStateFileIf(m.root, t.info.PID, m.portNow())
+	removed, err := api.RemoveStateFileIf(m.root, table.info.PID, m.portNow())
 	switch {
 	case err != nil && !errors.Is(err, os.ErrNotExist):
-		t.log.Warn("remove state file", "project", m.id, "err", err)
+		table.log.Warn("remove state file", "project", m.id, "err", err)
 	case removed:
-		t.log.Debug("state file removed", "project", m.id)
+		table.log.Debug("state file removed", "project", m.id)
 	}
+}
+
+// headers is what a client must send to a project port.
+func (table *Table) headers() map[string]string {
+	if table.token == "" {
+		return nil
+	}
+	return map[string]string{"Authorization": "Bearer " + table.token}
 }

@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/finder"
 	"github.com/berth-dev/berth/broker/hosted"
-	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/project"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/berth-dev/berth/project/gitrepo"
@@ -18,10 +17,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// serverDeps are what every mount's hosted servers share: the broker's one
+// HostedServers are what every mount's hosted servers share: the broker's one
 // pool of server processes, the approvals in berth.db and the servers of
 // the broker's own config.
-type serverDeps struct {
+type HostedServers struct {
 	pool      *hosted.Pool
 	approvals *hosted.Approvals
 	db        *store.DB                // the registry, for sibling worktrees' approvals
@@ -31,8 +30,8 @@ type serverDeps struct {
 	onChange  func() // the dashboard's poke
 }
 
-func newServerDeps(cfg brokerconfig.Config, db *store.DB, log *slog.Logger, logs *logring.Ring, onChange func()) *serverDeps {
-	return &serverDeps{
+func newHostedServers(cfg brokerconfig.Config, db *store.DB, log *slog.Logger, logs *logring.Ring, onChange func()) *HostedServers {
+	return &HostedServers{
 		pool:      hosted.NewPool(hosted.Options{Log: log, Version: api.Version, Home: cfg.Home, CheckURL: selfURLs(cfg)}),
 		approvals: hosted.NewApprovals(db),
 		db:        db,
@@ -43,8 +42,11 @@ func newServerDeps(cfg brokerconfig.Config, db *store.DB, log *slog.Logger, logs
 	}
 }
 
-// close stops every server still running (at shutdown, after the mounts).
-func (d *serverDeps) close(ctx context.Context) {
+// stop stops every server still running (at shutdown, after the mounts).
+func (d *HostedServers) stop(ctx context.Context) {
+	if d == nil {
+		return
+	}
 	if err := d.pool.Close(ctx); err != nil {
 		d.log.Warn("stop hosted servers", "err", err)
 	}
@@ -55,7 +57,7 @@ func (d *serverDeps) close(ctx context.Context) {
 // project's config (each edit the engine applies) and the user's approvals.
 type mountServers struct {
 	hp   *hosted.Project
-	deps *serverDeps
+	deps *HostedServers
 	eng  *project.Engine
 	log  *slog.Logger
 	ctx  context.Context // the servers' lifetime: until close
@@ -73,7 +75,7 @@ type mountServers struct {
 // openServers starts serving the project's hosted servers on its engine's
 // MCP server. It never fails the mount: a project whose servers cannot be
 // set up is served without them, and the log says why.
-func (d *serverDeps) openServers(ctx context.Context, id string, eng *project.Engine, log *slog.Logger, repo gitrepo.Identity) *mountServers {
+func (d *HostedServers) openServers(ctx context.Context, id string, eng *project.Engine, log *slog.Logger, repo gitrepo.Identity) *mountServers {
 	if d == nil {
 		return nil
 	}
@@ -98,9 +100,9 @@ func (d *serverDeps) openServers(ctx context.Context, id string, eng *project.En
 	return ms
 }
 
-// close lets go of the servers (those no other project holds stop),
-// bounded by ctx.
-func (ms *mountServers) close(ctx context.Context) {
+// release lets go of the mount's servers (those no other project holds
+// stop), bounded by ctx.
+func (ms *mountServers) release(ctx context.Context) {
 	if ms == nil {
 		return
 	}
@@ -201,9 +203,56 @@ func newFinder(eng *project.Engine, id string, db *store.DB, ms *mountServers, l
 	return f
 }
 
-// servesHosted reports whether tool is a hosted tool the mount serves now.
-func (m *mount) servesHosted(tool string) bool {
+// ServesHosted reports whether tool is a hosted tool the mount serves now.
+func (m *Mount) ServesHosted(tool string) bool {
 	return m.servers != nil && m.servers.hp.Serves(tool)
+}
+
+// HasHostedServers reports whether the mount serves hosted servers (false
+// when its project declares none the broker could set up).
+func (m *Mount) HasHostedServers() bool { return m.servers != nil }
+
+// HostedStatus is the state of each hosted server of the mount; nil for none.
+func (m *Mount) HostedStatus() []api.ServerStatus {
+	if m.servers == nil {
+		return nil
+	}
+	return m.servers.hp.Status()
+}
+
+// RestartHosted starts the failed hosted server name again, or ends a
+// running one's process and starts it again (hosted.Project.Restart);
+// hosted.ErrNoSuchServer when the mount serves none of that name.
+func (m *Mount) RestartHosted(ctx context.Context, name string) (restarted bool, err error) {
+	if m.servers == nil {
+		return false, hosted.ErrNoSuchServer
+	}
+	return m.servers.hp.Restart(ctx, name)
+}
+
+// RefreshHosted decides the mount's hosted servers again after their
+// approvals changed: a revoked server stops, an approved one starts.
+func (m *Mount) RefreshHosted() {
+	if m.servers != nil {
+		m.servers.refresh()
+	}
+}
+
+// Approvals is the user's approvals of the projects' servers, in berth.db.
+func (d *HostedServers) Approvals() *hosted.Approvals { return d.approvals }
+
+// Decls is the servers a project declares in project, beside the broker
+// config's own.
+func (d *HostedServers) Decls(project map[string]config.Server) []hosted.Decl {
+	return hosted.Decls(d.user, project)
+}
+
+// Describe is the hosted servers the project id at root declares in
+// project, as they would run now: the approvals of its repository's
+// worktrees count.
+func (d *HostedServers) Describe(id, root string, project map[string]config.Server) []api.ServerStatus {
+	spec := hosted.ProjectSpec{ID: id, Root: root, Approvals: approvalsFor(d.approvals, d.db, gitrepo.Identify(root))}
+	return hosted.Describe(spec, d.Decls(project))
 }
 
 // ringOnly handles nothing itself: under the log ring's handler, records
@@ -215,18 +264,3 @@ func (r ringOnly) Enabled(ctx context.Context, l slog.Level) bool { return r.lev
 func (ringOnly) Handle(context.Context, slog.Record) error        { return nil }
 func (r ringOnly) WithAttrs([]slog.Attr) slog.Handler             { return r }
 func (r ringOnly) WithGroup(string) slog.Handler                  { return r }
-
-// serversMetrics is read at every scrape of /metrics: each mounted
-// project's declared servers.
-func (b *Broker) serversMetrics() []metrics.Server {
-	var out []metrics.Server
-	for _, m := range b.mounts.all() {
-		if m.servers == nil {
-			continue
-		}
-		for _, st := range m.servers.hp.Status() {
-			out = append(out, metrics.Server{Project: m.id, ServerStatus: st})
-		}
-	}
-	return out
-}

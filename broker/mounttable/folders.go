@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"errors"
@@ -42,7 +42,7 @@ func attachRoot(root string, folder bool, kind string) (string, bool, error) {
 }
 
 // kind is the mount's api.KindProject or api.KindFolder.
-func (m *mount) kind() string {
+func (m *Mount) kind() string {
 	if m.engine.Folder() {
 		return api.KindFolder
 	}
@@ -52,13 +52,13 @@ func (m *mount) kind() string {
 // serversRoot resolves the root of a servers request (GET /servers?root=,
 // a restart): a project root, or a folder in no project while it is
 // mounted (its windows' user servers run there).
-func (t *mounts) serversRoot(root string) (string, error) {
+func (table *Table) ServersRoot(root string) (string, error) {
 	r, err := api.ResolveRoot(root)
 	if err == nil {
 		return r, nil
 	}
 	if f, ferr := api.ResolveFolder(root); ferr == nil {
-		if m, _, gerr := t.get(api.ProjectID(f)); gerr == nil && m.engine.Folder() {
+		if m, _, gerr := table.Get(api.ProjectID(f)); gerr == nil && m.engine.Folder() {
 			return f, nil
 		}
 	}

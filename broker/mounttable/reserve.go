@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"cmp"
@@ -30,10 +30,10 @@ const usedResolution = time.Hour
 // the one its config asks for (configured, 0 for none) unless another
 // project reserved it, else the range's first free and unreserved one,
 // else the least recently used reservation of a project not mounted.
-func (t *mounts) bindFor(id, root string, configured int) (net.Listener, error) {
-	recs, _, err := t.db.Projects()
+func (table *Table) bindFor(id, root string, configured int) (net.Listener, error) {
+	recs, _, err := table.db.Projects()
 	if err != nil {
-		t.log.Warn("read the registry for the ports remembered for projects; binding without them", "err", err)
+		table.log.Warn("read the registry for the ports remembered for projects; binding without them", "err", err)
 	}
 	var own int
 	for _, r := range recs {
@@ -47,14 +47,14 @@ func (t *mounts) bindFor(id, root string, configured int) (net.Listener, error) 
 			others[r.LastPort] = r
 		}
 	}
-	ln, _, err := bindPort([]int{own, configured}, t.cfg.PortStart, t.cfg.PortEnd, func(p int) bool {
+	ln, _, err := bindPort([]int{own, configured}, table.cfg.PortStart, table.cfg.PortEnd, func(p int) bool {
 		_, ok := others[p]
 		return ok
 	})
 	if err == nil || !errors.Is(err, errPortsFull) {
 		return ln, err
 	}
-	if ln := t.takeReservation(id, root, others); ln != nil {
+	if ln := table.takeReservation(id, root, others); ln != nil {
 		return ln, nil
 	}
 	return nil, err
@@ -63,10 +63,10 @@ func (t *mounts) bindFor(id, root string, configured int) (net.Listener, error) 
 // takeReservation binds the port of the least recently used reservation
 // in the range whose project does not hold it now, and forgets that
 // reservation; nil when every such port is held.
-func (t *mounts) takeReservation(id, root string, others map[int]store.ProjectRecord) net.Listener {
+func (table *Table) takeReservation(id, root string, others map[int]store.ProjectRecord) net.Listener {
 	var cands []store.ProjectRecord
 	for p, r := range others {
-		if p >= t.cfg.PortStart && p <= t.cfg.PortEnd {
+		if p >= table.cfg.PortStart && p <= table.cfg.PortEnd {
 			cands = append(cands, r)
 		}
 	}
@@ -78,19 +78,19 @@ func (t *mounts) takeReservation(id, root string, others map[int]store.ProjectRe
 		if err != nil {
 			continue // its project, or another program, holds it
 		}
-		t.regMu.Lock()
-		err = t.db.EditProjects([]string{r.ID}, func(rec *store.ProjectRecord) bool {
+		table.regMu.Lock()
+		err = table.db.EditProjects([]string{r.ID}, func(rec *store.ProjectRecord) bool {
 			if rec.LastPort != r.LastPort {
 				return false
 			}
 			rec.LastPort, rec.UpdatedAt = 0, time.Now().UTC()
 			return true
 		})
-		t.regMu.Unlock()
+		table.regMu.Unlock()
 		if err != nil {
-			t.log.Warn("registry write failed", "project", r.ID, "err", err)
+			table.log.Warn("registry write failed", "project", r.ID, "err", err)
 		}
-		t.log.Warn("gave a port remembered for one project to another: every other port of the range is taken or remembered; the first project gets another port when it mounts again",
+		table.log.Warn("gave a port remembered for one project to another: every other port of the range is taken or remembered; the first project gets another port when it mounts again",
 			"port", r.LastPort, "project", id, "root", root, "from_project", r.ID, "from_root", r.Root, "from_last_used", r.UsedAt)
 		return ln
 	}
@@ -99,18 +99,18 @@ func (t *mounts) takeReservation(id, root string, others map[int]store.ProjectRe
 
 // released records that the projects ids stopped being served now (their
 // reservations' last use), in one registry write.
-func (t *mounts) released(ids ...string) {
+func (table *Table) released(ids ...string) {
 	if len(ids) == 0 {
 		return
 	}
 	now := time.Now().UTC()
-	t.regMu.Lock()
-	defer t.regMu.Unlock()
-	err := t.db.EditProjects(ids, func(rec *store.ProjectRecord) bool {
+	table.regMu.Lock()
+	defer table.regMu.Unlock()
+	err := table.db.EditProjects(ids, func(rec *store.ProjectRecord) bool {
 		rec.UsedAt = now
 		return true
 	})
 	if err != nil {
-		t.log.Warn("registry write failed", "projects", ids, "err", err)
+		table.log.Warn("registry write failed", "projects", ids, "err", err)
 	}
 }

@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 
 // serve starts serving the port's routes on ln. It does nothing (and
 // closes ln) once the mount is closed.
-func (m *mount) serve(ln net.Listener) {
+func (m *Mount) serve(ln net.Listener) {
 	m.httpMu.Lock()
 	defer m.httpMu.Unlock()
 	if m.closed || m.srv != nil {
@@ -52,14 +52,14 @@ func (m *mount) serve(ln net.Listener) {
 }
 
 // portNow is the mount's port, or 0 while it has none.
-func (m *mount) portNow() int {
+func (m *Mount) portNow() int {
 	m.httpMu.Lock()
 	defer m.httpMu.Unlock()
 	return m.port
 }
 
 // noPort says why the mount has no port, or "" when it has one.
-func (m *mount) noPort() string {
+func (m *Mount) noPort() string {
 	m.httpMu.Lock()
 	defer m.httpMu.Unlock()
 	if m.port > 0 || m.portErr == nil {
@@ -69,7 +69,7 @@ func (m *mount) noPort() string {
 }
 
 // lackPort records err, why the mount has no port yet.
-func (m *mount) lackPort(err error) {
+func (m *Mount) lackPort(err error) {
 	m.httpMu.Lock()
 	defer m.httpMu.Unlock()
 	m.portErr = err
@@ -77,7 +77,7 @@ func (m *mount) lackPort(err error) {
 
 // missing names what the broker cannot do for mount m now, each with its
 // fix; stateErr is why its state file could not be written ("" when it was).
-func missing(m *mount, stateErr string) []string {
+func missing(m *Mount, stateErr string) []string {
 	var out []string
 	if s := m.noPort(); s != "" {
 		out = append(out, s)
@@ -90,23 +90,23 @@ func missing(m *mount, stateErr string) []string {
 
 // retryDegraded binds a port for each mount that has none and writes the
 // state files that could not be written.
-func (t *mounts) retryDegraded() {
+func (table *Table) retryDegraded() {
 	type cand struct {
 		id string
-		e  *entry
+		sl *slot
 	}
 	var cands []cand
-	t.mu.Lock()
-	for id, e := range t.entries {
-		if e.m != nil && (e.m.portNow() == 0 || e.stateErr != "") {
-			cands = append(cands, cand{id, e})
+	table.mu.Lock()
+	for id, sl := range table.slots {
+		if sl.m != nil && (sl.m.portNow() == 0 || sl.stateErr != "") {
+			cands = append(cands, cand{id, sl})
 		}
 	}
-	t.mu.Unlock()
+	table.mu.Unlock()
 	for _, c := range cands {
-		m := c.e.m
+		m := c.sl.m
 		if m.portNow() == 0 {
-			ln, err := t.bindFor(m.id, m.root, m.engine.Config().MCP.HTTPPort)
+			ln, err := table.bindFor(m.id, m.root, m.engine.Config().MCP.HTTPPort)
 			if err != nil {
 				m.lackPort(err)
 				continue
@@ -116,8 +116,8 @@ func (t *mounts) retryDegraded() {
 				continue // unmounted meanwhile
 			}
 			m.engine.Logger().Info("the project's HTTP endpoint is served now: sub-agents find it in the state file", "url", m.url())
-			t.remember(c.e, false)
+			table.remember(c.sl, false)
 		}
-		_ = t.publish(c.id, c.e)
+		_ = table.publish(c.id, c.sl)
 	}
 }

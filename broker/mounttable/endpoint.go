@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"net/http"
@@ -10,15 +10,15 @@ import (
 
 // endpoint is what the broker serves of the project id beside the IDE's
 // stdio, for its get_server_info.
-func (t *mounts) endpoint(id string) project.Endpoint {
-	t.mu.Lock()
-	e := t.entries[id]
-	if e == nil || e.m == nil {
-		t.mu.Unlock()
+func (table *Table) endpoint(id string) project.Endpoint {
+	table.mu.Lock()
+	sl := table.slots[id]
+	if sl == nil || sl.m == nil {
+		table.mu.Unlock()
 		return project.Endpoint{}
 	}
-	m, h := e.m, e.heldLocked()
-	t.mu.Unlock()
+	m, h := sl.m, sl.heldLocked()
+	table.mu.Unlock()
 	return project.Endpoint{Mode: h.published, URL: m.url(), Missing: missing(m, h.stateErr)}
 }
 
@@ -45,7 +45,7 @@ type portIndex struct {
 }
 
 // serveHealth answers GET /health on the project's port.
-func (m *mount) serveHealth(w http.ResponseWriter, _ *http.Request) {
+func (m *Mount) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	h := portHealth{
 		Status:        "ok",
 		Project:       portProject{ID: m.id, Name: m.name},

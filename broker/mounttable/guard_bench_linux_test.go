@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func BenchmarkProjectPortGuard(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m := benchMount(b, ctx)
-	defer m.close(context.Background())
+	defer m.shutdown(context.Background())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -81,7 +81,7 @@ func BenchmarkProjectPortGuard(b *testing.B) {
 }
 
 // benchMount mounts a small real project on a loopback port.
-func benchMount(b testing.TB, ctx context.Context) *mount {
+func benchMount(b testing.TB, ctx context.Context) *Mount {
 	b.Helper()
 	root := b.TempDir()
 	std := filepath.Join(root, api.ProjectDir, "standards")
@@ -106,7 +106,7 @@ func benchMount(b testing.TB, ctx context.Context) *mount {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return newMount(ctx, eng, "bench", ln, nil, mountDeps{log: log, db: db, sessionTimeout: time.Hour, onCall: func(*mount, api.ToolCall) {}})
+	return newMount(ctx, eng, "bench", ln, nil, mountDeps{log: log, db: db, sessionTimeout: time.Hour, onCall: func(*Mount, api.ToolCall) {}})
 }
 
 // benchSession initializes a streamable-HTTP session and returns its id.

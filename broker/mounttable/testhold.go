@@ -1,6 +1,6 @@
 //go:build berthtest
 
-package broker
+package mounttable
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"context"
@@ -14,28 +14,28 @@ const closeWaitLimit = 10 * time.Second
 // then a lookup of id waits (awaitClosed): "not mounted" is said only once
 // the port is released and the engine closed, and a new mount of the same
 // root never runs beside the old one.
-func (t *mounts) beginClosingLocked(id string) (closed func()) {
-	if t.closing == nil {
-		t.closing = make(map[string]chan struct{})
+func (table *Table) beginClosingLocked(id string) (closed func()) {
+	if table.closing == nil {
+		table.closing = make(map[string]chan struct{})
 	}
 	done := make(chan struct{})
-	t.closing[id] = done
+	table.closing[id] = done
 	return func() {
-		t.mu.Lock()
-		if t.closing[id] == done {
-			delete(t.closing, id)
+		table.mu.Lock()
+		if table.closing[id] == done {
+			delete(table.closing, id)
 		}
-		t.mu.Unlock()
+		table.mu.Unlock()
 		close(done)
 	}
 }
 
 // awaitClosed returns once no mount of id is being closed, or when ctx
 // ends or closeWaitLimit passes.
-func (t *mounts) awaitClosed(ctx context.Context, id string) {
-	t.mu.Lock()
-	done := t.closing[id]
-	t.mu.Unlock()
+func (table *Table) awaitClosed(ctx context.Context, id string) {
+	table.mu.Lock()
+	done := table.closing[id]
+	table.mu.Unlock()
 	if done == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"context"
@@ -12,28 +12,28 @@ import (
 )
 
 // An attach goes in four steps, each below: check the request
-// (checkAttach), find or mount its project's entry (lockEntry), add the
+// (checkAttach), find or mount its project's slot (lockSlot), add the
 // holder (holdLocked), then record, publish and describe what changed
-// (announce). Only holdLocked changes the entry; the table's lock is
+// (announce). Only holdLocked changes the slot; the table's lock is
 // taken for the lookup and the hold together, so that a grace period
 // cannot end between them.
-func (t *mounts) attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
+func (table *Table) Attach(ctx context.Context, req api.AttachRequest) (api.AttachResponse, error) {
 	for {
 		a, err := checkAttach(req)
 		if err != nil {
 			return api.AttachResponse{}, err
 		}
-		t.awaitClosed(ctx, a.id) // a mount of the root being closed is gone first (closing.go)
-		e, fresh, err := t.lockEntry(ctx, a)
+		table.awaitClosed(ctx, a.id) // a mount of the root being closed is gone first (closing.go)
+		sl, fresh, err := table.lockSlot(ctx, a)
 		if errors.Is(err, errAttachAgain) {
 			continue // the root is resolved again: it may have changed kind
 		}
 		if err != nil {
 			return api.AttachResponse{}, err
 		}
-		lease, record := t.holdLocked(e, a, fresh)
-		t.mu.Unlock()
-		return t.announce(e, a, req, lease, record), nil
+		lease, record := table.holdLocked(sl, a, fresh)
+		table.mu.Unlock()
+		return table.announce(sl, a, req, lease, record), nil
 	}
 }
 
@@ -111,7 +111,7 @@ func checkPID(kind string, pid int, alive func(int) bool) error {
 	return nil
 }
 
-// errAttachAgain says the entry an attach waited for went away, or its
+// errAttachAgain says the slot an attach waited for went away, or its
 // root changed kind: the attach starts over.
 var errAttachAgain = errors.New("attach again")
 
@@ -120,94 +120,94 @@ func errShuttingDown() error {
 	return api.Errorf(http.StatusServiceUnavailable, api.CodeShuttingDown, "broker is shutting down: retry in a moment")
 }
 
-// lockEntry returns a's entry with t.mu held: a new one (fresh) whose
+// lockSlot returns a's slot with table.mu held: a new one (fresh) whose
 // project it mounted, or the one in the table once the attach that mounts
-// it is done. On error t.mu is not held.
-func (t *mounts) lockEntry(ctx context.Context, a attachment) (e *entry, fresh bool, err error) {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+// it is done. On error table.mu is not held.
+func (table *Table) lockSlot(ctx context.Context, a attachment) (sl *slot, fresh bool, err error) {
+	table.mu.Lock()
+	if table.shuttingDown {
+		table.mu.Unlock()
 		return nil, false, errShuttingDown()
 	}
-	if e, ok := t.entries[a.id]; ok {
-		t.mu.Unlock()
-		return e, false, t.join(ctx, a, e)
+	if sl, ok := table.slots[a.id]; ok {
+		table.mu.Unlock()
+		return sl, false, table.join(ctx, a, sl)
 	}
-	e = &entry{ready: make(chan struct{}), holders: make(map[string]holder)}
-	t.entries[a.id] = e
-	t.changedLocked()
-	t.mu.Unlock()
-	return e, true, t.mountEntry(a, e)
+	sl = &slot{ready: make(chan struct{}), holders: make(map[string]holder)}
+	table.slots[a.id] = sl
+	table.changedLocked()
+	table.mu.Unlock()
+	return sl, true, table.mountSlot(a, sl)
 }
 
-// mountEntry opens a's project into e, a new entry that attaches of the
-// same root wait on, and returns with t.mu held; on error, with e out of
-// the table and t.mu not held.
-func (t *mounts) mountEntry(a attachment, e *entry) error {
-	m, err := t.open(a.root, a.id, a.folder)
-	t.mu.Lock()
-	e.m, e.err = m, err
-	close(e.ready)
+// mountSlot opens a's project into sl, a new slot that attaches of the
+// same root wait on, and returns with table.mu held; on error, with sl out of
+// the table and table.mu not held.
+func (table *Table) mountSlot(a attachment, sl *slot) error {
+	m, err := table.open(a.root, a.id, a.folder)
+	table.mu.Lock()
+	sl.m, sl.err = m, err
+	close(sl.ready)
 	if err != nil {
-		delete(t.entries, a.id)
-		t.changedLocked()
-		t.mu.Unlock()
+		delete(table.slots, a.id)
+		table.changedLocked()
+		table.mu.Unlock()
 		return err
 	}
-	if t.closed {
-		// The broker began stopping while this mount opened: closeAll
-		// did not see it, so it is closed here.
-		t.mu.Unlock()
-		t.unmount(context.Background(), m, "broker stopping")
+	if table.shuttingDown {
+		// The broker began stopping while this mount opened: CloseAll
+		// took out only the mounts already up, so this one is closed here.
+		table.mu.Unlock()
+		table.unmount(context.Background(), m, "broker stopping")
 		return errShuttingDown()
 	}
 	return nil
 }
 
-// join waits until e, the entry of a's project, is mounted, and returns
-// with t.mu held; on error (errAttachAgain among them) t.mu is not held.
-func (t *mounts) join(ctx context.Context, a attachment, e *entry) error {
+// join waits until sl, the slot of a's project, is mounted, and returns
+// with table.mu held; on error (errAttachAgain among them) table.mu is not held.
+func (table *Table) join(ctx context.Context, a attachment, sl *slot) error {
 	select {
-	case <-e.ready:
+	case <-sl.ready:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	t.mu.Lock()
-	if e.err != nil {
-		t.mu.Unlock()
-		return e.err
+	table.mu.Lock()
+	if sl.err != nil {
+		table.mu.Unlock()
+		return sl.err
 	}
-	if t.entries[a.id] != e {
+	if table.slots[a.id] != sl {
 		// It was unmounted while we waited.
-		t.mu.Unlock()
+		table.mu.Unlock()
 		return errAttachAgain
 	}
-	if e.m.engine.Folder() != a.folder {
+	if sl.m.engine.Folder() != a.folder {
 		// The folder became a project, or the project lost its
 		// .praxis-os/, since it was mounted: what dropVanished would do
 		// within vanishInterval is done now, and the attach gets the root
 		// as it is.
-		t.mu.Unlock()
-		t.drop(context.Background(), a.id, e, "the root changed kind: mounting it again")
+		table.mu.Unlock()
+		table.drop(context.Background(), a.id, sl, "the root changed kind: mounting it again")
 		return errAttachAgain
 	}
 	return nil
 }
 
-// holdLocked adds a's holder to e under a new lease and stops e's grace
+// holdLocked adds a's holder to sl under a new lease and stops sl's grace
 // period. record says whether the registry must be written: only when
 // what it records changes (a new mount, a new pin), so that a warm attach
 // touches no disk.
-func (t *mounts) holdLocked(e *entry, a attachment, fresh bool) (lease string, record bool) {
+func (table *Table) holdLocked(sl *slot, a attachment, fresh bool) (lease string, record bool) {
 	lease = newLease()
-	e.holders[lease] = holder{kind: a.kind, pid: a.pid, transport: a.transport}
-	record = fresh || (a.kind == api.HolderCLI && !e.pinned)
+	sl.holders[lease] = holder{kind: a.kind, pid: a.pid, transport: a.transport}
+	record = fresh || (a.kind == api.HolderCLI && !sl.pinned)
 	if a.kind == api.HolderCLI {
-		e.pinned = true
+		sl.pinned = true
 	}
-	if e.grace != nil {
-		e.grace.Stop()
-		e.grace = nil
+	if sl.grace != nil {
+		sl.grace.Stop()
+		sl.grace = nil
 	}
 	return lease, record
 }
@@ -215,28 +215,28 @@ func (t *mounts) holdLocked(e *entry, a attachment, fresh bool) (lease string, r
 // announce writes what the attach changed (the registry when record, the
 // state file) and answers it; what could not be written becomes a
 // warning of the answer.
-func (t *mounts) announce(e *entry, a attachment, req api.AttachRequest, lease string, record bool) api.AttachResponse {
-	m := e.m
+func (table *Table) announce(sl *slot, a attachment, req api.AttachRequest, lease string, record bool) api.AttachResponse {
+	m := sl.m
 	if record {
-		t.remember(e, a.kind == api.HolderCLI)
+		table.remember(sl, a.kind == api.HolderCLI)
 	}
 	var warnings []string
 	if s := m.noPort(); s != "" {
 		warnings = append(warnings, s)
 	}
-	if err := t.publish(a.id, e); err != nil {
+	if err := table.publish(a.id, sl); err != nil {
 		warnings = append(warnings, err.Error())
 	}
-	t.mu.Lock()
-	h := e.heldLocked()
-	t.mu.Unlock()
+	table.mu.Lock()
+	h := sl.heldLocked()
+	table.mu.Unlock()
 	resp := api.AttachResponse{
 		Project: describe(a.id, m, h), Lease: lease,
-		BrokerPID: t.info.PID, Headers: t.headers(), BrokerVersion: api.Version, BrokerProtocol: api.Protocol(), Warnings: warnings,
+		BrokerPID: table.info.PID, Headers: table.headers(), BrokerVersion: api.Version, BrokerProtocol: api.Protocol(), Warnings: warnings,
 	}
-	t.log.Info("attached", "project", a.id, "root", a.root, "kind", a.kind, "transport", a.transport, "pid", a.pid, "port", m.portNow(), "version", req.Version)
+	table.log.Info("attached", "project", a.id, "root", a.root, "kind", a.kind, "transport", a.transport, "pid", a.pid, "port", m.portNow(), "version", req.Version)
 	if req.Protocol != api.Protocol() && (req.Protocol != 0 || req.Version != "") {
-		t.log.Warn("client and broker protocols differ", "client_protocol", req.Protocol, "broker_protocol", api.Protocol(), "client", req.Version, "broker", api.Version, "pid", a.pid)
+		table.log.Warn("client and broker protocols differ", "client_protocol", req.Protocol, "broker_protocol", api.Protocol(), "client", req.Version, "broker", api.Version, "pid", a.pid)
 	}
 	return resp
 }

@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/berth-dev/berth/broker/controlapi"
 	"github.com/berth-dev/berth/broker/finder"
 	"github.com/berth-dev/berth/broker/mcpserve"
+	"github.com/berth-dev/berth/broker/memtrim"
 	"github.com/berth-dev/berth/broker/metrics"
 	"github.com/berth-dev/berth/broker/peer"
 	"github.com/berth-dev/berth/broker/streamable"
@@ -20,16 +21,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mount is a project being served: its engine, the engine's MCP server
+// Mount is a project being served: its engine, the engine's MCP server
 // (one for every transport) and the listener that holds its port. Its
-// fields are set once as it is made (newMount; repo by mounts.open), except
-// the port's, under httpMu; holders and timers live in the mounts table
-// under its lock.
+// fields are set once as it is made (newMount; repo by Table.open), except
+// the port's, under httpMu; its holders and grace timer live in its slot
+// of the table, under the table's lock.
 //
 // The port may come later: with none free, the mount serves the IDE's
 // sessions (the shim's route on the control API) and the broker binds one
 // when it can (portretry.go).
-type mount struct {
+type Mount struct {
 	id, root, name string
 	engine         *project.Engine
 	ctx            context.Context // the broker's lifetime, for the port's requests
@@ -55,7 +56,13 @@ type mount struct {
 	srv     *http.Server
 	done    chan struct{} // closed when srv.Serve returns
 	portErr error         // why the mount has no port yet
-	closed  bool
+	closed  bool          // shut down: no port is bound any more
+
+	// stopTrim ends the wait for the first index catch-up, after which
+	// the broker's memory is trimmed; trimDone is closed once that
+	// goroutine returns (trimOnceIndexed).
+	stopTrim context.CancelFunc
+	trimDone chan struct{}
 }
 
 type mountDeps struct {
@@ -64,16 +71,17 @@ type mountDeps struct {
 	sessionTimeout time.Duration
 	token          string // the bearer token: admits a request from any account; "" = none
 	tokenOnly      bool   // no account check: only the token admits
-	onCall         func(*mount, api.ToolCall)
+	onCall         func(*Mount, api.ToolCall)
 	servers        *mountServers                // installed on the engine's server; its middleware goes innermost
-	onSession      func(m *mount, event string) // an eviction, refusal or time-out
+	onSession      func(m *Mount, event string) // an eviction, refusal or time-out
 	budget         *peer.Budget                 // shared by every TCP listener; nil for none
+	trim           *memtrim.Trimmer             // asked to trim once the index is built; nil for none
 }
 
 // newMount serves the engine's sessions and starts serving its port on ln
 // (already bound), or with ln nil records portErr, why it has none.
-func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listener, portErr error, deps mountDeps) *mount {
-	m := &mount{
+func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listener, portErr error, deps mountDeps) *Mount {
+	m := &Mount{
 		id:        id,
 		root:      eng.Root(),
 		name:      eng.Name(),
@@ -95,13 +103,29 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 	if ln != nil {
 		m.serve(ln)
 	}
+	m.trimOnceIndexed(deps.trim)
 	return m
+}
+
+// trimOnceIndexed asks trim for a trim of the broker's memory once the
+// engine's index has caught up for the first time: building it is the
+// burst of garbage of a mount. The goroutine that waits is the mount's:
+// shutdown ends it and waits for it.
+func (m *Mount) trimOnceIndexed(trim *memtrim.Trimmer) {
+	ctx, stop := context.WithCancel(m.ctx)
+	m.stopTrim, m.trimDone = stop, make(chan struct{})
+	go func() {
+		defer close(m.trimDone)
+		if m.engine.WaitIndexReady(ctx) == nil {
+			trim.Request()
+		}
+	}()
 }
 
 // newParts makes what serves the mount's sessions: the session book, the
 // hosted servers and the finder, the limits, the saved sessions, /mcp's
 // session table and the observer. None is installed on the server yet.
-func (m *mount) newParts(deps mountDeps) {
+func (m *Mount) newParts(deps mountDeps) {
 	m.book = mcpserve.NewBook(m.log)
 	m.servers = deps.servers
 	m.finder = newFinder(m.engine, m.id, deps.db, m.servers, m.log)
@@ -131,7 +155,7 @@ func (m *mount) newParts(deps mountDeps) {
 
 // middleware is the chain every request to the mount's server goes
 // through, outermost first; the engine's own middleware is inside it.
-func (m *mount) middleware() []mcp.Middleware {
+func (m *Mount) middleware() []mcp.Middleware {
 	chain := []mcp.Middleware{
 		// /mcp's fast path runs a tools/call through all below
 		// (broker/streamable/fast.go).
@@ -162,7 +186,7 @@ func (m *mount) middleware() []mcp.Middleware {
 // routes are the port's handler (every transport's path, the index and
 // /health, behind the session refusal and the browser checks) and the
 // shim's route on the control API.
-func (m *mount) routes(sessionTimeout time.Duration) (port, shim http.Handler) {
+func (m *Mount) routes(sessionTimeout time.Duration) (port, shim http.Handler) {
 	byPath, shim := mcpserve.Handlers(m.mcp, mcpserve.HandlerDeps{
 		StreamOpts: &mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout, Logger: m.log},
 		Streamable: m.streamable, Book: m.book, Log: m.log,
@@ -180,7 +204,7 @@ func (m *mount) routes(sessionTimeout time.Duration) (port, shim http.Handler) {
 // connected is the streamable handler's word of a session as it connects:
 // it is tagged, and a session restored after a restart takes a place as an
 // initialize would.
-func (m *mount) connected(_ *http.Request, ss *mcp.ServerSession, restored bool) error {
+func (m *Mount) connected(_ *http.Request, ss *mcp.ServerSession, restored bool) error {
 	m.book.ConnectedHTTP(ss, restored)
 	if !restored {
 		return nil
@@ -194,7 +218,7 @@ func (m *mount) connected(_ *http.Request, ss *mcp.ServerSession, restored bool)
 
 // endSession ends ss for good: a streamable HTTP session leaves the table
 // first, so that its next request gets 404, and is deleted from berth.db.
-func (m *mount) endSession(ss *mcp.ServerSession) {
+func (m *Mount) endSession(ss *mcp.ServerSession) {
 	if m.book.Transport(ss) == mcpserve.TransportHTTP && ss.ID() != "" && m.streamable.Close(ss.ID()) {
 		return
 	}
@@ -202,15 +226,18 @@ func (m *mount) endSession(ss *mcp.ServerSession) {
 }
 
 // url is the project's HTTP endpoint, or "" while it has no port.
-func (m *mount) url() string {
+func (m *Mount) url() string {
 	if p := m.portNow(); p > 0 {
 		return fmt.Sprintf("http://127.0.0.1:%d/mcp", p)
 	}
 	return ""
 }
 
-// close stops serving, ends every session and releases the port.
-func (m *mount) close(ctx context.Context) {
+// shutdown stops serving, ends every session, releases the port and
+// closes the engine; it returns once every goroutine of the mount has.
+func (m *Mount) shutdown(ctx context.Context) {
+	m.stopTrim()
+	<-m.trimDone
 	m.sweep.Stop() // a sweep in progress ends its sessions and saves before the final save below
 	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -240,17 +267,66 @@ func (m *mount) close(ctx context.Context) {
 	// listener's shutdown must not leave them an expired one.
 	sctx, scancel := context.WithTimeout(outer, 3*time.Second)
 	defer scancel()
-	m.servers.close(sctx)
+	m.servers.release(sctx)
 	m.finder.Close()
 	if err := m.engine.Close(); err != nil {
 		m.log.Warn("close engine", "err", err)
 	}
 }
 
-func (m *mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
+func (m *Mount) serveIndex(w http.ResponseWriter, _ *http.Request) {
 	controlapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"project":   map[string]string{"id": m.id, "name": m.name, "root": m.root},
 		"endpoints": mcpserve.Endpoints(),
 		"health":    "/health",
 	})
+}
+
+// ID is the project's id (api.ProjectID of its root).
+func (m *Mount) ID() string { return m.id }
+
+// Engine is the project's engine.
+func (m *Mount) Engine() *project.Engine { return m.engine }
+
+// RecentCalls is the mount's last tool calls, newest last, for the dashboard.
+func (m *Mount) RecentCalls() []api.ToolCall { return m.observer.Recent() }
+
+// SessionCounts is the mount's MCP sessions, counted as /projects shows them.
+func (m *Mount) SessionCounts() mcpserve.Counts { return m.book.Count(m.mcp) }
+
+// RepositoryID is the id of the git repository the project is a confirmed
+// worktree of, "" for none.
+func (m *Mount) RepositoryID() string {
+	if m.repo == nil {
+		return ""
+	}
+	return m.repo.id.ID
+}
+
+// Servers is the mount's hosted servers as they run, for `berth servers`
+// and the dashboard (Declared left for the caller, who knows the broker's
+// config file).
+func (m *Mount) Servers() api.ProjectServers {
+	ps := api.ProjectServers{ID: m.id, Name: m.name, Root: m.root, Mounted: true, Servers: []api.ServerStatus{}}
+	if st := m.HostedStatus(); st != nil {
+		ps.Servers = st
+	}
+	return ps
+}
+
+// Clients lists the mount's sessions, oldest first, as `berth clients`,
+// GET /projects/{id}/sessions and the dashboard show them.
+func (m *Mount) Clients() []api.Session {
+	return m.book.Clients(m.mcp, m.saved)
+}
+
+// CloseClient ends the session called sid; false when there is none.
+func (m *Mount) CloseClient(sid string) bool {
+	ss := m.book.Find(sid)
+	if ss == nil {
+		return false
+	}
+	m.log.Info("MCP session closed on request", "session", sid)
+	m.endSession(ss)
+	return true
 }

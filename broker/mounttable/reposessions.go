@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"context"
@@ -14,19 +14,19 @@ import (
 // at start, and its sibling worktrees, whose sessions list_workflow_sessions
 // reads with scope repository.
 type repoSessions struct {
-	t    *mounts
-	id   string // the worktree's project
-	root string
-	repo *repoView
+	table *Table
+	id    string // the worktree's project
+	root  string
+	repo  *repoView
 }
 
 // workflowRepository is what the workflow engine of the project at root
 // is told of its repository; nil for a root that is no confirmed worktree.
-func (t *mounts) workflowRepository(id, root string, repo *repoView) workflow.Repository {
+func (table *Table) workflowRepository(id, root string, repo *repoView) workflow.Repository {
 	if !repo.id.Member() {
 		return nil
 	}
-	return repoSessions{t: t, id: id, root: root, repo: repo}
+	return repoSessions{table: table, id: id, root: root, repo: repo}
 }
 
 // Checkout is the worktree's branch and commit (read again at most every
@@ -44,10 +44,10 @@ func (r repoSessions) Checkout() workflow.Checkout {
 // repository when it was mounted; one that is not is confirmed again from
 // its files now, and left out when it no longer is one (its .git gone or
 // naming another repository). The registry is read in its own short
-// transaction and the mounts table's lock is held only to copy which
+// transaction and the table's lock is held only to copy which
 // siblings are mounted: every file is read outside both.
 func (r repoSessions) Siblings(ctx context.Context) ([]workflow.Sibling, error) {
-	recs, _, err := r.t.db.Projects()
+	recs, _, err := r.table.db.Projects()
 	if err != nil {
 		return nil, fmt.Errorf("read the registry: %w", err)
 	}
@@ -57,18 +57,18 @@ func (r repoSessions) Siblings(ctx context.Context) ([]workflow.Sibling, error) 
 		view *repoView // nil: not mounted
 	}
 	var cands []candidate
-	r.t.mu.Lock()
+	r.table.mu.Lock()
 	for _, rec := range recs {
 		if rec.Repository != repoID || rec.ID == r.id {
 			continue
 		}
 		c := candidate{rec: rec}
-		if e := r.t.entries[rec.ID]; e != nil && e.m != nil {
-			c.view = e.m.repo
+		if sl := r.table.slots[rec.ID]; sl != nil && sl.m != nil {
+			c.view = sl.m.repo
 		}
 		cands = append(cands, c)
 	}
-	r.t.mu.Unlock()
+	r.table.mu.Unlock()
 
 	var out []workflow.Sibling
 	for _, c := range cands {
@@ -86,7 +86,7 @@ func (r repoSessions) Siblings(ctx context.Context) ([]workflow.Sibling, error) 
 		} else {
 			id := gitrepo.Identify(c.rec.Root)
 			if id.ID != repoID {
-				r.t.log.Debug("a worktree berth.db records is no longer one of the repository: its sessions are not listed",
+				r.table.log.Debug("a worktree berth.db records is no longer one of the repository: its sessions are not listed",
 					"project", c.rec.ID, "root", c.rec.Root, "why", id.Why)
 				continue
 			}

@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"context"
@@ -21,48 +21,41 @@ const vanishInterval = 500 * time.Millisecond
 // folder (folders.go) is unmounted when it no longer exists, and when it
 // holds a .praxis-os folder now: its shims attach again and get the
 // project.
-func (t *mounts) dropVanished(ctx context.Context) {
+func (table *Table) dropVanished(ctx context.Context) {
 	type cand struct {
 		id     string
-		e      *entry
+		sl     *slot
 		root   string
 		folder bool
 	}
 	var cands []cand
-	t.mu.Lock()
-	for id, e := range t.entries {
-		if e.m != nil {
-			cands = append(cands, cand{id, e, e.m.root, e.m.engine.Folder()})
+	table.mu.Lock()
+	for id, sl := range table.slots {
+		if sl.m != nil {
+			cands = append(cands, cand{id, sl, sl.m.root, sl.m.engine.Folder()})
 		}
 	}
-	t.mu.Unlock()
+	table.mu.Unlock()
 	for _, c := range cands {
 		if why := vanished(c.root, c.folder); why != "" {
-			t.drop(ctx, c.id, c.e, why)
+			table.drop(ctx, c.id, c.sl, why)
 		}
 	}
 }
 
-// drop unmounts the mount of e whoever holds it, if e is still id's
-// entry: its holders notice their stream end.
-func (t *mounts) drop(ctx context.Context, id string, e *entry, why string) {
-	t.mu.Lock()
-	if t.entries[id] != e || t.closed {
-		t.mu.Unlock()
+// drop unmounts the mount of sl whoever holds it, if sl is still id's
+// slot: its holders notice their stream end.
+func (table *Table) drop(ctx context.Context, id string, sl *slot, why string) {
+	table.mu.Lock()
+	if table.slots[id] != sl || table.shuttingDown {
+		table.mu.Unlock()
 		return
 	}
-	if e.grace != nil {
-		e.grace.Stop()
-	}
-	delete(t.entries, id)
-	closed := t.beginClosingLocked(id)
-	t.changedLocked()
-	holders := len(e.holders)
-	t.mu.Unlock()
-	t.log.Warn(why+": unmounting", "project", id, "root", e.m.root, "port", e.m.portNow(), "holders", holders)
-	t.unmount(ctx, e.m, why)
-	closed()
-	t.released(id)
+	holders := len(sl.holders)
+	out := table.takeOutLocked(id, sl)
+	table.mu.Unlock()
+	table.log.Warn(why+": unmounting", "project", id, "root", sl.m.root, "port", sl.m.portNow(), "holders", holders)
+	table.unmountTaken(ctx, why, out)
 }
 
 // vanished says why the mount of root must end now, or "": a project's

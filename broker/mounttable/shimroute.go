@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"net/http"
@@ -10,20 +10,20 @@ import (
 // holder of lease: a live shim (or `berth call`) that attached project id.
 // Its sessions are IDE sessions (mcp.max_sessions never refuses them), so
 // only a holder whose process is alive gets one.
-func (t *mounts) shimRoute(id, lease string, alive func(int) bool) (http.Handler, error) {
+func (table *Table) ShimRoute(id, lease string, alive func(int) bool) (http.Handler, error) {
 	if lease == "" {
 		return nil, api.Errorf(http.StatusForbidden, api.CodeLeaseRequired,
 			"/projects/%s/mcp serves the project's holders: attach first (POST /projects with your pid) and send the lease in the %s header", id, api.LeaseHeader)
 	}
-	t.mu.Lock()
-	e, ok := t.entries[id]
-	if !ok || e.m == nil {
-		t.mu.Unlock()
+	table.mu.Lock()
+	sl, ok := table.slots[id]
+	if !ok || sl.m == nil {
+		table.mu.Unlock()
 		return nil, api.Errorf(http.StatusNotFound, api.CodeNotMounted, "project %s is not mounted (see `berth projects`)", id)
 	}
-	h, held := e.holders[lease]
-	m := e.m
-	t.mu.Unlock()
+	h, held := sl.holders[lease]
+	m := sl.m
+	table.mu.Unlock()
 	switch {
 	case !held:
 		return nil, api.Errorf(http.StatusForbidden, api.CodeLeaseNotHeld, "lease %s is not held on project %s: attach again", lease, id)

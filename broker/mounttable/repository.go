@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"log/slog"
@@ -40,7 +40,7 @@ func newRepoView(root string, log *slog.Logger) *repoView {
 
 // describe is the repository for /projects; nil when the root is no
 // confirmed worktree. It reads files of the repository: call it without
-// the mounts table's lock.
+// the table's lock.
 func (r *repoView) describe() *api.Repository {
 	if r == nil || !r.id.Member() {
 		return nil

@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"errors"
@@ -33,8 +33,8 @@ func TestAttachChecks(t *testing.T) {
 }
 
 func TestShimRouteServesLiveHolders(t *testing.T) {
-	m := &mount{}
-	tb := &mounts{entries: map[string]*entry{"p-1": {m: m, holders: map[string]holder{
+	m := &Mount{}
+	tb := &Table{slots: map[string]*slot{"p-1": {m: m, holders: map[string]holder{
 		"shim": {kind: api.HolderShim, pid: 4242},
 		"gone": {kind: api.HolderShim, pid: 4243},
 		"pin":  {kind: api.HolderCLI, pid: 4242},
@@ -53,7 +53,7 @@ func TestShimRouteServesLiveHolders(t *testing.T) {
 		{"p-1", "init", api.CodeHolderNotLive},
 		{"p-2", "shim", api.CodeNotMounted},
 	} {
-		_, err := tb.shimRoute(tc.id, tc.lease, alive)
+		_, err := tb.ShimRoute(tc.id, tc.lease, alive)
 		if tc.want == "" && err != nil || tc.want != "" && !errors.Is(err, tc.want) {
 			t.Errorf("project %s lease %q: %v, want %q", tc.id, tc.lease, err, tc.want)
 		}

@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"time"
@@ -6,7 +6,7 @@ import (
 	"github.com/berth-dev/berth/store"
 )
 
-// remember records the mount of e in the registry, so that a pinned
+// remember records the mount of sl in the registry, so that a pinned
 // project is mounted again after a restart and keeps its port.
 //
 // Only a pin or an unpin (pinChange: `berth attach`, `berth detach`)
@@ -26,19 +26,19 @@ import (
 // usedResolution old, is not written again (the write's fsyncs were on the
 // path of every first attach after a broker start), so UpdatedAt is when
 // the record last changed.
-func (t *mounts) remember(e *entry, pinChange bool) {
-	t.regMu.Lock()
-	defer t.regMu.Unlock()
-	t.mu.Lock()
-	m, pinned := e.m, e.pinned
-	t.mu.Unlock()
-	rec, ok, err := t.db.GetProject(m.id)
+func (table *Table) remember(sl *slot, pinChange bool) {
+	table.regMu.Lock()
+	defer table.regMu.Unlock()
+	table.mu.Lock()
+	m, pinned := sl.m, sl.pinned
+	table.mu.Unlock()
+	rec, ok, err := table.db.GetProject(m.id)
 	if err != nil {
 		if !pinChange {
-			t.log.Warn("registry read failed; the project's record is left as it is (`berth attach` or `berth detach` writes it anew)", "project", m.id, "err", err)
+			table.log.Warn("registry read failed; the project's record is left as it is (`berth attach` or `berth detach` writes it anew)", "project", m.id, "err", err)
 			return
 		}
-		t.log.Warn("registry read failed; writing the project's record anew", "project", m.id, "err", err)
+		table.log.Warn("registry read failed; writing the project's record anew", "project", m.id, "err", err)
 		rec, ok = store.ProjectRecord{}, false
 	}
 	if ok && !pinChange {
@@ -64,7 +64,7 @@ func (t *mounts) remember(e *entry, pinChange bool) {
 		rec.UpdatedAt = now
 	}
 	rec.Root, rec.Name, rec.Pinned, rec.LastPort, rec.UsedAt, rec.WorktreeAdmin, rec.Repository = m.root, m.name, pinned, port, now, admin, repo
-	if err := t.db.PutProject(rec); err != nil {
-		t.log.Warn("registry write failed", "project", m.id, "err", err)
+	if err := table.db.PutProject(rec); err != nil {
+		table.log.Warn("registry write failed", "project", m.id, "err", err)
 	}
 }

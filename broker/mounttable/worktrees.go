@@ -1,4 +1,4 @@
-package broker
+package mounttable
 
 import (
 	"errors"
@@ -16,30 +16,30 @@ const forgetEvery = 4
 // Such a project cannot come back: its index, sessions and approvals
 // would be kept for nothing. A plain project whose directory vanished is
 // kept (it may be on a disk that is not mounted now).
-func (t *mounts) forgetRemovedWorktrees() {
-	recs, _, err := t.db.Projects()
+func (table *Table) forgetRemovedWorktrees() {
+	recs, _, err := table.db.Projects()
 	if err != nil {
-		t.log.Warn("read the registry for removed git worktrees", "err", err)
+		table.log.Warn("read the registry for removed git worktrees", "err", err)
 		return
 	}
 	for _, r := range recs {
 		if r.WorktreeAdmin == "" || present(r.Root) || present(r.WorktreeAdmin) {
 			continue
 		}
-		t.regMu.Lock()
-		t.mu.Lock()
-		_, mounted := t.entries[r.ID]
-		t.mu.Unlock()
+		table.regMu.Lock()
+		table.mu.Lock()
+		_, mounted := table.slots[r.ID]
+		table.mu.Unlock()
 		if !mounted {
-			err = t.db.ForgetProject(r.ID)
+			err = table.db.ForgetProject(r.ID)
 		}
-		t.regMu.Unlock()
+		table.regMu.Unlock()
 		switch {
 		case mounted:
 		case err != nil:
-			t.log.Warn("forget a removed git worktree", "project", r.ID, "root", r.Root, "err", err)
+			table.log.Warn("forget a removed git worktree", "project", r.ID, "root", r.Root, "err", err)
 		default:
-			t.log.Info("forgot a removed git worktree: its directory and its admin folder are gone", "project", r.ID, "root", r.Root, "admin", r.WorktreeAdmin)
+			table.log.Info("forgot a removed git worktree: its directory and its admin folder are gone", "project", r.ID, "root", r.Root, "admin", r.WorktreeAdmin)
 		}
 	}
 }
