@@ -9,11 +9,15 @@ import (
 	"testing"
 )
 
+// Required reports whether the run is a CI run (BERTH_CI set), where
+// everything a test needs is installed: a lack is a failure, not a skip.
+func Required() bool { return os.Getenv("BERTH_CI") != "" }
+
 // Unavailable skips the test for want of something it needs (the message
 // says what and how to get it), or fails it under BERTH_CI.
 func Unavailable(tb testing.TB, format string, args ...any) {
 	tb.Helper()
-	if os.Getenv("BERTH_CI") != "" {
+	if Required() {
 		tb.Fatalf(format, args...)
 	}
 	tb.Skipf(format, args...)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/broker/brokertest/ci"
 )
 
 // TestBenchSmoke runs every benchmark at tiny sizes against real processes
@@ -38,7 +39,7 @@ func TestBenchSmoke(t *testing.T) {
 	// The hosted-server rows need Node.js: without it (outside CI) they
 	// must say so.
 	_, err = exec.LookPath("node")
-	noNode := err != nil && os.Getenv("BERTH_CI") == ""
+	noNode := err != nil && !ci.Required()
 	for _, r := range rows("all") {
 		if r.optional { // --baseline's rows: TestHostedBaseline
 			continue
@@ -216,7 +217,7 @@ func TestScaleSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = exec.LookPath("node")
-	noNode := err != nil && os.Getenv("BERTH_CI") == ""
+	noNode := err != nil && !ci.Required()
 	for _, g := range scaleGroups {
 		if g.bench == scaleServers && noNode {
 			if res, _ := rs.find(g.bench, scaleBase, "rss"); !strings.HasPrefix(res.Skipped, "node is not installed") {
