@@ -4,21 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/berth-dev/berth/api"
-	"github.com/berth-dev/berth/broker/mcpserve"
-	"github.com/berth-dev/berth/project"
-	"github.com/berth-dev/berth/store"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // BenchmarkProjectPortGuard is the account check's cost on a real project
@@ -34,7 +26,7 @@ import (
 func BenchmarkProjectPortGuard(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := benchMount(b, ctx)
+	m := testMount(b, ctx, nil)
 	defer m.shutdown(context.Background())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -78,35 +70,6 @@ func BenchmarkProjectPortGuard(b *testing.B) {
 			b.ReportMetric(float64(tg)/float64(tb), "guard/baseline")
 		})
 	}
-}
-
-// benchMount mounts a small real project on a loopback port.
-func benchMount(b testing.TB, ctx context.Context) *Mount {
-	b.Helper()
-	root := b.TempDir()
-	std := filepath.Join(root, api.ProjectDir, "standards")
-	if err := os.MkdirAll(std, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(std, "errors.md"), []byte("# Errors\n\nWrap errors with context.\n"), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	db, err := store.Open(filepath.Join(b.TempDir(), api.DBName), time.Second)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	log := slog.New(slog.DiscardHandler)
-	eng, err := project.Open(ctx, project.Options{Root: root, ID: "bench", DB: db, Logger: log,
-		Transports: mcpserve.TransportNames(), TransportOf: mcpserve.TransportName, Schemas: mcp.NewSchemaCache()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return newMount(ctx, eng, "bench", ln, nil, mountDeps{log: log, db: db, sessionTimeout: time.Hour, onCall: func(*Mount, api.ToolCall) {}})
 }
 
 // benchSession initializes a streamable-HTTP session and returns its id.
