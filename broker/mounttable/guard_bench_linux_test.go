@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // BenchmarkProjectPortGuard is the account check's cost on a real project
