@@ -122,7 +122,7 @@ func Cleanup() {
 
 // HoldEnv, set in a broker's environment, names a folder: every mount of
 // the binaries built here then offers a tool berth_test_hold {"name": N}
-// that returns once the file N exists in that folder (broker/testhold.go).
+// that returns once the file N exists in that folder (broker/mounttable/testhold.go).
 const HoldEnv = "BERTH_TEST_HOLD_DIR"
 
 // Berth is the path of the built berth binary.

@@ -26,7 +26,7 @@
 //     listed when it last ran, so that a lazy server's tools are ranked
 //     before it starts again.
 //
-// # Wiring (broker/mount.go)
+// # Wiring (broker/mounttable/mount.go)
 //
 //	f := finder.New(finder.Options{Tools: eng.Tools, Config: eng.Config, Servers: hp.Status, Cache: finder.NewCache(db, id)})
 //	srv.AddReceivingMiddleware(f.Middleware) // just outside the hosted servers' middleware

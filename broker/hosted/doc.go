@@ -46,7 +46,7 @@
 //     config declares too is listed as StateShadowed. Every Status carries
 //     the definition with its reach (api.ServerDefinition).
 //
-// # Wiring (the mount's part, broker/servers.go)
+// # Wiring (the mount's part, broker/mounttable/servers.go)
 //
 // The broker makes one Pool at start and closes it at shutdown, after the
 // mounts. A mount, once its engine's *mcp.Server exists:

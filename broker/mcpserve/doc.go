@@ -5,7 +5,7 @@
 // streamable HTTP sessions saved in berth.db (Store), the tool calls seen
 // (Observer), and the checks a POST's body passes first (CheckPosts). The
 // broker makes one of each per mount and chains their middleware
-// (broker/mount.go); a busy project never slows another.
+// (broker/mounttable/mount.go); a busy project never slows another.
 //
 // # Lock order
 //

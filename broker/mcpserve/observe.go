@@ -33,7 +33,7 @@ type Observer struct {
 
 // NewObserver logs to log; onCall (may be nil) is told of each answered
 // tool call, with no lock held. Its middleware is in the mount's chain
-// (broker/mount.go).
+// (broker/mounttable/mount.go).
 func NewObserver(log *slog.Logger, onCall func(api.ToolCall)) *Observer {
 	return &Observer{log: log, onCall: onCall}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // stillMountedLine is the broker's debug line when a project's grace ends
-// while a session is in use (broker/mounts.go, expire).
+// while a session is in use (broker/mounttable/table.go, expire).
 const stillMountedLine = "a session is in use: the project stays mounted"
 
 // TestBusySubAgentKeepsItsProject: with a 1s mount_grace, a sub-agent on
