@@ -6,7 +6,7 @@ import (
 )
 
 // closeWaitLimit bounds how long a lookup waits for a mount being closed:
-// close itself is bounded (mount.close), this is a backstop.
+// a shutdown is bounded itself (Mount.shutdown), this is a backstop.
 const closeWaitLimit = 10 * time.Second
 
 // beginClosingLocked records that id's mount, already out of the table, is
