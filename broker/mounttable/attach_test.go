@@ -34,7 +34,7 @@ func TestAttachChecks(t *testing.T) {
 
 func TestShimRouteServesLiveHolders(t *testing.T) {
 	m := &Mount{}
-	tb := &Table{slots: map[string]*slot{"p-1": {m: m, holders: map[string]holder{
+	table := &Table{slots: map[string]*slot{"p-1": {m: m, holders: map[string]holder{
 		"shim": {kind: api.HolderShim, pid: 4242},
 		"gone": {kind: api.HolderShim, pid: 4243},
 		"pin":  {kind: api.HolderCLI, pid: 4242},
@@ -53,7 +53,7 @@ func TestShimRouteServesLiveHolders(t *testing.T) {
 		{"p-1", "init", api.CodeHolderNotLive},
 		{"p-2", "shim", api.CodeNotMounted},
 	} {
-		_, err := tb.ShimRoute(tc.id, tc.lease, alive)
+		_, err := table.ShimRoute(tc.id, tc.lease, alive)
 		if tc.want == "" && err != nil || tc.want != "" && !errors.Is(err, tc.want) {
 			t.Errorf("project %s lease %q: %v, want %q", tc.id, tc.lease, err, tc.want)
 		}

@@ -12,13 +12,13 @@ import (
 // A mount out of the table but still closing (its port bound, its engine
 // open) is not yet "not mounted": the lookup waits for the close to end.
 func TestLookupWaitsForAMountClosing(t *testing.T) {
-	tb := &Table{ctx: context.Background(), slots: map[string]*slot{}}
-	tb.mu.Lock()
-	closed := tb.beginClosingLocked("p-1")
-	tb.mu.Unlock()
+	table := &Table{ctx: context.Background(), slots: map[string]*slot{}}
+	table.mu.Lock()
+	closed := table.beginClosingLocked("p-1")
+	table.mu.Unlock()
 	answered := make(chan error, 1)
 	go func() {
-		_, _, err := tb.Get("p-1")
+		_, _, err := table.Get("p-1")
 		answered <- err
 	}()
 	select {
@@ -35,7 +35,7 @@ func TestLookupWaitsForAMountClosing(t *testing.T) {
 	case <-time.After(closeWaitLimit):
 		t.Fatal("lookup still waiting after the close ended")
 	}
-	if _, _, err := tb.Get("p-2"); !errors.Is(err, api.CodeNotMounted) {
+	if _, _, err := table.Get("p-2"); !errors.Is(err, api.CodeNotMounted) {
 		t.Fatalf("lookup of a project never mounted: %v", err)
 	}
 }

@@ -14,17 +14,17 @@ import (
 
 func TestRememberWritesTheRegistryOnlyOnChange(t *testing.T) {
 	db := storetest.Open(t, "")
-	tbl := &Table{db: db, log: slog.New(slog.DiscardHandler)}
+	table := &Table{db: db, log: slog.New(slog.DiscardHandler)}
 	m := &Mount{id: "shop-1", root: "/src/shop", name: "shop", port: 4300}
 	sl := &slot{m: m}
 
-	tbl.remember(sl, false)
+	table.remember(sl, false)
 	first, ok, err := db.GetProject(m.id)
 	if err != nil || !ok || first.LastPort != 4300 || first.Pinned {
 		t.Fatalf("first record = %+v, %v, %v", first, ok, err)
 	}
 	time.Sleep(2 * time.Millisecond) // so that a rewrite would show in UpdatedAt
-	tbl.remember(sl, false)
+	table.remember(sl, false)
 	same, _, _ := db.GetProject(m.id)
 	if !same.UpdatedAt.Equal(first.UpdatedAt) {
 		t.Errorf("an unchanged record was written again: %v -> %v", first.UpdatedAt, same.UpdatedAt)
@@ -32,7 +32,7 @@ func TestRememberWritesTheRegistryOnlyOnChange(t *testing.T) {
 
 	m.port = 4301
 	sl.pinned = true
-	tbl.remember(sl, true)
+	table.remember(sl, true)
 	changed, _, _ := db.GetProject(m.id)
 	if changed.LastPort != 4301 || !changed.Pinned || !changed.UpdatedAt.After(first.UpdatedAt) || !changed.CreatedAt.Equal(first.CreatedAt) {
 		t.Errorf("after a new port and a pin: %+v (first %+v)", changed, first)
@@ -42,15 +42,15 @@ func TestRememberWritesTheRegistryOnlyOnChange(t *testing.T) {
 // Only a pin or an unpin changes the record's pinned flag.
 func TestRememberKeepsThePinUnlessAskedToChangeIt(t *testing.T) {
 	db := storetest.Open(t, "")
-	tbl := &Table{db: db, log: slog.New(slog.DiscardHandler)}
+	table := &Table{db: db, log: slog.New(slog.DiscardHandler)}
 	sl := &slot{m: &Mount{id: "shop-1", root: "/src/shop", name: "shop", port: 4300}, pinned: true}
-	tbl.remember(sl, true)
+	table.remember(sl, true)
 	sl.pinned = false // a new broker's table, before it remounts the pin
-	tbl.remember(sl, false)
+	table.remember(sl, false)
 	if rec, _, _ := db.GetProject("shop-1"); !rec.Pinned {
 		t.Fatal("a write that is not an unpin cleared the pin")
 	}
-	tbl.remember(sl, true) // `berth detach`
+	table.remember(sl, true) // `berth detach`
 	if rec, _, _ := db.GetProject("shop-1"); rec.Pinned {
 		t.Fatal("an unpin left the pin")
 	}
@@ -65,9 +65,9 @@ func TestRememberKeepsARecordItCannotRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl := &Table{db: db, log: slog.New(slog.DiscardHandler)}
+	table := &Table{db: db, log: slog.New(slog.DiscardHandler)}
 	sl := &slot{m: &Mount{id: "shop-1", root: "/src/shop", name: "shop", port: 4300}, pinned: true}
-	tbl.remember(sl, true)
+	table.remember(sl, true)
 	db.Close()
 	corrupt := []byte(`{"id":"shop-1","pinned":true,"last_port":"not a number"}`)
 	raw, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
@@ -84,13 +84,13 @@ func TestRememberKeepsARecordItCannotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	tbl.db = db
+	table.db = db
 	if _, _, err := db.GetProject("shop-1"); err == nil {
 		t.Fatal("the injected record decodes: the test injects no failure")
 	}
 
 	sl.pinned = false // a new broker's table, before it remounts the pin
-	tbl.remember(sl, false)
+	table.remember(sl, false)
 	db.Close()
 	raw, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
@@ -110,9 +110,9 @@ func TestRememberKeepsARecordItCannotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	tbl.db = db
+	table.db = db
 	sl.pinned = true
-	tbl.remember(sl, true) // `berth attach`
+	table.remember(sl, true) // `berth attach`
 	if rec, ok, err := db.GetProject("shop-1"); err != nil || !ok || !rec.Pinned || rec.LastPort != 4300 {
 		t.Fatalf("after a pin the record is %+v, %v, %v; want it written anew, pinned", rec, ok, err)
 	}

@@ -17,14 +17,14 @@ import (
 func TestBindForWithoutTheRegistry(t *testing.T) {
 	db := storetest.Open(t, "")
 	start, end := brokertest.PortRange(t, 4)
-	tbl := &Table{db: db, log: slog.New(slog.DiscardHandler), cfg: brokerconfig.Config{PortStart: start, PortEnd: end}}
+	table := &Table{db: db, log: slog.New(slog.DiscardHandler), cfg: brokerconfig.Config{PortStart: start, PortEnd: end}}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := db.Projects(); err == nil {
 		t.Fatal("a closed store reads its registry: the test injects no failure")
 	}
-	ln, err := tbl.bindFor("shop-1", "/src/shop", 0)
+	ln, err := table.bindFor("shop-1", "/src/shop", 0)
 	if err != nil {
 		t.Fatalf("bind with the registry unreadable: %v", err)
 	}
