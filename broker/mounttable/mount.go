@@ -62,7 +62,7 @@ type Mount struct {
 	// the broker's memory is trimmed; trimDone is closed once that
 	// goroutine returns (trimOnceIndexed).
 	stopTrim context.CancelFunc
-	trimDone chan struct{}
+	trimDone <-chan struct{}
 }
 
 type mountDeps struct {
@@ -112,14 +112,22 @@ func newMount(ctx context.Context, eng *project.Engine, id string, ln net.Listen
 // burst of garbage of a mount. The goroutine that waits is the mount's:
 // shutdown ends it and waits for it.
 func (m *Mount) trimOnceIndexed(trim *memtrim.Trimmer) {
-	ctx, stop := context.WithCancel(m.ctx)
-	m.stopTrim, m.trimDone = stop, make(chan struct{})
+	m.stopTrim, m.trimDone = afterReady(m.ctx, m.engine.WaitIndexReady, trim.Request)
+}
+
+// afterReady calls then, in a goroutine of its own, once ready returns
+// nil; stop ends the wait (ready is given a context that stop cancels),
+// and done is closed once the goroutine has returned.
+func afterReady(ctx context.Context, ready func(context.Context) error, then func()) (stop context.CancelFunc, done <-chan struct{}) {
+	ctx, stop = context.WithCancel(ctx)
+	finished := make(chan struct{})
 	go func() {
-		defer close(m.trimDone)
-		if m.engine.WaitIndexReady(ctx) == nil {
-			trim.Request()
+		defer close(finished)
+		if ready(ctx) == nil {
+			then()
 		}
 	}()
+	return stop, finished
 }
 
 // newParts makes what serves the mount's sessions: the session book, the

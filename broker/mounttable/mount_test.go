@@ -50,7 +50,7 @@ func testMount(tb testing.TB, ctx context.Context, trim *memtrim.Trimmer) *Mount
 // The goroutine that waits for a mount's first index catch-up (then asks
 // for a trim of the broker's memory) is the mount's: its shutdown ends it
 // and waits for it, whether the index was built (the goroutine returned
-// by itself) or not yet (the shutdown cancels the wait). The package's
+// by itself) or never is (the shutdown cancels the wait). The package's
 // TestMain fails on any goroutine left behind.
 func TestShutdownWaitsForTheTrimGoroutine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -63,14 +63,26 @@ func TestShutdownWaitsForTheTrimGoroutine(t *testing.T) {
 	if err := built.engine.WaitIndexReady(waitCtx); err != nil {
 		t.Fatalf("index of a one-file project not ready: %v", err)
 	}
-	fresh := testMount(t, ctx, trim) // shut down at once: its index may still be building
 
-	for name, m := range map[string]*Mount{"index built": built, "just mounted": fresh} {
+	// An index that is never built: the wait lasts until it is stopped.
+	never := testMount(t, ctx, trim)
+	never.stopTrim()
+	<-never.trimDone
+	trimmed := false
+	never.stopTrim, never.trimDone = afterReady(ctx, func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}, func() { trimmed = true })
+
+	for name, m := range map[string]*Mount{"index built": built, "index never built": never} {
 		m.shutdown(context.Background())
 		select {
 		case <-m.trimDone:
 		default:
 			t.Errorf("%s: shutdown returned with the trim goroutine still running", name)
 		}
+	}
+	if trimmed {
+		t.Error("a trim was asked for an index never built")
 	}
 }
