@@ -32,10 +32,20 @@ type fileUpdate struct {
 // the link's resolved target, the one the policy checked, read through the
 // folder that admitted it.
 func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
+	return ix.readUpdateIn(nil, rel, old, force)
+}
+
+// readUpdateIn is readUpdate that reads a regular file inside the project
+// root through dirs' opened folders (see dirRoots); dirs may be nil.
+func (ix *Index) readUpdateIn(dirs *dirRoots, rel string, old *fileEntry, force bool) fileUpdate {
 	u := fileUpdate{rel: rel}
 	if !ix.opts.indexable(rel) {
 		u.reindex = old != nil
 		return u
+	}
+	if fi, read, ok := dirs.regular(rel); ok {
+		ix.outside.drop(rel)
+		return ix.readContent(u, old, force, fi, read)
 	}
 	abs := filepath.Join(ix.opts.Root, filepath.FromSlash(rel))
 	real, outside := ix.resolve(abs)
@@ -52,6 +62,13 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 		u.reindex = old != nil
 		return u
 	}
+	return ix.readContent(u, old, force, fi, src.read)
+}
+
+// readContent is readUpdate's end for a regular file whose info is fi and
+// whose bytes read returns.
+func (ix *Index) readContent(u fileUpdate, old *fileEntry, force bool, fi fs.FileInfo, read func() ([]byte, error)) fileUpdate {
+	rel := u.rel
 	e := &fileEntry{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	u.entry = e
 	if !force && old != nil && old.size == e.size && old.mtime == e.mtime {
@@ -66,7 +83,7 @@ func (ix *Index) readUpdate(rel string, old *fileEntry, force bool) fileUpdate {
 		}
 		return u
 	}
-	data, err := src.read()
+	data, err := read()
 	ix.filesRead.Add(1)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -344,6 +344,8 @@ func (ix *Index) refreshView(ctx context.Context, disk map[string]diskFile) erro
 // readUpdates reads paths in parallel. The caller holds writeMu.
 func (ix *Index) readUpdates(paths []string, force bool) []fileUpdate {
 	out := make([]fileUpdate, len(paths))
+	dirs := openDirRoots(ix.opts.Root)
+	defer dirs.Close()
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range max(1, runtime.GOMAXPROCS(0)) {
@@ -351,7 +353,7 @@ func (ix *Index) readUpdates(paths []string, force bool) []fileUpdate {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = ix.readUpdate(paths[i], ix.w.files[paths[i]], force)
+				out[i] = ix.readUpdateIn(dirs, paths[i], ix.w.files[paths[i]], force)
 			}
 		}()
 	}

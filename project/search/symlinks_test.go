@@ -168,3 +168,49 @@ func TestAllowedLinkTargetEditsPickedUp(t *testing.T) {
 	eventually(t, ix, "numbat", ".praxis-os/standards/plain.md")
 	eventually(t, ix, "marsupial dingo")
 }
+
+// TestSymlinkPolicyInSharedView: a worktree's view of a shared index,
+// which reads files through its opened folders, follows the same policy:
+// links inside the project and to allowed folders are read, the others
+// reported and not read, on the first catch-up and on Apply.
+func TestSymlinkPolicyInSharedView(t *testing.T) {
+	f := newLinkFixture(t)
+	db := openDB(t)
+	ix := openWith(t, Options{Root: f.root, Sources: defaultSources, DB: db, ProjectID: "p",
+		Links: links.New(f.root, []string{f.shared}), Shared: NewShared(nil)})
+	check := func(when string) {
+		t.Helper()
+		for q, want := range map[string][]string{
+			"aardvark":  {".praxis-os/standards/plain.md"},
+			"bilby":     {".praxis-os/standards/inside.md"},
+			"cassowary": {".praxis-os/standards/team.md"},
+			"dingo":     nil,
+			"emu":       nil,
+		} {
+			if got := files(search(t, ix, q)); !slices.Equal(got, want) {
+				t.Errorf("%s: %q -> %v, want %v", when, q, got, want)
+			}
+		}
+		if st := ix.Status(); st.Files != 3 || st.SkippedFiles != 1 || len(st.Warnings) != 2 {
+			t.Fatalf("%s: status %d files, %d skipped, warnings %q; want 3, 1 and two warnings", when, st.Files, st.SkippedFiles, st.Warnings)
+		}
+	}
+	check("first catch-up")
+	// The plain file becomes a link to the private file: it is dropped.
+	plain := filepath.Join(f.root, ".praxis-os/standards/plain.md")
+	if err := os.Remove(plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(f.private, "secret.md"), plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Apply(context.Background(), []string{".praxis-os/standards/plain.md", ".praxis-os/standards/secret.md", ".praxis-os/usage/u.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(search(t, ix, "aardvark dingo emu")); len(got) != 0 {
+		t.Fatalf("after a file became a link outside: %v", got)
+	}
+	if st := ix.Status(); st.Files != 2 || st.SkippedFiles != 2 {
+		t.Fatalf("after a file became a link outside: %d files, %d skipped; want 2 and 2", st.Files, st.SkippedFiles)
+	}
+}
