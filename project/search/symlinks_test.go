@@ -60,6 +60,16 @@ func newLinkFixture(t *testing.T) linkFixture {
 	return f
 }
 
+// linkFixtureFinds is what a search of the link fixture finds when the
+// shared folder is allowed: the links inside and to it, not the private.
+var linkFixtureFinds = map[string][]string{
+	"aardvark":  {".praxis-os/standards/plain.md"},
+	"bilby":     {".praxis-os/standards/inside.md"},
+	"cassowary": {".praxis-os/standards/team.md"},
+	"dingo":     nil,
+	"emu":       nil,
+}
+
 func TestSymlinkPolicy(t *testing.T) {
 	f := newLinkFixture(t)
 	db := openDB(t)
@@ -69,13 +79,7 @@ func TestSymlinkPolicy(t *testing.T) {
 			Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Links: links.New(f.root, allow)}
 	}
 	ix := openWith(t, opts(f.shared))
-	for q, want := range map[string][]string{
-		"aardvark":  {".praxis-os/standards/plain.md"},
-		"bilby":     {".praxis-os/standards/inside.md"},
-		"cassowary": {".praxis-os/standards/team.md"},
-		"dingo":     nil,
-		"emu":       nil,
-	} {
+	for q, want := range linkFixtureFinds {
 		if got := files(search(t, ix, q)); !slices.Equal(got, want) {
 			t.Errorf("%q -> %v, want %v", q, got, want)
 		}
@@ -180,13 +184,7 @@ func TestSymlinkPolicyInSharedView(t *testing.T) {
 		Links: links.New(f.root, []string{f.shared}), Shared: NewShared(nil)})
 	check := func(when string) {
 		t.Helper()
-		for q, want := range map[string][]string{
-			"aardvark":  {".praxis-os/standards/plain.md"},
-			"bilby":     {".praxis-os/standards/inside.md"},
-			"cassowary": {".praxis-os/standards/team.md"},
-			"dingo":     nil,
-			"emu":       nil,
-		} {
+		for q, want := range linkFixtureFinds {
 			if got := files(search(t, ix, q)); !slices.Equal(got, want) {
 				t.Errorf("%s: %q -> %v, want %v", when, q, got, want)
 			}
