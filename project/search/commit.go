@@ -32,6 +32,7 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 	added := make(map[uint32][]posting)
 	var d delta
 	var freed []uint32
+	dropped, addedTerms := ix.termsOfChanges(ups, old)
 	for _, u := range ups {
 		oldE := w.files[u.rel]
 		if u.entry == nil && oldE == nil {
@@ -43,8 +44,7 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 		if u.reindex && oldE != nil {
 			for _, id := range oldE.chunks {
 				c := ns.chunks[id]
-				tcs, _, _ := w.an.chunkTerms(c, ix.rk, w.counts)
-				for _, tc := range tcs {
+				for _, tc := range dropped[id] {
 					tid := ix.dict.intern(tc.term)
 					removed[tid] = append(removed[tid], id)
 				}
@@ -59,8 +59,7 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 			for i, c := range u.chunks {
 				id := w.alloc()
 				ids[i] = id
-				tcs, bodyLen, headLen := w.an.chunkTerms(c, ix.rk, w.counts)
-				c.bodyLen, c.headLen = bodyLen, headLen
+				tcs := addedTerms[c]
 				if int(id) >= len(ns.chunks) {
 					ns.chunks = append(ns.chunks, make([]*chunk, int(id)+1-len(ns.chunks))...)
 				}
@@ -134,6 +133,39 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 	ix.noteFilesChanged()
 	ix.kickEmbedder()
 	return err
+}
+
+// termsOfChanges analyses, in parallel when they are many, the chunks ups
+// drop (by id, from old) and add (setting their lengths). The caller holds
+// writeMu.
+func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot) (dropped map[uint32][]termCount, added map[*chunk][]termCount) {
+	w := &ix.w
+	var ids []uint32
+	var gone, fresh []*chunk
+	for _, u := range ups {
+		oldE := w.files[u.rel]
+		if !u.reindex || (u.entry == nil && oldE == nil) {
+			continue
+		}
+		if oldE != nil {
+			for _, id := range oldE.chunks {
+				ids = append(ids, id)
+				gone = append(gone, old.chunks[id])
+			}
+		}
+		if u.entry != nil {
+			fresh = append(fresh, u.chunks...)
+		}
+	}
+	dropped = make(map[uint32][]termCount, len(ids))
+	for i, tcs := range chunksTerms(gone, ix.rk, w.an, w.counts, false) {
+		dropped[ids[i]] = tcs
+	}
+	added = make(map[*chunk][]termCount, len(fresh))
+	for i, tcs := range chunksTerms(fresh, ix.rk, w.an, w.counts, true) {
+		added[fresh[i]] = tcs
+	}
+	return dropped, added
 }
 
 // countFile adds sign times e's contribution to the file counts.

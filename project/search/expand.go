@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 // under a named folder. The caller holds writeMu.
 func (ix *Index) expand(changed []string) []string {
 	set := make(map[string]struct{})
+	var known []string // the index's files, sorted, to find a folder's
 	for _, p := range changed {
 		rel, ok := cleanRel(p)
 		if !ok {
@@ -32,11 +34,13 @@ func (ix *Index) expand(changed []string) []string {
 		if ix.opts.indexable(rel) {
 			set[rel] = struct{}{}
 		}
+		if known == nil {
+			known = slices.Sorted(maps.Keys(ix.w.files))
+		}
 		prefix := rel + "/"
-		for f := range ix.w.files {
-			if strings.HasPrefix(f, prefix) {
-				set[f] = struct{}{}
-			}
+		i, _ := slices.BinarySearch(known, prefix)
+		for ; i < len(known) && strings.HasPrefix(known[i], prefix); i++ {
+			set[known[i]] = struct{}{}
 		}
 		fi, err := os.Stat(filepath.Join(ix.opts.Root, filepath.FromSlash(rel)))
 		if err != nil || !fi.IsDir() {
