@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/gitrepo"
 	"github.com/berth-dev/berth/project/search"
 	"github.com/berth-dev/berth/project/workflow"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,7 +49,7 @@ func (e *Engine) buildParts(ctx context.Context, cfg config.Config, old *parts) 
 		}
 	}()
 	if cfg.HasGroup(config.GroupRAG) && p.index == nil {
-		p.index, err = search.Open(ctx, search.Options{Root: e.root, Sources: sources(cfg), DB: e.db, ProjectID: e.id, Logger: e.log, Links: e.policy, Embedder: e.embedder, Shared: e.shared})
+		p.index, err = search.Open(ctx, search.Options{Root: e.root, Sources: sources(cfg), DB: e.db, ProjectID: e.id, Logger: e.log, Links: e.policy, Embedder: e.embedder, Shared: e.shared, GitDir: e.gitDir()})
 		if err != nil {
 			return nil, fmt.Errorf("open search index: %w", err)
 		}
@@ -131,4 +132,13 @@ func (e *Engine) reloadWorkflows(ctx context.Context, changes <-chan []string) {
 			}
 		}
 	}
+}
+
+// gitDir is the project's own git directory when its search is a view of
+// its repository's shared index, else "".
+func (e *Engine) gitDir() string {
+	if e.shared == nil {
+		return ""
+	}
+	return gitrepo.Identify(e.root).GitDir
 }

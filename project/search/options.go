@@ -45,6 +45,10 @@ type Options struct {
 	// index shared by its worktrees (see [Shared]): it keeps no stored index
 	// and no vectors of its own.
 	Shared *Shared
+	// GitDir is the worktree's own git directory (for a view of a shared
+	// index): a large change is held while git's lock on its index there
+	// shows a checkout under way, then applied whole.
+	GitDir string
 
 	// beforeBatch, when set (by tests), runs before each batch of a
 	// catch-up.

@@ -3,7 +3,10 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -272,5 +275,117 @@ func TestViewDropsTheProjectsOwnIndex(t *testing.T) {
 	}
 	if res := search(t, v, "tracing"); res.Total != 5 {
 		t.Fatalf("the view finds %d sections, want 5", res.Total)
+	}
+}
+
+// markerBranches searches v for the marker section and returns how many
+// sections match and which of the branches they name.
+func markerBranches(t testing.TB, v *Index, branches ...string) (int, map[string]bool) {
+	t.Helper()
+	res, err := v.Search(context.Background(), Query{Text: "marker section", N: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Total, branchesIn(res, branches...)
+}
+
+// gitView opens a view of a new shared index over a worktree of n files
+// on branch trunk, whose git directory is gitDir (empty yet).
+func gitView(t *testing.T, n int) (root, gitDir string, v *Index) {
+	base := t.TempDir()
+	root, gitDir = filepath.Join(base, "wt"), filepath.Join(base, "gitdir")
+	writeFiles(t, root, worktreeFiles(n, "trunk"))
+	v = openWith(t, Options{Root: root, Sources: defaultSources, DB: openDB(t), ProjectID: "wt", Shared: NewShared(nil), GitDir: gitDir})
+	return root, gitDir, v
+}
+
+// TestSharedCheckoutHeldWhileGitLocksItsIndex: while git's index.lock
+// exists in the worktree's git directory, a checkout's batches are held
+// (past the quiet period that applies without git); once the lock goes,
+// the whole checkout is applied as one change, the files no batch named
+// too (a walk of the sources finds them).
+func TestSharedCheckoutHeldWhileGitLocksItsIndex(t *testing.T) {
+	const n = 40 // every section fits in one answer
+	root, gitDir, v := gitView(t, n)
+	writeFiles(t, gitDir, map[string]string{"HEAD": "ref: refs/heads/trunk\n", "index.lock": ""})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changes := make(chan []string) // unbuffered: a send returns once the loop has taken the batch
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		Follow(ctx, func() *Index { return v }, changes)
+	}()
+	defer func() { cancel(); <-followed }()
+
+	next := worktreeFiles(n, "topic")
+	paths := slices.Sorted(maps.Keys(next))
+	half := map[string]string{}
+	for _, rel := range paths[:settleFrom] {
+		half[rel] = next[rel]
+	}
+	writeFiles(t, root, half)
+	changes <- paths[:settleFrom]
+	// Longer than the quiet period: without the lock the first half would
+	// be applied by now. The next send returns once the loop took it, so
+	// it is still gathering, and nothing of the checkout may show.
+	time.Sleep(2 * settleQuiet)
+	changes <- []string{".praxis-os/standards/own.md"}
+	if total, seen := markerBranches(t, v, "trunk", "topic"); total != n || len(seen) != 1 || !seen["trunk"] {
+		t.Fatalf("while git holds index.lock: %d sections naming %v, want %d naming trunk alone", total, seen, n)
+	}
+
+	// The rest of the checkout reaches the disk, no batch names it, and
+	// git lets go of its lock.
+	writeFiles(t, root, next)
+	if err := os.Remove(filepath.Join(gitDir, "index.lock")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		total, seen := markerBranches(t, v, "trunk", "topic")
+		if len(seen) != 1 || total != n {
+			t.Fatalf("an answer of %d sections names %v: a mix of checkouts", total, seen)
+		}
+		if seen["topic"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the checkout was not applied within 20s of git's lock going")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if res := search(t, v, "solitarytopic"); res.Total != 1 {
+		t.Fatalf("the new branch's own file: %d sections, want 1", res.Total)
+	}
+}
+
+// TestSharedCheckoutJustDoneAppliedWhole: a large batch that comes after
+// git wrote its index (the checkout is over, its lock gone) is applied at
+// once with every file that differs from the view, not only those the
+// batch names.
+func TestSharedCheckoutJustDoneAppliedWhole(t *testing.T) {
+	const n = 40 // every section fits in one answer
+	root, gitDir, v := gitView(t, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		Follow(ctx, func() *Index { return v }, make(chan []string))
+	}()
+	cancel()
+	<-followed
+
+	next := worktreeFiles(n, "topic")
+	writeFiles(t, root, next)
+	writeFiles(t, gitDir, map[string]string{"index": "DIRC"})
+	paths := slices.Sorted(maps.Keys(next))
+	changes := make(chan []string, 1)
+	changes <- paths[:settleFrom]
+	close(changes) // the loop ends once it has applied the batch
+	Follow(context.Background(), func() *Index { return v }, changes)
+	if total, seen := markerBranches(t, v, "trunk", "topic"); total != n || len(seen) != 1 || !seen["topic"] {
+		t.Fatalf("after a batch of %d of %d changed files: %d sections naming %v, want %d naming topic alone", settleFrom, n, total, seen, n)
 	}
 }

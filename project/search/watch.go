@@ -2,6 +2,8 @@ package search
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -36,7 +38,7 @@ func Follow(ctx context.Context, current func() *Index, changes <-chan []string)
 				continue
 			}
 			if ix.opts.Shared != nil && len(batch) >= settleFrom {
-				batch, ok = settle(ctx, batch, changes)
+				batch, ok = ix.settleCheckout(ctx, batch, changes)
 				if !ok {
 					return
 				}
@@ -56,14 +58,86 @@ func Follow(ctx context.Context, current func() *Index, changes <-chan []string)
 
 // A batch of at least settleFrom paths in a view of a shared index may be
 // the start of a branch switch that the watcher delivers over several
-// batches: the batches that follow are gathered until none came for
-// settleQuiet (settleMax at most), then applied as one change, so that
-// searches see the old checkout or the new one, not a mix.
+// batches. Git holds its index's lock file for a whole checkout: while
+// <gitdir>/index.lock exists the batches that follow are gathered (polled
+// every lockPoll, settleMax at most), and once it is gone, or when git's
+// index was written in the last gitRecent, the checkout is complete on
+// disk: a walk of the sources adds every file that differs from the view,
+// and all is applied as one change at once, so that searches see the old
+// checkout or the new one, not a mix. Without git's traces (no git
+// directory, no lock, an index not just written), the batches are gathered
+// until none came for settleQuiet (settleMax at most).
 const (
 	settleFrom  = 32
 	settleQuiet = 400 * time.Millisecond
 	settleMax   = 10 * time.Second
+	lockPoll    = 10 * time.Millisecond
+	gitRecent   = 2 * time.Second
 )
+
+// settleCheckout returns batch with the batches that follow it until the
+// change it starts is complete (see settleFrom); false when ctx ended or
+// changes was closed.
+func (ix *Index) settleCheckout(ctx context.Context, batch []string, changes <-chan []string) ([]string, bool) {
+	gitDir := ix.opts.GitDir
+	if gitDir == "" {
+		return settle(ctx, batch, changes)
+	}
+	lock := filepath.Join(gitDir, "index.lock")
+	if !exists(lock) && !writtenSince(filepath.Join(gitDir, "index"), time.Now().Add(-gitRecent)) {
+		return settle(ctx, batch, changes)
+	}
+	batch, ok := whileExists(ctx, lock, batch, changes)
+	if !ok {
+		return nil, false
+	}
+	disk, err := ix.scan(ctx)
+	if err != nil {
+		return nil, false
+	}
+	ix.writeMu.Lock()
+	batch = append(batch, ix.changedOnDisk(disk)...)
+	ix.writeMu.Unlock()
+	return batch, true
+}
+
+// whileExists returns batch with the batches from changes that come while
+// the file lock exists (settleMax at most); false when ctx ended or changes
+// was closed.
+func whileExists(ctx context.Context, lock string, batch []string, changes <-chan []string) ([]string, bool) {
+	deadline := time.NewTimer(settleMax)
+	defer deadline.Stop()
+	tick := time.NewTicker(lockPoll)
+	defer tick.Stop()
+	for exists(lock) {
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-deadline.C:
+			return batch, true
+		case <-tick.C:
+		case more, ok := <-changes:
+			if !ok {
+				return nil, false
+			}
+			batch = append(batch, more...)
+		}
+	}
+	return batch, true
+}
+
+// exists reports whether anything is at path (a link not followed).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// writtenSince reports whether the regular file at path was modified
+// after t.
+func writtenSince(path string, t time.Time) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.ModTime().After(t)
+}
 
 // settle returns batch with the batches that follow it until changes has
 // been quiet for settleQuiet; false when ctx ended or changes was closed.
