@@ -172,17 +172,21 @@ func (r *runner) worktrees(ctx context.Context) error {
 	// worktree holds, then back to its branch, whose content its siblings
 	// hold.
 	switched := sessions[len(sessions)-1]
-	sw, err := switchTo(ctx, switched, roots[k-1], "switch", n)
+	sw, gitTook, err := switchTo(ctx, switched, roots[k-1], "switch", n)
 	if err != nil {
 		return err
 	}
 	r.rs.add(worktreesBench, "many", "switch", ms(sw), "ms", n)
 	r.rs.add(worktreesBench, "many", "switch-ratio", ms(sw)/ms(build), "x", n)
-	if sw, err = switchTo(ctx, switched, roots[k-1], fmt.Sprintf("wt-%d", k-1), 0); err != nil {
+	r.rs.add(worktreesBench, "many", "switch-git", ms(gitTook), "ms", n)
+	r.rs.add(worktreesBench, "many", "switch-after-git-ratio", ms(sw-gitTook)/ms(build), "x", n)
+	if sw, gitTook, err = switchTo(ctx, switched, roots[k-1], fmt.Sprintf("wt-%d", k-1), 0); err != nil {
 		return err
 	}
 	r.rs.add(worktreesBench, "many", "switch-back", ms(sw), "ms", n)
 	r.rs.add(worktreesBench, "many", "switch-back-ratio", ms(sw)/ms(build), "x", n)
+	r.rs.add(worktreesBench, "many", "switch-back-git", ms(gitTook), "ms", n)
+	r.rs.add(worktreesBench, "many", "switch-back-after-git-ratio", ms(sw-gitTook)/ms(build), "x", n)
 
 	// A new worktree equal to a sibling.
 	d, s, err := firstAnswer(ctx, many, hc, roots[k])
@@ -199,22 +203,24 @@ func (r *runner) worktrees(ctx context.Context) error {
 }
 
 // switchTo checks branch out in root and times it until a search in s
-// finds want sections holding switchMarker.
-func switchTo(ctx context.Context, s *httpSession, root, branch string, want int) (time.Duration, error) {
+// finds want sections holding switchMarker; gitTook is how long git's
+// checkout itself took (writing the files), part of the whole.
+func switchTo(ctx context.Context, s *httpSession, root, branch string, want int) (took, gitTook time.Duration, err error) {
 	start := time.Now()
 	if err := git(ctx, root, "checkout", "-q", branch); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	gitTook = time.Since(start)
 	for {
 		got, err := s.searchTotal(ctx, switchMarker)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if got == want {
-			return time.Since(start), nil
+			return max(time.Since(start), gitTook), gitTook, nil
 		}
 		if time.Since(start) > 5*time.Minute {
-			return 0, fmt.Errorf("the checkout of %s was not in the index within 5m (%d sections hold the marker, want %d)", branch, got, want)
+			return 0, 0, fmt.Errorf("the checkout of %s was not in the index within 5m (%d sections hold the marker, want %d)", branch, got, want)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -265,8 +271,12 @@ func worktreesRows() []row {
 		ratioRow("RSS growth / one worktree's", "rss-ratio", "<= 1.25x", 1.25),
 		{label: "branch switch of every file to content no worktree holds: time until a search sees it all", bench: worktreesBench, metric: "switch", berthSubject: "many"},
 		ratioRow("that switch / one worktree's build", "switch-ratio", "<= 0.25x", 0.25),
+		{label: "of which git's checkout itself (writing the files)", bench: worktreesBench, metric: "switch-git", berthSubject: "many"},
+		{label: "that switch after git's checkout returned / one worktree's build", bench: worktreesBench, metric: "switch-after-git-ratio", berthSubject: "many"},
 		{label: "branch switch of every file back to content the siblings hold", bench: worktreesBench, metric: "switch-back", berthSubject: "many"},
 		ratioRow("that switch back / one worktree's build", "switch-back-ratio", "<= 0.25x", 0.25),
+		{label: "of which git's checkout itself", bench: worktreesBench, metric: "switch-back-git", berthSubject: "many"},
+		{label: "that switch back after git's checkout returned / one worktree's build", bench: worktreesBench, metric: "switch-back-after-git-ratio", berthSubject: "many"},
 		{label: "new worktree equal to a sibling: attach to first search answer", bench: worktreesBench, metric: "twin-attach", berthSubject: "many"},
 		ratioRow("new equal worktree / one worktree's build", "twin-ratio", "<= 0.25x", 0.25),
 	}
