@@ -389,3 +389,53 @@ func TestSharedCheckoutJustDoneAppliedWhole(t *testing.T) {
 		t.Fatalf("after a batch of %d of %d changed files: %d sections naming %v, want %d naming topic alone", settleFrom, n, total, seen, n)
 	}
 }
+
+// TestSharedEditWithSameSizeAndMtimeSeen: a view reads every path a batch
+// names, whatever its size and mtime say: an edit that keeps both (a
+// write within the same mtime tick, a tool restoring the time) is seen,
+// in a batch of one file and in a checkout-sized batch.
+func TestSharedEditWithSameSizeAndMtimeSeen(t *testing.T) {
+	const n = 40
+	root, _, v := gitView(t, n)
+	paths := slices.Sorted(maps.Keys(worktreeFiles(n, "trunk")))
+	ctx, cancel := context.WithCancel(context.Background())
+	changes := make(chan []string)
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		Follow(ctx, func() *Index { return v }, changes)
+	}()
+	defer func() { cancel(); <-followed }()
+	for round, batch := range [][]string{paths[:1], paths[:settleFrom]} {
+		word := fmt.Sprintf("zebraq%d", round) // as long as "# Topic", which it replaces
+		for _, rel := range batch {
+			p := filepath.Join(root, filepath.FromSlash(rel))
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(data, word)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+			if fi2, err := os.Stat(p); err != nil || fi2.Size() != fi.Size() || !fi2.ModTime().Equal(fi.ModTime()) {
+				t.Fatalf("the edit changed the size or mtime of %s (%v)", rel, err)
+			}
+		}
+		changes <- batch
+		deadline := time.Now().Add(20 * time.Second)
+		for got := 0; got != len(batch); got = search(t, v, word).Total {
+			if time.Now().After(deadline) {
+				t.Fatalf("20s after an edit keeping size and mtime of %d files: %d sections hold %q, want %d", len(batch), got, word, len(batch))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
