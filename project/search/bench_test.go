@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -404,5 +405,64 @@ func BenchmarkApply(b *testing.B) {
 		if err := e.ix.Apply(context.Background(), []string{rel}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkReopen builds one corpus's index once, then reopens it unchanged
+// -reopens times and reports the median and fastest reopen (Open until the
+// index is ready to answer). -reopen-cpuprofile profiles the reopens alone.
+//
+//	go test ./project/search -run '^$' -bench Reopen -benchtime 1x -args -files 10000
+func BenchmarkReopen(b *testing.B) {
+	n := *benchFiles
+	if n == 0 {
+		n = 1000
+	}
+	root := b.TempDir()
+	writeCorpus(b, root, n, corpusSeed)
+	e := &berthEngine{}
+	e.build(b, root, b.TempDir())
+	defer e.close()
+	b.Run(corpusName(n), func(b *testing.B) {
+		for range b.N {
+			var took []time.Duration
+			stop := startReopenProfile(b)
+			for range *benchReopens {
+				start := time.Now()
+				if read := e.reopen(b); read != 0 {
+					b.Fatalf("reopen of an unchanged index read %d files", read)
+				}
+				took = append(took, time.Since(start))
+			}
+			stop()
+			slices.Sort(took)
+			b.ReportMetric(ms(took[len(took)/2]), "reopen-ms")
+			b.ReportMetric(ms(took[0]), "reopen-min-ms")
+			b.ReportMetric(0, "ns/op")
+		}
+	})
+}
+
+var (
+	benchReopens       = flag.Int("reopens", 9, "reopens measured by BenchmarkReopen")
+	benchReopenProfile = flag.String("reopen-cpuprofile", "", "write a CPU profile of BenchmarkReopen's reopens to this file")
+)
+
+// startReopenProfile starts the CPU profile -reopen-cpuprofile asks for and
+// returns the func that stops it.
+func startReopenProfile(tb testing.TB) func() {
+	if *benchReopenProfile == "" {
+		return func() {}
+	}
+	f, err := os.Create(*benchReopenProfile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		tb.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 }
