@@ -51,11 +51,17 @@ func (ix *Index) expand(changed []string) []string {
 		if underSource {
 			dirs = []string{rel}
 		}
+		var listed []statGroup // the regular files, not stated: only their names count here
 		for _, d := range dirs {
-			_ = ix.scanDir(context.Background(), d, found)
+			_ = ix.scanDir(context.Background(), d, found, &listed)
 		}
 		for f := range found {
 			set[f] = struct{}{}
+		}
+		for _, g := range listed {
+			for _, f := range g.rels {
+				set[f] = struct{}{}
+			}
 		}
 	}
 	out := make([]string, 0, len(set))
