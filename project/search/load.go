@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/berth-dev/berth/store"
 )
@@ -119,18 +120,16 @@ func (ix *Index) load() (loaded, error) {
 		if err := loadChunks(b.Bucket(bucketChunks), l.snap, l.next); err != nil {
 			return err
 		}
-		for _, c := range l.snap.chunks {
-			if c != nil {
-				ix.w.numberFile(c)
-			}
-		}
-		l.snap.fileNos = uint32(len(ix.w.fileNos))
 		return ix.loadPostings(b.Bucket(bucketPostings), l.snap)
 	})
 	if err != nil {
 		return l, err
 	}
-	return l, check(l)
+	if err := check(l, &ix.w); err != nil {
+		return l, err
+	}
+	l.snap.fileNos = uint32(len(ix.w.fileNos))
+	return l, nil
 }
 
 func loadFiles(b *store.Bucket, files map[string]*fileEntry) error {
@@ -144,9 +143,26 @@ func loadFiles(b *store.Bucket, files map[string]*fileEntry) error {
 	})
 }
 
+// loadChunks reads the chunks bucket into s. The values are copied into
+// one buffer whose strings the chunks share, and the chunks into one array:
+// a reopen makes a few allocations, not several a section. The buffer and
+// the array stay in memory while any section loaded with them does (at most
+// the loaded sections again, once every file has been edited since).
 func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
-	s.chunks = make([]*chunk, next)
-	return b.ForEach(func(k, v []byte) error {
+	// A first pass sizes the buffer, which then never moves: the strings
+	// made over it below stay valid.
+	n, size := 0, 0
+	b.ForEach(func(_, v []byte) error {
+		n, size = n+1, size+len(v)
+		return nil
+	})
+	type span struct {
+		id         uint32
+		start, end int
+	}
+	spans := make([]span, 0, n)
+	buf := make([]byte, 0, size)
+	err := b.ForEach(func(k, v []byte) error {
 		id, err := chunkID(k)
 		if err != nil {
 			return err
@@ -154,14 +170,34 @@ func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
 		if id >= next {
 			return fmt.Errorf("%w: chunk id %d beyond next id %d", errCorrupt, id, next)
 		}
-		c, err := decodeChunk(v)
-		if err != nil {
-			return fmt.Errorf("chunk %d: %w", id, err)
+		d := open(v)
+		if d.err != nil {
+			return fmt.Errorf("chunk %d: %w", id, d.err)
 		}
-		s.chunks[id] = c
-		s.addChunk(c)
+		if len(buf)+len(d.b) > cap(buf) {
+			return fmt.Errorf("%w: chunks grew while read", errCorrupt)
+		}
+		spans = append(spans, span{id, len(buf), len(buf) + len(d.b)})
+		buf = append(buf, d.b...)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// buf is never written again: the strings can share its bytes.
+	whole := unsafe.String(unsafe.SliceData(buf), len(buf))
+	all := make([]chunk, len(spans))
+	s.chunks = make([]*chunk, next)
+	for i, sp := range spans {
+		d := dec{b: buf[sp.start:sp.end], whole: whole[:sp.end]}
+		c := &all[i]
+		if err := decodeChunkFrom(c, &d); err != nil {
+			return fmt.Errorf("chunk %d: %w", sp.id, err)
+		}
+		s.chunks[sp.id] = c
+		s.addChunk(c)
+	}
+	return nil
 }
 
 // loadPostings keeps the stored postings encoded (see storedPostings):
@@ -176,8 +212,10 @@ func (ix *Index) loadPostings(b *store.Bucket, s *snapshot) error {
 	return nil
 }
 
-// check verifies that files and chunks name each other.
-func check(l loaded) error {
+// check verifies that files and chunks name each other, and numbers the
+// files of the chunks (see [writer.numberFile]). A chunk's path becomes its
+// file's key, so that the two compare by pointer from then on.
+func check(l loaded, w *writer) error {
 	seen := 0
 	for rel, f := range l.files {
 		if f.skip != "" {
@@ -185,10 +223,20 @@ func check(l loaded) error {
 		} else {
 			l.snap.files++
 		}
+		if len(f.chunks) == 0 {
+			continue
+		}
+		no, ok := w.fileNos[rel]
+		if !ok {
+			no = uint32(len(w.fileNos))
+			w.fileNos[rel] = no
+		}
 		for _, id := range f.chunks {
 			if int(id) >= len(l.snap.chunks) || l.snap.chunks[id] == nil || l.snap.chunks[id].file != rel {
 				return fmt.Errorf("%w: file %q names chunk %d it does not own", errCorrupt, rel, id)
 			}
+			c := l.snap.chunks[id]
+			c.file, c.fileNo = rel, no
 			seen++
 		}
 	}

@@ -8,7 +8,8 @@ import (
 // FuzzStoredRecords feeds arbitrary bytes to every decoder of the stored
 // index, sealed (so that the checksum passes) and as they are: each
 // returns a value or an error, never panics, and a stored posting list is
-// either refused or names only loaded chunks, in order.
+// either refused or names only loaded chunks, in order, and the reopen's
+// check of a list (checkPostings) refuses exactly what the decoder does.
 func FuzzStoredRecords(f *testing.F) {
 	p := &postingList{ids: []uint32{0, 2, 5}, tfs: []uint16{1, 3, 0}, hts: []uint8{0, 1, 2}}
 	f.Add(appendPostings(nil, p))
@@ -28,7 +29,11 @@ func FuzzStoredRecords(f *testing.F) {
 		chunks := []*chunk{c, nil, c, c, c, c}
 		sp := &storedPostings{raw: payload, off: []uint32{0, uint32(len(payload))}, chunks: chunks}
 		var got postingList
-		if err := sp.decode(0, &got); err != nil {
+		err := sp.decode(0, &got)
+		if cerr := checkPostings(payload, chunks); (cerr == nil) != (err == nil) {
+			t.Fatalf("the reopen's check and the decoder disagree: check %v, decode %v", cerr, err)
+		}
+		if err != nil {
 			return
 		}
 		if len(got.ids) == 0 || !slices.IsSorted(got.ids) {

@@ -60,12 +60,11 @@ func (sp *storedPostings) decode(id uint32, p *postingList) error {
 	return nil
 }
 
-// verify decodes every list once (keeping none) and returns the first
-// damage found, naming its term.
+// verify checks every list (decoding none) and returns the first damage
+// found, naming its term.
 func (sp *storedPostings) verify(dict *termDict) error {
-	var scratch postingList
 	for id := range sp.lists {
-		if err := sp.decode(uint32(id), &scratch); err != nil {
+		if err := checkPostings(sp.raw[sp.off[id]:sp.off[id+1]], sp.chunks); err != nil {
 			return fmt.Errorf("postings of %q: %w", dict.term(uint32(id)), err)
 		}
 	}
