@@ -47,11 +47,13 @@
 //	              count) uvarint triples
 //
 // Each value ends with a CRC-32C (big endian) of the bytes before it.
-// Opening reads the records but decodes no posting list: the terms, in key
+// Opening copies the sections' records into a few large slabs whose strings
+// the sections share (load.go), and decodes no posting list: the terms, in key
 // order, become the first term ids (one string, searched by bisection) and
 // the lists stay encoded, each decoded on its first search (stored.go). The
-// catch-up checks every list before the first search is served, while the
-// sources are walked; a damaged one drops the stored index, rebuilt from
+// catch-up checks every list (checkPostings, keeping nothing) before the
+// first search is served, while the sources are walked (each folder's files
+// stated relative to the open folder, a few folders in parallel); a damaged one drops the stored index, rebuilt from
 // the files. A catch-up that changed anything leaves the postings in the
 // same form before the first search (compact, stored.go), so that a built
 // index holds them as compactly as a reopened one.

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/berth-dev/berth/store"
 )
@@ -143,26 +143,15 @@ func loadFiles(b *store.Bucket, files map[string]*fileEntry) error {
 	})
 }
 
-// loadChunks reads the chunks bucket into s. The values are copied into
-// one buffer whose strings the chunks share, and the chunks into one array:
-// a reopen makes a few allocations, not several a section. The buffer and
-// the array stay in memory while any section loaded with them does (at most
-// the loaded sections again, once every file has been edited since).
+// loadChunks reads the chunks bucket into s. The records are copied into
+// slabs of about chunkSlabBytes whose strings the chunks share: a reopen
+// makes a few allocations a slab, not several a section. A slab stays in
+// memory while any section of it does.
 func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
-	// A first pass sizes the buffer, which then never moves: the strings
-	// made over it below stay valid.
-	n, size := 0, 0
-	b.ForEach(func(_, v []byte) error {
-		n, size = n+1, size+len(v)
-		return nil
-	})
-	type span struct {
-		id         uint32
-		start, end int
-	}
-	spans := make([]span, 0, n)
-	buf := make([]byte, 0, size)
-	err := b.ForEach(func(k, v []byte) error {
+	s.chunks = make([]*chunk, next)
+	var slab strings.Builder
+	var block []chunk
+	return b.ForEach(func(k, v []byte) error {
 		id, err := chunkID(k)
 		if err != nil {
 			return err
@@ -174,31 +163,34 @@ func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
 		if d.err != nil {
 			return fmt.Errorf("chunk %d: %w", id, d.err)
 		}
-		if len(buf)+len(d.b) > cap(buf) {
-			return fmt.Errorf("%w: chunks grew while read", errCorrupt)
+		if slab.Cap()-slab.Len() < len(d.b) {
+			slab = strings.Builder{}
+			slab.Grow(max(chunkSlabBytes, len(d.b)))
 		}
-		spans = append(spans, span{id, len(buf), len(buf) + len(d.b)})
-		buf = append(buf, d.b...)
+		slab.Write(d.b)
+		// The slab never moves (it had room), so the strings decoded
+		// over it stay valid as more records are written after them.
+		d.whole = slab.String()
+		if len(block) == 0 {
+			block = make([]chunk, chunkBlock)
+		}
+		c := &block[0]
+		block = block[1:]
+		if err := decodeChunkFrom(c, &d); err != nil {
+			return fmt.Errorf("chunk %d: %w", id, err)
+		}
+		s.chunks[id] = c
+		s.addChunk(c)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	// buf is never written again: the strings can share its bytes.
-	whole := unsafe.String(unsafe.SliceData(buf), len(buf))
-	all := make([]chunk, len(spans))
-	s.chunks = make([]*chunk, next)
-	for i, sp := range spans {
-		d := dec{b: buf[sp.start:sp.end], whole: whole[:sp.end]}
-		c := &all[i]
-		if err := decodeChunkFrom(c, &d); err != nil {
-			return fmt.Errorf("chunk %d: %w", sp.id, err)
-		}
-		s.chunks[sp.id] = c
-		s.addChunk(c)
-	}
-	return nil
 }
+
+// chunkSlabBytes is the size of the slabs loadChunks copies sections into;
+// chunkBlock the number of chunks it allocates at once.
+const (
+	chunkSlabBytes = 256 << 10
+	chunkBlock     = 256
+)
 
 // loadPostings keeps the stored postings encoded (see storedPostings):
 // their terms become the dictionary's first ids.
