@@ -487,3 +487,44 @@ func TestLengthFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestReopenSeesChangesAroundSubfolders edits, while the index is closed,
+// files listed before and after a subfolder of the same folder (the walk
+// stats a folder's files in groups split by its subfolders) and deletes
+// one: the reopen reads the two edited files alone, finds the new words and
+// forgets the deleted file.
+func TestReopenSeesChangesAroundSubfolders(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		".praxis-os/standards/a.md":       "# A\n\nAlpha words.\n",
+		".praxis-os/standards/m/inner.md": "# Inner\n\nInner words.\n",
+		".praxis-os/standards/z.md":       "# Z\n\nZulu words.\n",
+		".praxis-os/standards/zz.md":      "# ZZ\n\nYankee words.\n",
+	})
+	db := openDB(t)
+	ix := openReady(t, db, "p", root)
+	ix.Close()
+
+	writeFiles(t, root, map[string]string{
+		".praxis-os/standards/a.md": "# A\n\nQuokka words, longer now.\n",
+		".praxis-os/standards/z.md": "# Z\n\nWombat words, longer now.\n",
+	})
+	if err := os.Remove(filepath.Join(root, ".praxis-os/standards/zz.md")); err != nil {
+		t.Fatal(err)
+	}
+	ix = openReady(t, db, "p", root)
+	defer ix.Close()
+	if st := ix.Status(); st.FilesRead != 2 || st.Files != 3 {
+		t.Fatalf("reopen: %+v, want 2 files read and 3 indexed", st)
+	}
+	for q, want := range map[string][]string{
+		"quokka": {".praxis-os/standards/a.md"},
+		"wombat": {".praxis-os/standards/z.md"},
+		"inner":  {".praxis-os/standards/m/inner.md"},
+		"yankee": nil,
+	} {
+		if got := files(search(t, ix, q)); !slices.Equal(got, want) {
+			t.Errorf("%s -> %v, want %v", q, got, want)
+		}
+	}
+}
