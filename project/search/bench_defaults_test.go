@@ -30,11 +30,7 @@ func BenchmarkSearchDefaults(b *testing.B) {
 	if testing.Short() {
 		n = 1000
 	}
-	root := b.TempDir()
-	writeCorpus(b, root, n, corpusSeed)
-	e := &berthEngine{}
-	e.build(b, root, b.TempDir())
-	defer e.close()
+	e, _ := builtCorpus(b, n)
 	queries := querySet(querySeed)
 	rankings := []*ranking{&oldDefaultRanking, &defaultRanking}
 	lat := make([][]time.Duration, len(rankings))

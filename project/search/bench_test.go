@@ -376,11 +376,7 @@ func (e *naiveEngine) close()      { e.chunks = nil }
 
 // BenchmarkSearch is the per-query cost of this index on the 1k corpus.
 func BenchmarkSearch(b *testing.B) {
-	root := b.TempDir()
-	writeCorpus(b, root, 1000, corpusSeed)
-	e := &berthEngine{}
-	e.build(b, root, b.TempDir())
-	defer e.close()
+	e, _ := builtCorpus(b, 1000)
 	queries := querySet(querySeed)
 	b.ResetTimer()
 	for i := range b.N {
@@ -390,11 +386,7 @@ func BenchmarkSearch(b *testing.B) {
 
 // BenchmarkApply is the cost of applying one edited file to the 1k index.
 func BenchmarkApply(b *testing.B) {
-	root := b.TempDir()
-	writeCorpus(b, root, 1000, corpusSeed)
-	e := &berthEngine{}
-	e.build(b, root, b.TempDir())
-	defer e.close()
+	e, root := builtCorpus(b, 1000)
 	rel := ".praxis-os/standards/s001/doc-00001.md"
 	g := newCorpusGen(99)
 	b.ResetTimer()
@@ -418,11 +410,7 @@ func BenchmarkReopen(b *testing.B) {
 	if n == 0 {
 		n = 1000
 	}
-	root := b.TempDir()
-	writeCorpus(b, root, n, corpusSeed)
-	e := &berthEngine{}
-	e.build(b, root, b.TempDir())
-	defer e.close()
+	e, _ := builtCorpus(b, n)
 	b.Run(corpusName(n), func(b *testing.B) {
 		for range b.N {
 			var took []time.Duration
@@ -468,4 +456,16 @@ func startReopenProfile(tb testing.TB) func() {
 		pprof.StopCPUProfile()
 		f.Close()
 	}
+}
+
+// builtCorpus writes the generated corpus of n files and builds Berth's
+// index of it; the index is closed when the benchmark ends.
+func builtCorpus(b *testing.B, n int) (*berthEngine, string) {
+	b.Helper()
+	root := b.TempDir()
+	writeCorpus(b, root, n, corpusSeed)
+	e := &berthEngine{}
+	e.build(b, root, b.TempDir())
+	b.Cleanup(e.close)
+	return e, root
 }

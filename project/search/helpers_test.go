@@ -97,3 +97,12 @@ func openDBFrom(t testing.TB, db any) *store.DB {
 	}
 	return openDB(t)
 }
+
+// standardsDB writes files into a fresh project folder and opens a fresh
+// store beside it: the start of most tests here.
+func standardsDB(t testing.TB, files map[string]string) (string, *store.DB) {
+	t.Helper()
+	root := t.TempDir()
+	writeFiles(t, root, files)
+	return root, openDB(t)
+}

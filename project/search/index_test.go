@@ -112,9 +112,7 @@ func TestReopenUnchangedReadsNothing(t *testing.T) {
 }
 
 func TestApplyCreateEditRenameDelete(t *testing.T) {
-	root := t.TempDir()
-	writeFiles(t, root, baseCorpus)
-	db := openDB(t)
+	root, db := standardsDB(t, baseCorpus)
 	ix := openReady(t, db, "p", root)
 	ctx := context.Background()
 	apply := func(paths ...string) {
@@ -295,9 +293,7 @@ func TestCorruptIndexIsRebuilt(t *testing.T) {
 // are still the stored ones, not yet decoded: a term that leaves every
 // file stays gone, new terms are found, and a second reopen agrees.
 func TestReopenedIndexChangesPersist(t *testing.T) {
-	root := t.TempDir()
-	writeFiles(t, root, baseCorpus)
-	db := openDB(t)
+	root, db := standardsDB(t, baseCorpus)
 	ix := openReady(t, db, "p", root)
 	ix.Close()
 	ix = openReady(t, db, "p", root)
@@ -494,14 +490,12 @@ func TestLengthFloor(t *testing.T) {
 // one: the reopen reads the two edited files alone, finds the new words and
 // forgets the deleted file.
 func TestReopenSeesChangesAroundSubfolders(t *testing.T) {
-	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	root, db := standardsDB(t, map[string]string{
 		".praxis-os/standards/a.md":       "# A\n\nAlpha words.\n",
 		".praxis-os/standards/m/inner.md": "# Inner\n\nInner words.\n",
 		".praxis-os/standards/z.md":       "# Z\n\nZulu words.\n",
 		".praxis-os/standards/zz.md":      "# ZZ\n\nYankee words.\n",
 	})
-	db := openDB(t)
 	ix := openReady(t, db, "p", root)
 	ix.Close()
 

@@ -14,13 +14,11 @@ import (
 // none of its own; the same holds once the index is reopened from the
 // store, its postings still encoded.
 func TestVariantsOnlyAddToMatchedSections(t *testing.T) {
-	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	root, db := standardsDB(t, map[string]string{
 		".praxis-os/standards/a.md": "# Alpha\n\nThe order is fixed here.\n",
 		".praxis-os/standards/b.md": "# Beta\n\nThe order is deterministic here.\n",
 		".praxis-os/standards/c.md": "# Gamma\n\nThe output is deterministic.\n",
 	})
-	db := openDB(t)
 	check := func(ix *Index) {
 		t.Helper()
 		got := files(search(t, ix, "determine the order"))
@@ -100,13 +98,11 @@ func TestRarestCacheChoosesAsAFullScan(t *testing.T) {
 // name's sections first) still does; a section that holds the word itself
 // beside the name keeps its match.
 func TestFileNamePiecesAreNotStems(t *testing.T) {
-	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	root, db := standardsDB(t, map[string]string{
 		".praxis-os/standards/conf.md":  "# Upstreams\n\nRead resolv.conf, then resolv.conf again.\n",
 		".praxis-os/standards/names.md": "# Names\n\nNames resolve to addresses.\n",
 		".praxis-os/standards/both.md":  "# Both\n\nThe resolv.conf file says how names resolve.\n",
 	})
-	db := openDB(t)
 	for _, tc := range []struct {
 		q    string
 		want []string

@@ -22,9 +22,7 @@ func eventually(t *testing.T, ix *Index, q string, want ...string) {
 }
 
 func TestWatcherKeepsIndexCurrent(t *testing.T) {
-	root := t.TempDir()
-	writeFiles(t, root, baseCorpus)
-	db := openDB(t)
+	root, db := standardsDB(t, baseCorpus)
 
 	start := func() (*Index, func()) {
 		w, err := watch.New(root, defaultSources, nil)
