@@ -58,23 +58,20 @@ func artifactPath(t *testing.T, name string) string {
 	return filepath.Join(dir, name)
 }
 
-// browser starts a headless Chromium for the test and stops it at the end.
+// browser opens a tab for the test in the test process's one headless
+// Chromium (sharedBrowser), in a browser context of its own: no cookie,
+// storage or cache of another test reaches it. The tab closes, and its
+// browser context is disposed of, when the test ends or ctx is done.
 func browser(t *testing.T, ctx context.Context) context.Context {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
+	shared, err := chromiumOnce.start(chromium(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
-	return bctx
+	tab, cancelTab := chromedp.NewContext(shared, chromedp.WithNewBrowserContext())
+	stop := context.AfterFunc(ctx, cancelTab)
+	t.Cleanup(func() { stop(); cancelTab() })
+	return tab
 }
 
 func TestDashboardInBrowser(t *testing.T) {

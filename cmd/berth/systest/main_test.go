@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	raiseParallel()
 	code := m.Run()
+	chromiumOnce.stop()
 	brokertest.Cleanup()
 	removeFloodServer()
 	os.Exit(code)
