@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/broker/brokertest"
+	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,18 +32,23 @@ func needNPMClients(t *testing.T) string {
 	return brokertest.NodeModules(t, npmClientsDir, "mcp-remote", "mcp-remote")
 }
 
-// TestThirdPartyClientsRunFiftyTimesOnTheDefaultConfig runs the MCP
-// Inspector's CLI and mcp-remote (driven as an IDE drives it, over stdio)
-// 50 times each against a project with the default config. Neither ends
-// its session with DELETE; every run succeeds.
-func TestThirdPartyClientsRunFiftyTimesOnTheDefaultConfig(t *testing.T) {
+// TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig runs the
+// MCP Inspector's CLI and mcp-remote (driven as an IDE drives it, over
+// stdio) one time more each than the default config's mcp.max_sessions
+// against a project with that config. Neither ends its session with
+// DELETE, so each client alone leaves more sessions behind than the
+// project may hold at once; every run succeeds.
+func TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig(t *testing.T) {
 	t.Parallel()
 	node := needNPMClients(t)
 	b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--log-level", "info"}})
 	root := brokertest.Project(t, "thirdparty", nil)
 	p := b.Attach(t, root)
 	env := append(os.Environ(), "HOME="+t.TempDir()) // both keep files under HOME
-	const runs = 50
+	// The limit plus one: the run after the project's places are all
+	// taken by sessions no client will end. Each run is a Node process
+	// of a second or more of CPU, so no more than the rule needs.
+	const runs = config.DefaultMaxSessions + 1
 
 	t.Run("inspector-cli", func(t *testing.T) {
 		t.Parallel()
