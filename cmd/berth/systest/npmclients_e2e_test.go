@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +21,8 @@ const npmClientsDir = "testdata/npmclients"
 
 // Entry points of the two clients, in npmClientsDir.
 var (
-	inspectorBin = filepath.Join("node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
-	mcpRemoteBin = filepath.Join("node_modules", "mcp-remote", "dist", "proxy.js")
+	inspectorRuns = "inspector-runs.mjs" // the Inspector's CLI, run several times in one process
+	mcpRemoteBin  = filepath.Join("node_modules", "mcp-remote", "dist", "proxy.js")
 )
 
 // needNPMClients returns the node binary, installing npmClientsDir's
@@ -33,9 +34,10 @@ func needNPMClients(t *testing.T) string {
 }
 
 // TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig runs the
-// MCP Inspector's CLI and mcp-remote (driven as an IDE drives it, over
-// stdio) one time more each than the default config's mcp.max_sessions
-// against a project with that config. Neither ends its session with
+// MCP Inspector's CLI (as its launcher runs it, every run in one Node
+// process) and mcp-remote (a process per run, driven as an IDE drives it,
+// over stdio) one time more each than the default config's
+// mcp.max_sessions against a project with that config. Neither ends its session with
 // DELETE, so each client alone leaves more sessions behind than the
 // project may hold at once; every run succeeds.
 func TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig(t *testing.T) {
@@ -53,16 +55,22 @@ func TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig(t *testing.T) {
 	t.Run("inspector-cli", func(t *testing.T) {
 		t.Parallel()
 		ctx := testCtx(t, 5*time.Minute)
-		for i := range runs {
-			cmd := exec.CommandContext(ctx, node, inspectorBin, "--cli", p.URL, "--transport", "http",
-				"--method", "tools/call", "--tool-name", "get_server_info")
-			cmd.Dir, cmd.Env = npmClientsDir, env
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil || !strings.Contains(string(out), root) || !strings.Contains(string(out), `"transport": "http"`) {
-				t.Fatalf("run %d of the Inspector CLI: %v\nstdout: %.2000s\nstderr: %.2000s", i, err, out, stderr.String())
+		// The runs in one Node process, each a run of the CLI with its own
+		// session (testdata/npmclients/inspector-runs.mjs).
+		cmd := exec.CommandContext(ctx, node, inspectorRuns, strconv.Itoa(runs), "--cli", p.URL, "--transport", "http",
+			"--method", "tools/call", "--tool-name", "get_server_info")
+		cmd.Dir, cmd.Env = npmClientsDir, env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		outs := strings.Split(string(out), "=== run ")[1:]
+		for i, o := range outs {
+			if !strings.Contains(o, root) || !strings.Contains(o, `"transport": "http"`) {
+				t.Fatalf("run %d of the Inspector CLI: %v\nstdout: %.2000s\nstderr: %.2000s", i, err, o, stderr.String())
 			}
+		}
+		if err != nil || len(outs) != runs {
+			t.Fatalf("%d runs of the Inspector CLI, want %d: %v\nstdout: %.2000s\nstderr: %.2000s", len(outs), runs, err, out, stderr.String())
 		}
 	})
 	t.Run("mcp-remote", func(t *testing.T) {
