@@ -200,11 +200,15 @@ func TestDashboardInBrowser(t *testing.T) {
 // pageText is the text of the element sel selects on the browser's page.
 func pageText(t *testing.T, bctx context.Context, sel chromedp.CSS) string {
 	t.Helper()
-	s, err := chromedp.Run(bctx, chromedp.Text(sel))
+	// Found and read in one step in the page, once there: the dashboard
+	// draws its cards again at every snapshot, so a node found by one
+	// DevTools call may be gone by the next.
+	read := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e ? {text: e.innerText} : null; })()`, string(sel))
+	got, err := chromedp.Run(bctx, chromedp.Poll[struct{ Text string }](read, chromedp.WithPollingTimeout(20*time.Second)))
 	if err != nil {
 		t.Fatalf("read %s: %v", sel, err)
 	}
-	return s
+	return got.Text
 }
 
 // TestDashboardEndsASession clicks "end" beside the sub-agent's session of

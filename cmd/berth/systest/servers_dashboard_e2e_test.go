@@ -48,36 +48,24 @@ func TestDashboardShowsHostedServers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("load the dashboard: %v", err)
 	}
-	text, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(row)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := pageText(t, bctx, chromedp.CSS(row))
 	for _, want := range []string{"memory", "needs approval", "berth servers approve " + root, "0 tools"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the waiting server's row lacks %q:\n%s", want, text)
 		}
 	}
 	card := fmt.Sprintf(`#projects article[data-id=%q] `, p.ID)
-	def, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(card+`tr[data-definition="memory"]`)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	def := pageText(t, bctx, chromedp.CSS(card+`tr[data-definition="memory"]`))
 	for _, want := range []string{"what memory runs", "command", "runs ", script, "MEMORY_FILE_PATH=", "roots", root} {
 		if !strings.Contains(def, want) {
 			t.Errorf("the waiting server's definition lacks %q:\n%s", want, def)
 		}
 	}
-	shadowed, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(card+`tr[data-server="clash"][data-origin="project"]`)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	shadowed := pageText(t, bctx, chromedp.CSS(card+`tr[data-server="clash"][data-origin="project"]`))
 	if !strings.Contains(shadowed, "shadowed") || !strings.Contains(shadowed, `the broker's config declares a server "clash" too`) {
 		t.Errorf("the clashing server's row:\n%s", shadowed)
 	}
-	def, err = chromedp.Run(bctx, chromedp.Text(chromedp.CSS(card+`tr[data-definition="clash"]`)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	def = pageText(t, bctx, chromedp.CSS(card+`tr[data-definition="clash"]`))
 	if !strings.Contains(def, `\u001b[8mfetch: npx -y mcp-server-fetch\u001b[0m \u202egnp.exe`) || !strings.Contains(def, `\u000d`) {
 		t.Errorf("the clashing server's definition does not show its argument escaped:\n%q", def)
 	}
@@ -86,10 +74,7 @@ func TestDashboardShowsHostedServers(t *testing.T) {
 	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](declared, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("the broker log panel never showed the clash: %v", err)
 	}
-	logs, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#logs")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	logs := pageText(t, bctx, chromedp.CSS("#logs"))
 	noRawControl(t, "the dashboard's broker log", logs)
 	if !strings.Contains(logs, `\u202egnp.exe`) {
 		t.Errorf("the broker log panel does not show the clash's argument escaped:\n%s", logs)
@@ -105,19 +90,13 @@ func TestDashboardShowsHostedServers(t *testing.T) {
 	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](running, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("the card never showed memory running as pid %d: %v", pid, err)
 	}
-	text, err = chromedp.Run(bctx, chromedp.Text(chromedp.CSS(row)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text = pageText(t, bctx, chromedp.CSS(row))
 	for _, want := range []string{"9 tools", "1 · 0", "0 restarts", "MiB", "in " + filepath.Join(root, api.ProjectDir, "config.yaml")} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the running server's row lacks %q:\n%s", want, text)
 		}
 	}
-	head, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(fmt.Sprintf(`#projects article[data-id=%q] table.servers thead`, p.ID))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	head := pageText(t, bctx, chromedp.CSS(fmt.Sprintf(`#projects article[data-id=%q] table.servers thead`, p.ID)))
 	for _, want := range []string{"Server", "State", "Tools", "Calls · errors", "Restarts", "Memory"} {
 		if !strings.Contains(head, want) {
 			t.Errorf("the servers table's header lacks %q: %q", want, head)
