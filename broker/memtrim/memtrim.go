@@ -19,18 +19,36 @@ import (
 
 // Trimmer coalesces requests to trim: one goroutine trims, then waits at
 // least its gap before the next trim, so a run of bursts (many mounts in a
-// row) costs one collection per gap and a last one after the run.
+// row) costs one collection per gap and a last one after the run. Its
+// owner ends that goroutine with Close.
 type Trimmer struct {
-	req chan struct{}
+	req  chan struct{}
+	stop context.CancelFunc
+	done chan struct{} // closed when the goroutine has returned
 }
 
-// New starts a trimmer that lives until ctx ends. gap bounds the trims'
-// rate: each is a full collection, whose marking takes CPU in proportion to
-// the live heap.
+// New starts a trimmer that lives until Close or until ctx ends. gap bounds
+// the trims' rate: each is a full collection, whose marking takes CPU in
+// proportion to the live heap.
 func New(ctx context.Context, gap time.Duration) *Trimmer {
-	t := &Trimmer{req: make(chan struct{}, 1)}
-	go t.loop(ctx, gap)
+	ctx, stop := context.WithCancel(ctx)
+	t := &Trimmer{req: make(chan struct{}, 1), stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		t.loop(ctx, gap)
+	}()
 	return t
+}
+
+// Close stops the trimmer and returns once its goroutine has: a trim under
+// way finishes first, a wait for the gap ends at once. Requests after it
+// are ignored. Close may be called more than once.
+func (t *Trimmer) Close() {
+	if t == nil {
+		return
+	}
+	t.stop()
+	<-t.done
 }
 
 // Request asks for a trim soon; it never blocks, and requests made while

@@ -3,6 +3,7 @@ package memtrim
 import (
 	"context"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,10 +35,9 @@ func waitCollections(t *testing.T, n uint32) uint32 {
 }
 
 func TestRequestTrimsAndCoalesces(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	const gap = time.Hour // no second trim within the test
-	tr := New(ctx, gap)
+	tr := New(context.Background(), gap)
+	defer tr.Close()
 
 	before := collections()
 	tr.Request()
@@ -58,7 +58,48 @@ func TestRequestTrimsAndCoalesces(t *testing.T) {
 	}
 }
 
+// trimmerRunning reports whether a trimmer's goroutine is alive, from one
+// look at every goroutine's stack (no retry: what Close promises is that
+// the goroutine is gone when it returns).
+func trimmerRunning() bool {
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	// The goroutine New starts, from before it first runs to its return.
+	return strings.Contains(stacks, "created by github.com/berth-dev/berth/broker/memtrim.New")
+}
+
+func TestCloseWaitsForTheGoroutine(t *testing.T) {
+	// A context that never ends: Close alone must end the goroutine.
+	tr := New(context.Background(), time.Hour)
+	t.Cleanup(tr.Close)
+	if !trimmerRunning() {
+		t.Fatal("no trimmer goroutine after New")
+	}
+	// Trim once, so that the goroutine is waiting out the hour's gap.
+	before := collections()
+	tr.Request()
+	waitCollections(t, before)
+
+	tr.Close()
+	if trimmerRunning() {
+		t.Fatal("the trimmer's goroutine still runs after Close returned")
+	}
+	tr.Request() // ignored: must not block or panic
+	tr.Close()   // a second Close returns at once
+}
+
+func TestContextEndStopsTrimmer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := New(ctx, time.Hour)
+	cancel()
+	tr.Close() // returns once the goroutine the cancel ended has returned
+	if trimmerRunning() {
+		t.Fatal("the trimmer's goroutine still runs after its context ended and Close returned")
+	}
+}
+
 func TestNilTrimmerIgnoresRequests(t *testing.T) {
 	var tr *Trimmer
 	tr.Request() // must not panic: mounts made without a trimmer in tests
+	tr.Close()
 }

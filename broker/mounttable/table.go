@@ -119,7 +119,7 @@ type Deps struct {
 }
 
 // New makes the table, empty; its hosted servers' pool and its memory
-// trimmer live until d.Ctx ends.
+// trimmer live until CloseAll or until d.Ctx ends.
 func New(d Deps) *Table {
 	return &Table{
 		ctx: d.Ctx, cfg: d.Config, db: d.DB, log: d.Log, info: d.Info, token: d.Token,
@@ -319,8 +319,8 @@ func (table *Table) CloseIfUnheld(except string) int {
 }
 
 // CloseAll unmounts everything, then stops the hosted servers the mounts
-// left running (broker shutdown), bounded by ctx. The table takes no
-// attach after it.
+// left running and the memory trimmer (broker shutdown), bounded by ctx.
+// The table takes no attach after it.
 func (table *Table) CloseAll(ctx context.Context) {
 	table.mu.Lock()
 	table.shuttingDown = true
@@ -337,6 +337,7 @@ func (table *Table) CloseAll(ctx context.Context) {
 	table.mu.Unlock()
 	table.unmountTaken(ctx, "broker stopping", taken...)
 	table.hosted.stop(ctx)
+	table.trim.Close() // a mount still being made may ask for a trim: ignored
 }
 
 func (table *Table) List() []api.Project {
