@@ -102,34 +102,58 @@ type wsEvent struct {
 }
 
 // run forwards until stdin ends (then drains and returns nil), ctx ends, or
-// the broker cannot be reached again.
+// the broker cannot be reached again. In order: the IDE's lines, the
+// first connection, then the forwarding loop.
 func (f *forwarder) run(ctx context.Context) error {
 	f.pending = make(map[string]bool)
-	lines := f.lines
-	if lines == nil {
-		ch := make(chan []byte)
-		done := make(chan struct{})
-		defer close(done)
-		go readLines(f.in, ch, done, f.log)
-		lines = ch
-	}
-
-	conn, err := f.dial(ctx)
+	lines, stop := f.ideLines()
+	defer stop()
+	conn, events, err := f.connect(ctx)
 	if err != nil {
 		return err
 	}
-	var events <-chan wsEvent
-	if f.initialize != nil {
-		// The IDE's initialize was answered already: the broker's answer is dropped.
-		if events, err = f.replay(ctx, conn); err != nil {
-			conn.Close(websocket.StatusGoingAway, "")
-			return fmt.Errorf("initialize the project's session on the broker: %w", err)
-		}
-	} else {
-		events = f.readWS(ctx, conn)
+	return f.forward(ctx, lines, conn, events)
+}
+
+// ideLines is f.lines, or when there are none the lines read from f.in by
+// a reader that stop ends.
+func (f *forwarder) ideLines() (lines <-chan []byte, stop func()) {
+	if f.lines != nil {
+		return f.lines, func() {}
 	}
+	ch := make(chan []byte)
+	done := make(chan struct{})
+	go readLines(f.in, ch, done, f.log)
+	return ch, func() { close(done) }
+}
+
+// connect opens the first connection to the broker and starts reading it;
+// when the shim answered the IDE's initialize already, it replays it first
+// and drops the broker's answer.
+func (f *forwarder) connect(ctx context.Context) (*websocket.Conn, <-chan wsEvent, error) {
+	conn, err := f.dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.initialize == nil {
+		return conn, f.readWS(ctx, conn), nil
+	}
+	events, err := f.replay(ctx, conn)
+	if err != nil {
+		conn.Close(websocket.StatusGoingAway, "")
+		return nil, nil, fmt.Errorf("initialize the project's session on the broker: %w", err)
+	}
+	return conn, events, nil
+}
+
+// forward moves lines to the broker and its messages to the IDE until
+// stdin ends and every request is answered (or DrainTimeout passes), ctx
+// ends, or the broker cannot be reached again; it reconnects when the
+// connection is lost.
+func (f *forwarder) forward(ctx context.Context, lines <-chan []byte, conn *websocket.Conn, events <-chan wsEvent) error {
 	var drain <-chan time.Time
 	eof := false
+	var err error
 	for {
 		if eof && len(f.pending) == 0 {
 			conn.Close(websocket.StatusNormalClosure, "")
@@ -156,24 +180,8 @@ func (f *forwarder) run(ctx context.Context) error {
 				}
 				continue
 			}
-			// A message that could not be written never reached a broker: it
-			// is sent again, once, on the new connection.
-			for try := 1; ; try++ {
-				err := f.fromIDE(ctx, conn, line)
-				if err == nil {
-					break
-				}
-				f.log.Warn("broker connection lost while sending", "err", err)
-				f.unsent(line)
-				if try == 2 {
-					if id, _, _ := parseEnvelope(line); id != "" {
-						_ = f.writeOut(errorResponse(id, -32603, "the Berth broker is unreachable: send it again"))
-					}
-					break
-				}
-				if conn, events, err = f.reconnect(ctx, conn); err != nil {
-					return err
-				}
+			if conn, events, err = f.send(ctx, conn, events, line); err != nil {
+				return err
 			}
 		case ev := <-events:
 			if ev.err != nil {
@@ -181,8 +189,7 @@ func (f *forwarder) run(ctx context.Context) error {
 					return nil
 				}
 				f.log.Warn("broker connection lost", "err", ev.err)
-				conn, events, err = f.reconnect(ctx, conn)
-				if err != nil {
+				if conn, events, err = f.reconnect(ctx, conn); err != nil {
 					return err
 				}
 				continue
@@ -191,6 +198,31 @@ func (f *forwarder) run(ctx context.Context) error {
 				conn.Close(websocket.StatusGoingAway, "")
 				return fmt.Errorf("write to stdout: %w", err)
 			}
+		}
+	}
+}
+
+// send forwards one of the IDE's lines to the broker. A message that could
+// not be written never reached a broker: it is sent again, once, on a new
+// connection, and a request that fails twice is answered with an error.
+// It returns the connection to use from then on; an error only when the
+// broker cannot be reached again.
+func (f *forwarder) send(ctx context.Context, conn *websocket.Conn, events <-chan wsEvent, line []byte) (*websocket.Conn, <-chan wsEvent, error) {
+	for try := 1; ; try++ {
+		err := f.fromIDE(ctx, conn, line)
+		if err == nil {
+			return conn, events, nil
+		}
+		f.log.Warn("broker connection lost while sending", "err", err)
+		f.unsent(line)
+		if try == 2 {
+			if id, _, _ := parseEnvelope(line); id != "" {
+				_ = f.writeOut(errorResponse(id, -32603, "the Berth broker is unreachable: send it again"))
+			}
+			return conn, events, nil
+		}
+		if conn, events, err = f.reconnect(ctx, conn); err != nil {
+			return nil, nil, err
 		}
 	}
 }

@@ -72,14 +72,48 @@ type session struct {
 	att    *Attachment
 }
 
+// run serves the IDE, in order: the transport this window asks for, the
+// project it serves, the attachment to the broker, then the serving itself.
 func (s *session) run(ctx context.Context) error {
+	transport, err := s.transport()
+	if err != nil {
+		return err
+	}
+	place, hs, err := s.locate(ctx, transport)
+	if err != nil {
+		return err
+	}
+	home := s.opts.Home
+	if home == "" {
+		if home, err = api.DefaultHome(); err != nil {
+			return err
+		}
+	}
+	l := &link{s: s, home: home, place: place, transport: transport, log: s.log.With("project", place.Root)}
+	if err := l.attach(ctx); err != nil {
+		return err
+	}
+	return s.serve(ctx, transport, hs, l)
+}
+
+// transport is what this window asks the state file to offer: --transport,
+// by default dual.
+func (s *session) transport() (string, error) {
 	transport := strings.ToLower(s.opts.Transport)
 	if transport == "" {
 		transport = api.TransportDual
 	}
 	if !slices.Contains(api.StateTransports, transport) {
-		return fmt.Errorf("--transport %q: use dual, stdio or http", s.opts.Transport)
+		return "", fmt.Errorf("--transport %q: use dual, stdio or http", s.opts.Transport)
 	}
+	return transport, nil
+}
+
+// locate finds the project to serve: the one FindProject names, else one
+// among the IDE's workspace folders (MCP roots; not with --transport http),
+// else the working directory as a folder in no project. hs is what the
+// roots' handshake read of the IDE.
+func (s *session) locate(ctx context.Context, transport string) (Place, handshake, error) {
 	place, err := FindProject(s.opts.Project, s.log)
 	var hs handshake
 	if errors.Is(err, errNoProject) && transport != api.TransportHTTP {
@@ -96,74 +130,86 @@ func (s *session) run(ctx context.Context) error {
 		place, err = WorkingFolder(err)
 	}
 	if err != nil {
-		return err
+		return Place{}, hs, err
 	}
 	if place.Folder {
 		s.log.Info("serving a folder in no project: the user's hosted servers, no standards", "root", place.Root)
 	}
-	root := place.Root
-	home := s.opts.Home
-	if home == "" {
-		if home, err = api.DefaultHome(); err != nil {
-			return err
-		}
-	}
-	log := s.log.With("project", root)
-	attach := func(ctx context.Context) error {
-		as := s.opts.Autostart
-		if s.att != nil && stoppedOnPurpose(home) {
-			// The broker was stopped (`berth stop`, a service restart): this
-			// shim waits for the next one instead of starting its own. A
-			// broker that crashed left no mark: the shim starts another.
-			as.Disabled = true
-		}
-		a, err := Attach(ctx, AttachOptions{Home: home, Root: root, Folder: place.Folder, Transport: transport, Autostart: as, Logger: log})
-		if err != nil {
-			return err
-		}
-		s.att = a
-		log.Info("attached", "id", a.Resp.ID, "port", a.Resp.Port, "broker_pid", a.Resp.BrokerPID)
-		return nil
-	}
-	if err := attach(ctx); err != nil {
-		return err
-	}
-	first := true
-	dial := func(ctx context.Context) (*websocket.Conn, error) {
-		if !first {
-			// Release the old lease if its broker is still there (best effort).
-			_ = s.att.Detach(ctx)
-			if err := attach(ctx); err != nil {
-				return nil, err
-			}
-		}
-		first = false
-		bridge := "ws://berth/projects/" + url.PathEscape(s.att.Resp.ID) + "/mcp"
-		if s.opts.Tools != "" {
-			bridge += "?" + url.Values{api.ToolsParam: {s.opts.Tools}}.Encode()
-		}
-		conn, _, err := websocket.Dial(ctx, bridge, &websocket.DialOptions{
-			HTTPClient:   s.att.Client.HTTP,
-			HTTPHeader:   http.Header{api.LeaseHeader: {s.att.Resp.Lease}},
-			Subprotocols: []string{"mcp"},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("open MCP stream to the broker: %w", err)
-		}
-		conn.SetReadLimit(MaxMessageBytes)
-		return conn, nil
-	}
+	return place, hs, nil
+}
+
+// serve holds the attachment for http, else forwards the IDE's MCP
+// messages to the broker, the lines read so far first.
+func (s *session) serve(ctx context.Context, transport string, hs handshake, l *link) error {
 	queued := s.queued
 	s.queued = nil
 	if transport == api.TransportHTTP {
-		return hold(ctx, prepend(queued, s.lines), s.opts.Stdout, func() *Attachment { return s.att }, attach, log)
+		return hold(ctx, prepend(queued, s.lines), s.opts.Stdout, func() *Attachment { return s.att }, l.attach, l.log)
 	}
-	f := &forwarder{dial: dial, lines: prepend(queued, s.lines), out: s.opts.Stdout, log: log,
+	f := &forwarder{dial: l.dial, lines: prepend(queued, s.lines), out: s.opts.Stdout, log: l.log,
 		initialize: hs.initialize, initialized: hs.initialized}
 	if out, ok := s.opts.Stdout.(*os.File); ok {
 		f.unread = unreadOf(out)
 	}
 	return f.run(ctx)
+}
+
+// link attaches the session's project to the broker (s.att) and opens its
+// MCP streams, attaching again for each stream after the first.
+type link struct {
+	s         *session
+	home      string
+	place     Place
+	transport string
+	log       *slog.Logger
+	dialed    bool // a stream was opened: the next dial attaches again
+}
+
+// attach attaches the project, starting a broker unless the last one was
+// stopped on purpose.
+func (l *link) attach(ctx context.Context) error {
+	as := l.s.opts.Autostart
+	if l.s.att != nil && stoppedOnPurpose(l.home) {
+		// The broker was stopped (`berth stop`, a service restart): this
+		// shim waits for the next one instead of starting its own. A
+		// broker that crashed left no mark: the shim starts another.
+		as.Disabled = true
+	}
+	a, err := Attach(ctx, AttachOptions{Home: l.home, Root: l.place.Root, Folder: l.place.Folder, Transport: l.transport, Autostart: as, Logger: l.log})
+	if err != nil {
+		return err
+	}
+	l.s.att = a
+	l.log.Info("attached", "id", a.Resp.ID, "port", a.Resp.Port, "broker_pid", a.Resp.BrokerPID)
+	return nil
+}
+
+// dial opens a WebSocket to the project's MCP endpoint on the broker; each
+// after the first releases the old lease and attaches again.
+func (l *link) dial(ctx context.Context) (*websocket.Conn, error) {
+	if l.dialed {
+		// Release the old lease if its broker is still there (best effort).
+		_ = l.s.att.Detach(ctx)
+		if err := l.attach(ctx); err != nil {
+			return nil, err
+		}
+	}
+	l.dialed = true
+	att := l.s.att
+	bridge := "ws://berth/projects/" + url.PathEscape(att.Resp.ID) + "/mcp"
+	if l.s.opts.Tools != "" {
+		bridge += "?" + url.Values{api.ToolsParam: {l.s.opts.Tools}}.Encode()
+	}
+	conn, _, err := websocket.Dial(ctx, bridge, &websocket.DialOptions{
+		HTTPClient:   att.Client.HTTP,
+		HTTPHeader:   http.Header{api.LeaseHeader: {att.Resp.Lease}},
+		Subprotocols: []string{"mcp"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open MCP stream to the broker: %w", err)
+	}
+	conn.SetReadLimit(MaxMessageBytes)
+	return conn, nil
 }
 
 // prepend delivers queued, then what lines delivers.
