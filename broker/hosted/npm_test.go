@@ -205,41 +205,44 @@ func TestMemoryKill9(t *testing.T) {
 	}
 }
 
-// TestEverythingProgressAndCancel: server-everything's progress reaches the
-// caller under its own token; a cancelled call returns at once and the
-// server carries on.
-func TestEverythingProgressAndCancel(t *testing.T) {
-	ctx := testCtx(t, 90*time.Second)
+// TestEverything runs one server-everything for a project and checks, on
+// sessions of their own, what its features need of the hop: resources and
+// prompts, its own requests to the caller, then progress and cancellation
+// (last: the cancelled operation carries on in the server).
+func TestEverything(t *testing.T) {
 	hp := openProject(t, newPool(t, Options{}), "p1", everythingDecl(t))
-	opts, progress := brokertest.NewEverythingClient()
-	s := connect(t, hp, sessionOpts{client: *opts})
-	brokertest.Everything{S: s.ClientSession, Progress: progress}.ProgressAndCancel(t, ctx)
-}
 
-// TestEverythingResourcesAndPrompts: resources (static and templated) and
-// prompts of server-everything are listed and readable.
-func TestEverythingResourcesAndPrompts(t *testing.T) {
-	ctx := testCtx(t, 90*time.Second)
-	hp := openProject(t, newPool(t, Options{}), "p1", everythingDecl(t))
-	brokertest.Everything{S: connect(t, hp, sessionOpts{}).ClientSession}.ResourcesAndPrompts(t, ctx)
-}
+	// Resources (static and templated) and prompts are listed and readable.
+	t.Run("ResourcesAndPrompts", func(t *testing.T) {
+		ctx := testCtx(t, 90*time.Second)
+		brokertest.Everything{S: connect(t, hp, sessionOpts{}).ClientSession}.ResourcesAndPrompts(t, ctx)
+	})
 
-// TestEverythingAsksTheCaller: server-everything (MCP 2025-11-25) asks for
-// sampling and roots with requests of its own: sampling reaches the session
-// that made the call; roots are the project's root.
-func TestEverythingAsksTheCaller(t *testing.T) {
-	ctx := testCtx(t, 90*time.Second)
-	hp := openProject(t, newPool(t, Options{}), "p1", everythingDecl(t))
-	s := connect(t, hp, sessionOpts{version: "2025-11-25", client: mcp.ClientOptions{
-		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "sampled by the caller"}}, nil
-		}}})
-	if got := s.call(t, ctx, "everything__trigger-sampling-request", map[string]any{"prompt": "hi", "maxTokens": 10}); !strings.Contains(got, "sampled by the caller") {
-		t.Errorf("sampling result %q", got)
-	}
-	if got := s.call(t, ctx, "everything__get-roots-list", nil); !strings.Contains(got, "file://"+filepath.ToSlash(hp.spec.Root)) {
-		t.Errorf("roots %q, want the project root %s", got, hp.spec.Root)
-	}
+	// The server (MCP 2025-11-25) asks for sampling and roots with requests
+	// of its own: sampling reaches the session that made the call; roots are
+	// the project's root.
+	t.Run("AsksTheCaller", func(t *testing.T) {
+		ctx := testCtx(t, 90*time.Second)
+		s := connect(t, hp, sessionOpts{version: "2025-11-25", client: mcp.ClientOptions{
+			CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "sampled by the caller"}}, nil
+			}}})
+		if got := s.call(t, ctx, "everything__trigger-sampling-request", map[string]any{"prompt": "hi", "maxTokens": 10}); !strings.Contains(got, "sampled by the caller") {
+			t.Errorf("sampling result %q", got)
+		}
+		if got := s.call(t, ctx, "everything__get-roots-list", nil); !strings.Contains(got, "file://"+filepath.ToSlash(hp.spec.Root)) {
+			t.Errorf("roots %q, want the project root %s", got, hp.spec.Root)
+		}
+	})
+
+	// Progress reaches the caller under its own token; a cancelled call
+	// returns at once and the server carries on.
+	t.Run("ProgressAndCancel", func(t *testing.T) {
+		ctx := testCtx(t, 90*time.Second)
+		opts, progress := brokertest.NewEverythingClient()
+		s := connect(t, hp, sessionOpts{client: *opts})
+		brokertest.Everything{S: s.ClientSession, Progress: progress}.ProgressAndCancel(t, ctx)
+	})
 }
 
 // TestSharedServerKeepsCallersApart: two projects on one share: user

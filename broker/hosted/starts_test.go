@@ -136,14 +136,15 @@ func startAll(t *testing.T, opts Options, decls []Decl, toolOf func(Decl) string
 	}
 }
 
-// TestManyServersStartInTurns: a project declaring 16 server-memory
+// TestManyServersStartInTurns: a project declaring 6 server-memory
 // servers, all lazy, is listed once; the pool starts them at most
-// MaxStarting at a time, and every one comes up at its first start.
+// MaxStarting (2) at a time, in three turns, and every one comes up at its
+// first start. Started together, all six would be in their start at once.
 func TestManyServersStartInTurns(t *testing.T) {
 	node, script := brokertest.NPMServer(t, "server-memory")
 	file := filepath.Join(t.TempDir(), "count")
 	var decls []Decl
-	for i := range 16 {
+	for i := range 6 {
 		decls = append(decls, countedDecl(t, fmt.Sprintf("m%02d", i), file, 0, "", node, script))
 	}
 	const limit = 2
