@@ -140,11 +140,11 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted, hostile, scale, worktrees or all", o.Mode)
 	}
 	if *quick {
-		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 2, 30, 50, 60, 3
+		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 2, 30, 20, 60, 3
 		o.Projects, o.Files, o.Sessions, o.Duration = 3, 5, 4, time.Second
-		o.HostileSamples, o.HostileFiles = 20, 50
-		o.ScaleProjects, o.ScaleSessions, o.ScaleServers, o.ScaleFiles, o.ScaleCalls = []int{1, 3}, []int{2, 5}, []int{1, 2}, []int{100, 300}, 20
-		o.GatewayCalls = 20
+		o.HostileSamples, o.HostileFiles = 10, 50
+		o.ScaleProjects, o.ScaleSessions, o.ScaleServers, o.ScaleFiles, o.ScaleCalls = []int{1, 3}, []int{2, 5}, []int{1, 2}, []int{100, 300}, 10
+		o.GatewayCalls = 10
 		o.Worktrees, o.WorktreeFiles = 3, 40
 	}
 	for name, v := range map[string]int{"launches": o.Launches, "cold-runs": o.ColdRuns, "cold-files": o.ColdFiles,

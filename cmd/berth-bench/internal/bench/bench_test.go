@@ -19,7 +19,9 @@ import (
 )
 
 // TestBenchSmoke runs every benchmark at tiny sizes against real processes
-// and checks that the output has every row and parses; it asserts no timing.
+// and checks that the output has every row and parses, the rows of
+// --baseline (the package's test build of berth as the other build) too;
+// it asserts no timing.
 func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts brokers and runs go test -bench")
@@ -27,7 +29,7 @@ func TestBenchSmoke(t *testing.T) {
 	out := t.TempDir()
 	// No --bin: the bench builds both binaries (and the shim without cgo)
 	// from this source tree, as the documented command does.
-	stdout, stderr := runBench(t, "all", "--quick", "--no-peer", "--keep", "--out", out)
+	stdout, stderr := runBench(t, "all", "--quick", "--no-peer", "--keep", "--baseline", brokertest.Binaries(t), "--out", out)
 
 	noneLeft(t, stderr)
 
@@ -41,7 +43,7 @@ func TestBenchSmoke(t *testing.T) {
 	_, err = exec.LookPath("node")
 	noNode := err != nil && !ci.Required()
 	for _, r := range rows("all") {
-		if r.optional { // --baseline's rows: TestHostedBaseline
+		if r.optional { // --baseline's rows: below
 			continue
 		}
 		if r.node && noNode {
@@ -63,6 +65,18 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("row %q: peer %s = %+v, want skipped: --no-peer", r.label, r.peer, res)
 		case r.peer != peerName && !ok:
 			t.Errorf("row %q: no figure for peer %s", r.label, r.peer)
+		}
+		if !strings.Contains(stdout.String(), "| "+r.label+" |") {
+			t.Errorf("the printed table has no row %q:\n%s", r.label, stdout.String())
+		}
+	}
+	// --baseline's rows have figures, and the ratios are figures too.
+	for _, r := range rows("hosted") {
+		if !r.optional || noNode {
+			continue
+		}
+		if res, ok := rs.get(r.bench, r.subject(), r.metric); !ok || res.Value <= 0 {
+			t.Errorf("row %q: %+v", r.label, res)
 		}
 		if !strings.Contains(stdout.String(), "| "+r.label+" |") {
 			t.Errorf("the printed table has no row %q:\n%s", r.label, stdout.String())
@@ -141,36 +155,6 @@ func runBench(t *testing.T, args ...string) (stdout, stderr *bytes.Buffer) {
 		t.Fatalf("bench: %v\nprogress:\n%s", err, stderr.String())
 	}
 	return stdout, stderr
-}
-
-// TestHostedBaseline runs the hosted figures at tiny sizes with --baseline
-// (the same build as both sides): the baseline's rows have figures, and
-// the ratios are figures too; it asserts no timing.
-func TestHostedBaseline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts brokers and npm servers")
-	}
-	brokertest.NPMServer(t, "server-everything") // skips without Node.js, outside CI
-	bin := brokertest.Binaries(t)
-	out := t.TempDir()
-	stdout, _ := runBench(t, "hosted", "--quick", "--bin", bin, "--baseline", bin, "--out", out)
-	got, err := ReadResults(filepath.Join(out, "latest.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := &results{list: got}
-	for _, r := range rows("hosted") {
-		if !r.optional {
-			continue
-		}
-		res, ok := rs.get(r.bench, r.subject(), r.metric)
-		if !ok || res.Value <= 0 {
-			t.Errorf("row %q: %+v", r.label, res)
-		}
-		if !strings.Contains(stdout.String(), "| "+r.label+" |") {
-			t.Errorf("the printed table has no row %q:\n%s", r.label, stdout.String())
-		}
-	}
 }
 
 func TestParseArgs(t *testing.T) {

@@ -16,6 +16,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
-	brokertest.Cleanup() // the binaries TestHostedBaseline built
+	brokertest.Cleanup() // the binaries the tests built
 	os.Exit(code)
 }
