@@ -128,7 +128,9 @@ func TestSilentServerTimesOut(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	d := Decl{Name: "silent", Origin: OriginUser, Server: validServer("sh", []string{"-c", "echo waiting >&2; exec sleep 300"}, nil)}
 	d.Server.CallTimeout = 300 * time.Millisecond
-	hp := openProject(t, newPool(t, testOptions()), "p1", d)
+	opts := testOptions()
+	opts.StopGrace = 100 * time.Millisecond // sleep ignores its closed stdin: the close would wait out the whole grace
+	hp := openProject(t, newPool(t, opts), "p1", d)
 	s := connect(t, hp, sessionOpts{})
 	_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "silent__anything"})
 	var rpcErr *jsonrpc.Error

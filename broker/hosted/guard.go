@@ -6,18 +6,15 @@ import (
 	"time"
 )
 
-// guardEvery is how often a project's servers are checked against what
-// their approvals cover: a file of the project a server runs that changes
-// (a git pull, another account's edit), or roots that change, make the
-// server wait for approval like a changed definition, within this time.
-// Unchanged files are only stat'ed (hashFile's cache).
-const guardEvery = 2 * time.Second
-
-// guard checks what the project's declarations reach every guardEvery and
-// plans them again when it changed. It runs until Close.
+// guard checks what the project's declarations reach every GuardEvery
+// (Options) and plans them again when it changed: a file of the project a
+// server runs that changes (a git pull, another account's edit), or roots
+// that change, make the server wait for approval like a changed
+// definition, within that time. Unchanged files are only stat'ed
+// (hashFile's cache). It runs until Close.
 func (p *Project) guard() {
 	defer close(p.guardDone)
-	t := time.NewTicker(guardEvery)
+	t := time.NewTicker(p.pool.opts.GuardEvery)
 	defer t.Stop()
 	for {
 		select {

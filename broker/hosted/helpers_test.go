@@ -28,7 +28,7 @@ func validServer(command string, args []string, env map[string]string) config.Se
 
 // testOptions restart fast, so the fault tests stay short.
 func testOptions() Options {
-	return Options{BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StopGrace: time.Second}
+	return Options{BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, StopGrace: time.Second, GuardEvery: 200 * time.Millisecond}
 }
 
 func newPool(t testing.TB, opts Options) *Pool {

@@ -20,6 +20,7 @@ type Options struct {
 	CrashWindow  time.Duration // (1m)
 	StderrLines  int           // stderr lines kept per server (200)
 	ListWait     time.Duration // how long a list waits for lazy servers to start (15s)
+	GuardEvery   time.Duration // how often a project's servers are checked against their approvals (guard.go) (2s)
 	// MaxStarting is how many server processes of the pool may be in
 	// their start (process, handshake, first listing) at once; the others
 	// wait their turn (starts.go). Default: the number of CPUs, at least 2.
@@ -51,6 +52,7 @@ func (o Options) withDefaults() Options {
 	def(&o.BackoffMax, 30*time.Second)
 	def(&o.CrashWindow, time.Minute)
 	def(&o.ListWait, 15*time.Second)
+	def(&o.GuardEvery, 2*time.Second)
 	if o.MaxCrashes <= 0 {
 		o.MaxCrashes = 5
 	}

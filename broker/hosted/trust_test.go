@@ -86,7 +86,7 @@ func TestApprovalCoversTheFilesItRuns(t *testing.T) {
 		if err := os.WriteFile(p, append(append([]byte{}, old...), "\n"...), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if !brokertest.Poll(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
+		if !brokertest.Poll(4*testOptions().GuardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
 			t.Fatalf("after editing %s the server is %+v", edit, statusOf(t, hp, "fake"))
 		}
 		st := statusOf(t, hp, "fake")
@@ -100,7 +100,7 @@ func TestApprovalCoversTheFilesItRuns(t *testing.T) {
 		if err := os.WriteFile(p, old, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if !brokertest.Poll(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State != StateNeedsApproval }) {
+		if !brokertest.Poll(4*testOptions().GuardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State != StateNeedsApproval }) {
 			t.Fatalf("%s edited back: the server is %+v", edit, statusOf(t, hp, "fake"))
 		}
 		if again := s.call(t, ctx, "fake__pid", nil); again == pid {
@@ -114,7 +114,7 @@ func TestApprovalCoversTheFilesItRuns(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "settings.json"), []byte(`{"v": 2}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !brokertest.Poll(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
+	if !brokertest.Poll(4*testOptions().GuardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
 		t.Fatal("the second edit was not seen")
 	}
 	if err := approvals.Approve("p1", "fake", d.Server, described(t, root, d)); err != nil {
@@ -152,7 +152,7 @@ func TestChangedFileIsNotRunByARestart(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !brokertest.Poll(4*guardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
+	if !brokertest.Poll(4*testOptions().GuardEvery+5*time.Second, func() bool { return statusOf(t, hp, "fake").State == StateNeedsApproval }) {
 		t.Fatalf("after the edit and a crash the server is %+v", statusOf(t, hp, "fake"))
 	}
 	if _, err := os.Stat(marker); err == nil {
