@@ -156,9 +156,10 @@ func TestManyServersStartInTurns(t *testing.T) {
 	}
 }
 
-// TestStartTimeoutCountsFromTurn: ten servers that each take 1.5 s to
+// TestStartTimeoutCountsFromTurn: eight servers that each take 1.5 s to
 // start, two at a time, take longer than their 5 s StartTimeout all
-// together; each still comes up at its first start, because its timeout
+// together (the last turn begins at 4.5 s and ends at 6 s at the
+// earliest); each still comes up at its first start, because its timeout
 // counts from its turn. (Each start has 3.5 s to spare, for a loaded
 // machine.)
 func TestStartTimeoutCountsFromTurn(t *testing.T) {
@@ -168,7 +169,7 @@ func TestStartTimeoutCountsFromTurn(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "count")
 	var decls []Decl
-	for i := range 10 {
+	for i := range 8 {
 		decls = append(decls, countedDecl(t, fmt.Sprintf("f%02d", i), file, 1500*time.Millisecond, "server", exe))
 	}
 	const limit = 2
