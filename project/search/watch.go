@@ -77,7 +77,7 @@ const (
 
 // settleCheckout returns batch with the batches that follow it until the
 // change it starts is complete (see settleFrom); false when ctx ended or
-// changes was closed.
+// changes was closed. A failed walk of the sources does not end the watch.
 func (ix *Index) settleCheckout(ctx context.Context, batch []string, changes <-chan []string) ([]string, bool) {
 	gitDir := ix.opts.GitDir
 	if gitDir == "" {
@@ -93,7 +93,12 @@ func (ix *Index) settleCheckout(ctx context.Context, batch []string, changes <-c
 	}
 	disk, err := ix.scan(ctx)
 	if err != nil {
-		return nil, false
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		// The watch goes on: the paths the batches named are applied.
+		ix.log.Warn("search: walk after a checkout failed; applying the changes the watcher named", "err", err)
+		return batch, true
 	}
 	ix.writeMu.Lock()
 	batch = append(batch, ix.changedOnDisk(disk)...)
