@@ -1,13 +1,16 @@
 package hosted
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/berth-dev/berth/broker/rawresult"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -116,7 +119,7 @@ func internalError(format string, args ...any) *jsonrpc.Error {
 func forwardMeta(in mcp.Meta, cl *caller) mcp.Meta {
 	out := mcp.Meta{}
 	for k, v := range in {
-		if k != "progressToken" && !strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if passedOn(k) {
 			out[k] = v
 		}
 	}
@@ -133,20 +136,77 @@ func forwardMeta(in mcp.Meta, cl *caller) mcp.Meta {
 func (t *target) callTool(ctx context.Context, req *mcp.CallToolRequest, orig string) (*mcp.CallToolResult, error) {
 	return forward(ctx, t, req.Session, "tools/call", orig, req.Params.GetProgressToken(),
 		func(ctx context.Context, g *generation, cl *caller) (*mcp.CallToolResult, error) {
-			p := &mcp.CallToolParams{Meta: forwardMeta(req.Params.Meta, cl), Name: orig,
-				InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState}
-			if len(req.Params.Arguments) > 0 {
-				p.Arguments = req.Params.Arguments
-			}
 			if g.raw != nil {
-				raw, err := g.raw.call(ctx, "tools/call", p)
+				params, err := toolCallParams(req.Params, orig, cl)
 				if err != nil {
 					return nil, err
 				}
-				return toolResult(raw)
+				raw, err := g.raw.call(ctx, "tools/call", params)
+				if err != nil {
+					return nil, err
+				}
+				res, same, err := toolResult(raw)
+				if same {
+					rawresult.Keep(ctx, res, raw)
+				}
+				return res, err
 			}
-			return g.cs.CallTool(ctx, p)
+			return g.cs.CallTool(ctx, callParams(req.Params, orig, cl))
 		})
+}
+
+// callParams are the params of tools/call for the upstream tool orig.
+func callParams(in *mcp.CallToolParamsRaw, orig string, cl *caller) *mcp.CallToolParams {
+	p := &mcp.CallToolParams{Meta: forwardMeta(in.Meta, cl), Name: orig, InputResponses: in.InputResponses, RequestState: in.RequestState}
+	if len(in.Arguments) > 0 {
+		p.Arguments = in.Arguments
+	}
+	return p
+}
+
+// logLevelMeta opens the _meta of a forwarded request that passes on
+// nothing of the caller's _meta (see forwardMeta).
+const logLevelMeta = `{"_meta":{"` + mcp.MetaKeyLogLevel + `":"` + string(upstreamLogLevel) + `"`
+
+// toolCallParams is callParams encoded, as json.Marshal encodes it, one
+// line. The usual call (a _meta with nothing to pass on but a progress
+// token, arguments on one line, no retry of the sessionless protocol) is
+// written out here: no map for its _meta, its arguments not checked and
+// copied once more (they were decoded from the caller's request).
+func toolCallParams(in *mcp.CallToolParamsRaw, orig string, cl *caller) (json.RawMessage, error) {
+	args := in.Arguments
+	if in.InputResponses != nil || in.RequestState != "" || passesMeta(in.Meta) || bytes.ContainsAny(args, "\r\n") || len(args) > 0 && !json.Valid(args) {
+		return json.Marshal(callParams(in, orig, cl))
+	}
+	name, err := json.Marshal(orig)
+	if err != nil {
+		return nil, err
+	}
+	p := make([]byte, 0, len(logLevelMeta)+len(`,"progressToken":""},"name":,"arguments":}`)+len(cl.ours)+len(name)+len(args))
+	p = append(p, logLevelMeta...)
+	if cl.token != nil {
+		p = append(append(append(p, `,"progressToken":"`...), cl.ours...), '"') // "berth-N" needs no escaping
+	}
+	p = append(append(p, `},"name":`...), name...)
+	if len(args) > 0 {
+		p = append(append(p, `,"arguments":`...), args...)
+	}
+	return append(p, '}'), nil
+}
+
+// passesMeta reports whether forwardMeta passes on a member of in.
+func passesMeta(in mcp.Meta) bool {
+	for k := range in {
+		if passedOn(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// passedOn reports whether forwardMeta passes on the caller's _meta key k.
+func passedOn(k string) bool {
+	return k != "progressToken" && !strings.HasPrefix(k, "io.modelcontextprotocol/")
 }
 
 // getPrompt forwards prompts/get for the upstream prompt orig.

@@ -17,14 +17,18 @@ const sessionlessProtocol = "2026-07-28"
 // server wrote them (each item marshals to its own bytes), isError and
 // _meta are read. A result with any other member (a sessionless server's
 // resultType, inputRequests, ...) is decoded by the go-sdk, as before.
-func toolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+// same reports whether raw, as it is, says what res says as the go-sdk
+// would encode it (content present and an array, structuredContent not
+// null, isError a boolean, no _meta): the answer may then carry raw itself
+// (broker/rawresult).
+func toolResult(raw json.RawMessage) (res *mcp.CallToolResult, same bool, err error) {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &members); err != nil {
-		return nil, fmt.Errorf("the server's tools/call result: %w", err)
+		return nil, false, fmt.Errorf("the server's tools/call result: %w", err)
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{}}
+	res = &mcp.CallToolResult{Content: []mcp.Content{}}
+	same = true
 	for name, v := range members {
-		var err error
 		switch name {
 		case "content":
 			var items []json.RawMessage
@@ -34,24 +38,29 @@ func toolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 					res.Content[i] = rawContent{raw: item}
 				}
 			}
+			same = same && items != nil
 		case "structuredContent":
 			if string(v) != "null" {
 				res.StructuredContent = v
 			}
+			same = same && string(v) != "null"
 		case "isError":
 			err = json.Unmarshal(v, &res.IsError)
+			same = same && (string(v) == "true" || string(v) == "false")
 		case "_meta":
 			err = json.Unmarshal(v, &res.Meta)
+			same = false
 		default:
 			res = &mcp.CallToolResult{}
 			err = json.Unmarshal(raw, res)
-			return res, err
+			return res, false, err
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the server's tools/call result: %s: %w", name, err)
+			return nil, false, fmt.Errorf("the server's tools/call result: %s: %w", name, err)
 		}
 	}
-	return res, nil
+	_, hasContent := members["content"]
+	return res, same && hasContent, nil
 }
 
 // rawContent is one content item of a forwarded result: it marshals to

@@ -211,9 +211,8 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 	return err
 }
 
-// callLine is the line of a request of call's: params as json.Marshal
-// wrote them (compact, so the line holds no newline) put in the
-// envelope as they are, where jsonrpc.EncodeMessage would check and copy
+// callLine is the line of a request of call's: params (encoded on one
+// line, as toolCallParams encodes them) put in the envelope as they are, where jsonrpc.EncodeMessage would check and copy
 // them once more. The id ("berth-call-N") and the method (one of
 // Berth's) need no escaping; the method is quoted by encoding/json all
 // the same.
@@ -243,13 +242,10 @@ func (c *stdioConn) Close() error {
 // session's, and returns the result as the server wrote it: the way a
 // tools/call is forwarded without decoding its result into the go-sdk's
 // types (and encoding it again) on the way through. Its id is a string
-// ("berth-call-N"); the session's are numbers. When ctx ends first the
-// server is told (notifications/cancelled), as the go-sdk tells it.
-func (c *stdioConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
+// ("berth-call-N"); the session's are numbers. params are encoded, on
+// one line. When ctx ends first the server is told
+// (notifications/cancelled), as the go-sdk tells it.
+func (c *stdioConn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	c.pendMu.Lock()
 	c.nextID++
 	name := "berth-call-" + strconv.FormatUint(c.nextID, 10)
@@ -269,7 +265,7 @@ func (c *stdioConn) call(ctx context.Context, method string, params any) (json.R
 		delete(c.pending, id)
 		c.pendMu.Unlock()
 	}()
-	if err := c.writeLine(ctx, callLine(name, method, raw)); err != nil {
+	if err := c.writeLine(ctx, callLine(name, method, params)); err != nil {
 		return nil, err
 	}
 	select {

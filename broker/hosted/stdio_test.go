@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // pipeServer is the server's end of a stdioConn: what Berth writes, line
@@ -67,7 +68,7 @@ func TestStdioCallGetsItsAnswerAsWritten(t *testing.T) {
 	}
 	done := make(chan answer, 1)
 	go func() {
-		raw, err := c.call(ctx, "tools/call", map[string]any{"name": "echo"})
+		raw, err := c.call(ctx, "tools/call", json.RawMessage(`{"name":"echo"}`))
 		done <- answer{raw, err}
 	}()
 	req := srv.next(t)
@@ -122,7 +123,7 @@ func TestStdioCallCancelledTellsTheServer(t *testing.T) {
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	go func() { _, err := c.call(ctx, "tools/call", map[string]any{"name": "slow"}); errc <- err }()
+	go func() { _, err := c.call(ctx, "tools/call", json.RawMessage(`{"name":"slow"}`)); errc <- err }()
 	id := srv.next(t)["id"]
 	cancel()
 	if n := srv.next(t); n["method"] != "notifications/cancelled" || n["params"].(map[string]any)["requestId"] != id {
@@ -135,7 +136,7 @@ func TestStdioCallCancelledTellsTheServer(t *testing.T) {
 	srv.say(t, `{"jsonrpc":"2.0","id":`+string(idJSON)+`,"result":{}}`) // late: dropped
 
 	go func() {
-		_, err := c.call(context.Background(), "tools/call", map[string]any{"name": "never"})
+		_, err := c.call(context.Background(), "tools/call", json.RawMessage(`{"name":"never"}`))
 		errc <- err
 	}()
 	srv.next(t)
@@ -183,6 +184,52 @@ func TestCallLineIsOneRequest(t *testing.T) {
 		}
 		if !bytes.Equal(again, want) {
 			t.Fatalf("callLine reads as %s, want %s", again, want)
+		}
+	}
+}
+
+// TestToolCallParamsAsMarshal: the params of a forwarded tools/call,
+// written out by hand in the usual case, are what json.Marshal makes of
+// them (compacted: arguments pass with the spaces the caller put in), on
+// one line, with or without a progress token, whatever the tool's name;
+// what the hand does not write (a _meta member to pass on, arguments over
+// lines, a retry) goes through json.Marshal.
+func TestToolCallParamsAsMarshal(t *testing.T) {
+	cl := &caller{ours: "berth-12"}
+	for _, tc := range []struct {
+		in    mcp.CallToolParamsRaw
+		token any
+	}{
+		{in: mcp.CallToolParamsRaw{Name: "x", Arguments: json.RawMessage(`{"message":"ping"}`)}},
+		{in: mcp.CallToolParamsRaw{Name: "x", Arguments: json.RawMessage(`{"message":"ping"}`), Meta: mcp.Meta{"progressToken": 7}}, token: 7},
+		{in: mcp.CallToolParamsRaw{Name: "x", Arguments: json.RawMessage(`{ "a" : [1, 2] }`)}},
+		{in: mcp.CallToolParamsRaw{Name: "x"}},
+		{in: mcp.CallToolParamsRaw{Name: "x", Arguments: json.RawMessage(`null`)}},
+		{in: mcp.CallToolParamsRaw{Name: "x", Meta: mcp.Meta{"io.modelcontextprotocol/clientInfo": "c"}}},
+		{in: mcp.CallToolParamsRaw{Name: "x", Meta: mcp.Meta{"trace": "t", "progressToken": "p"}}, token: "p"},
+		{in: mcp.CallToolParamsRaw{Name: "x", Arguments: json.RawMessage("{\"a\":\n1}")}},
+		{in: mcp.CallToolParamsRaw{Name: "x", RequestState: "s"}},
+	} {
+		cl.token = tc.token
+		for _, name := range []string{"echo", "a<&>\"\\\u2028b"} {
+			got, err := toolCallParams(&tc.in, name, cl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.ContainsAny(got, "\r\n") {
+				t.Errorf("%+v: %q is not one line", tc.in, got)
+			}
+			want, err := json.Marshal(callParams(&tc.in, name, cl))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, got); err != nil {
+				t.Fatalf("%+v: %s: %v", tc.in, got, err)
+			}
+			if !bytes.Equal(compact.Bytes(), want) {
+				t.Errorf("%+v:\n got  %s\n want %s", tc.in, got, want)
+			}
 		}
 	}
 }

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/berth-dev/berth/broker/rawresult"
 	"github.com/berth-dev/berth/broker/rpcmsg"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -203,6 +205,11 @@ func (fc *fastCall) write(msg jsonrpc.Message) bool {
 	if err != nil {
 		return answer
 	}
+	return fc.send(data, answer)
+}
+
+// send is write with msg encoded (data), answer true for a response.
+func (fc *fastCall) send(data []byte, answer bool) bool {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	stored := false
@@ -413,6 +420,12 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64,
 func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.MethodHandler, params *mcp.CallToolParamsRaw, extra *mcp.RequestExtra, left func()) {
 	ctx, cancel := context.WithCancel(context.WithValue(e.ctx, fastKey{}, fc))
 	defer cancel()
+	var slot *rawresult.Slot
+	if v := e.ss.InitializeParams().ProtocolVersion; v < firstSessionless {
+		// (On the sessionless protocol the go-sdk adds a resultType to
+		// the result after the tool returns it.)
+		ctx, slot = rawresult.With(ctx)
+	}
 	fc.conn.mu.Lock()
 	fc.cancel = cancel
 	fc.conn.mu.Unlock()
@@ -428,12 +441,15 @@ func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.Met
 	defer stop()
 	res, err := chain(ctx, "tools/call", &mcp.CallToolRequest{Session: e.ss, Params: params, Extra: extra})
 	resp := &jsonrpc.Response{ID: fc.id, Error: err}
+	var passed []byte // the answer with a forwarded result as its server wrote it
 	switch {
 	case err != nil: // a result beside an error is dropped, as the go-sdk drops it
 	case res == nil:
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/call returned a nil result and nil error"}
 	default:
-		if resp.Result, err = marshalResult(res); err != nil {
+		if raw, ok := slot.Bytes(res); ok {
+			passed = answerWith(fc.id, raw)
+		} else if resp.Result, err = marshalResult(res); err != nil {
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tools/call returned a malformed result: %v", err)}
 		}
 	}
@@ -446,8 +462,32 @@ func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.Met
 		fc.end() // the go-sdk would answer "context canceled"; the client asked for no answer
 		return
 	}
-	fc.write(resp)
+	if passed != nil {
+		fc.send(passed, true)
+	} else {
+		fc.write(resp)
+	}
 	fc.finish()
+}
+
+// answerWith is the answer to call id with result (valid JSON on one
+// line), as jsonrpc.EncodeMessage writes it, without checking and copying
+// result once more.
+func answerWith(id jsonrpc.ID, result json.RawMessage) []byte {
+	var n []byte
+	switch v := id.Raw().(type) {
+	case int64:
+		n = strconv.AppendInt(nil, v, 10)
+	default: // a string, escaped as the go-sdk escapes it (no HTML escapes)
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v) // a string always encodes
+		n = bytes.TrimRight(buf.Bytes(), "\n")
+	}
+	data := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(n)+len(result))
+	data = append(append(append(data, `{"jsonrpc":"2.0","id":`...), n...), `,"result":`...)
+	return append(append(data, result...), '}')
 }
 
 // callParams reads tools/call params as the go-sdk does (members matched

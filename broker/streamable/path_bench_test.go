@@ -1,10 +1,8 @@
 package streamable
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/typedtool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,30 +59,7 @@ func BenchmarkHTTPPath(b *testing.B) {
 	floor := httptest.NewServer(http.HandlerFunc(minimalRPC))
 	defer floor.Close()
 	hc := &http.Client{}
-	post := func(b *testing.B, url, sid string, body []byte) []byte {
-		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if sid != "" {
-			req.Header.Set(HeaderSessionID, sid)
-			req.Header.Set(headerVersion, "2025-06-18")
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 && resp.StatusCode != 202 {
-			b.Fatalf("%d %s", resp.StatusCode, raw)
-		}
-		if sid == "" {
-			return []byte(resp.Header.Get(HeaderSessionID))
-		}
-		return raw
-	}
-	sid := string(post(b, berth.URL, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)))
-	post(b, berth.URL, sid, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	sid := brokertest.OpenRPCSession(b, hc, berth.URL)
 	subjects := []struct{ name, url, sid, tool string }{
 		{"floor", floor.URL, "-", "t"},
 		{"sdk-typed", berth.URL, sid, "t"},
@@ -98,7 +74,7 @@ func BenchmarkHTTPPath(b *testing.B) {
 			sub := subjects[(i+k)%len(subjects)] // each subject in every position in turn
 			id++
 			start := time.Now()
-			post(b, sub.url, sub.sid, []byte(`{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"tools/call","params":{"name":"`+sub.tool+`","arguments":{}}}`))
+			brokertest.PostRPC(b, hc, sub.url, sub.sid, []byte(`{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"tools/call","params":{"name":"`+sub.tool+`","arguments":{}}}`))
 			lat[(i+k)%len(subjects)] = append(lat[(i+k)%len(subjects)], time.Since(start))
 		}
 	}
