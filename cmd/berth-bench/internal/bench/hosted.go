@@ -197,25 +197,41 @@ func (r *runner) hostedServers(ctx context.Context) error {
 // profileSeconds is how long a hosted profile runs.
 const profileSeconds = 10
 
+// traceSeconds is how long a hosted execution trace runs.
+const traceSeconds = 2
+
 // profileCalls makes the subjects' calls in rounds of hopChunk while b's
-// CPU profile runs (profileSeconds), then saves its heap profile:
-// <name>-cpu.pprof and <name>-heap.pprof in --profile's directory.
+// CPU profile runs (profileSeconds), then saves its heap profile, then
+// makes the first subject's calls alone while its execution trace runs
+// (traceSeconds: each call's goroutine hand-offs and syscalls, one path
+// at a time): <name>-cpu.pprof, <name>-heap.pprof and <name>-trace in
+// --profile's directory.
 func (r *runner) profileCalls(ctx context.Context, b *broker, name string, subjects []*hopSubject) error {
 	if err := os.MkdirAll(r.o.Profile, 0o755); err != nil {
 		return err
 	}
 	r.progress("%s: the broker's CPU profile over %d s of the same calls", name, profileSeconds)
+	if err := callDuring(ctx, b, fmt.Sprintf("profile?seconds=%d", profileSeconds), filepath.Join(r.o.Profile, name+"-cpu.pprof"), subjects); err != nil {
+		return err
+	}
+	if err := b.profile(ctx, "heap", filepath.Join(r.o.Profile, name+"-heap.pprof")); err != nil {
+		return fmt.Errorf("profile the broker: %w", err)
+	}
+	return callDuring(ctx, b, fmt.Sprintf("trace?seconds=%d", traceSeconds), filepath.Join(r.o.Profile, name+"-trace"), subjects[:1])
+}
+
+// callDuring makes the subjects' calls in rounds of hopChunk until b's
+// profile (a pprof path with its seconds) is saved to path.
+func callDuring(ctx context.Context, b *broker, profile, path string, subjects []*hopSubject) error {
 	done := make(chan error, 1)
-	go func() {
-		done <- b.profile(ctx, fmt.Sprintf("profile?seconds=%d", profileSeconds), filepath.Join(r.o.Profile, name+"-cpu.pprof"))
-	}()
+	go func() { done <- b.profile(ctx, profile, path) }()
 	for id := 1_000_000; ; id += hopChunk {
 		select {
 		case err := <-done:
 			if err != nil {
 				return fmt.Errorf("profile the broker: %w", err)
 			}
-			return b.profile(ctx, "heap", filepath.Join(r.o.Profile, name+"-heap.pprof"))
+			return nil
 		default:
 		}
 		for _, s := range subjects {
