@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/berth-dev/berth/broker/rpcmsg"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,22 +23,33 @@ const sessionlessProtocol = "2026-07-28"
 // null, isError a boolean, no _meta): the answer may then carry raw itself
 // (broker/rawresult).
 func toolResult(raw json.RawMessage) (res *mcp.CallToolResult, same bool, err error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
-		return nil, false, fmt.Errorf("the server's tools/call result: %w", err)
+	var arr [4]rpcmsg.Member
+	members, plain := rpcmsg.Members(raw, arr[:0]) // raw is the result's own: its members may stay in it
+	if !plain {
+		var byName map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &byName); err != nil {
+			return nil, false, fmt.Errorf("the server's tools/call result: %w", err)
+		}
+		for name, v := range byName {
+			members = append(members, rpcmsg.Member{Name: []byte(name), Value: v})
+		}
 	}
 	res = &mcp.CallToolResult{Content: []mcp.Content{}}
+	hasContent := false
 	same = true
-	for name, v := range members {
+	for _, m := range members {
+		name, v := string(m.Name), json.RawMessage(m.Value)
 		switch name {
 		case "content":
-			var items []json.RawMessage
-			if err = json.Unmarshal(v, &items); err == nil && items != nil {
+			var items [][]byte
+			items, err = contentItems(v)
+			if err == nil && items != nil {
 				res.Content = make([]mcp.Content, len(items))
 				for i, item := range items {
 					res.Content[i] = rawContent{raw: item}
 				}
 			}
+			hasContent = true
 			same = same && items != nil
 		case "structuredContent":
 			if string(v) != "null" {
@@ -59,7 +71,6 @@ func toolResult(raw json.RawMessage) (res *mcp.CallToolResult, same bool, err er
 			return nil, false, fmt.Errorf("the server's tools/call result: %s: %w", name, err)
 		}
 	}
-	_, hasContent := members["content"]
 	return res, same && hasContent, nil
 }
 
@@ -72,3 +83,21 @@ type rawContent struct {
 }
 
 func (c rawContent) MarshalJSON() ([]byte, error) { return c.raw, nil }
+
+// contentItems are the items of a result's content, v (valid JSON): nil
+// for null, an error for what is not an array.
+func contentItems(v json.RawMessage) ([][]byte, error) {
+	if items, ok := rpcmsg.Elements(v, nil); ok {
+		return items, nil
+	}
+	var items []json.RawMessage
+	err := json.Unmarshal(v, &items)
+	if items == nil {
+		return nil, err
+	}
+	out := make([][]byte, len(items))
+	for i, item := range items {
+		out[i] = item
+	}
+	return out, err
+}

@@ -21,6 +21,9 @@ import (
 // *jsonrpc.Request when it has a "method" member, else a
 // *jsonrpc.Response. Member names match exactly, as in the go-sdk.
 func Decode(data []byte) (jsonrpc.Message, error) {
+	if msg, ok := fastDecode(data); ok {
+		return msg, nil
+	}
 	var members map[string]json.RawMessage
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&members); err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)

@@ -35,6 +35,65 @@ var seeds = []string{
 	` {"jsonrpc":"2.0","id":1,"method":"x"}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"x"}]`,
 	`null`, `""`, `{}`, `{"jsonrpc":"2.0"`, ``, `{"jsonrpc":"2.0","id":1,"method":"x"`,
+	// What the fast path reads, and what it leaves to encoding/json.
+	`{"result":{"content":[{"type":"text","text":"Echo: ping"}]},"jsonrpc":"2.0","id":"berth-call-12"}`,
+	" {\"jsonrpc\" : \"2.0\" ,\n\"id\":-42, \"method\":\"tools/call\",\"params\": {\"a\":[1,{\"b\":\"}]\\\"\"}]} }\n",
+	`{"jsonrpc":"2.0","id":123456789012345,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":-123456789012345,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1234567890123456789,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1e3,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":-0,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":01,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":"a\"b","method":"x"}`,
+	`{"jsonrpc":"2.0","id":"é","method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x\u0041"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1},"params":{"b":2}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"a":1},"error":null}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"a":1,}}`,
+	`{"jsonrpc":"2.0","id":1,"result":[1 2]}`,
+	`{"jsonrpc":"2.0","id":1,"result":tru}`,
+	`{"jsonrpc":"2.0","id":1,"result":"\u00zz"}`,
+	`{"jsonrpc":"2.0","id":1,"result":{}} {"x":1}`,
+	`{"jsonrpc":"2.0","id":1,"result":{}}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"\ud800"}}`,
+	`{"jsonrpc":"2.0","id":1,"m\u0065thod":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x",}`,
+	`{"jsonrpc":"2.0" "id":1,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`,
+	`{"jsonrpc":"2.0","id":null,"method":"notifications/progress","params":{"progressToken":"berth-1","progress":1}}`,
+}
+
+// TestFastDecodeTakesTheUsualMessages: the messages clients and servers
+// send, call after call, are read by the fast path (and read as
+// encoding/json reads them, which TestDecodeAsTheSDK checks).
+func TestFastDecodeTakesTheUsualMessages(t *testing.T) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"ping"}}}`,
+		`{"result":{"content":[{"type":"text","text":"Echo: ping"}]},"jsonrpc":"2.0","id":"berth-call-12"}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"berth-1","progress":1}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a-1","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":7,"result":{}}`,
+	} {
+		data := []byte(s)
+		got, ok := fastDecode(data)
+		if !ok {
+			t.Errorf("%s: not read by the fast path", s)
+			continue
+		}
+		if err := compare(data); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+		// Its params and result are its own, as encoding/json's are.
+		before := describe(got)
+		for i := range data {
+			data[i] = ' '
+		}
+		if after := describe(got); after != before {
+			t.Errorf("%s: reads %s once its bytes are reused", s, after)
+		}
+	}
 }
 
 // TestDecodeAsTheSDK: Berth's decoding gives what the go-sdk's gives, or

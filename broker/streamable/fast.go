@@ -494,20 +494,31 @@ func answerWith(id jsonrpc.ID, result json.RawMessage) []byte {
 // exactly, unknown ones ignored); false for what it should read itself:
 // anything malformed, and the sessionless protocol's members.
 func callParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(raw, &members) != nil || members == nil {
-		return nil, false
+	var arr [4]rpcmsg.Member
+	plain, ok := rpcmsg.Members(raw, arr[:0]) // raw is the request's own: its members may stay in it
+	if !ok {
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil || members == nil {
+			return nil, false
+		}
+		plain = plain[:0]
+		for name, v := range members {
+			plain = append(plain, rpcmsg.Member{Name: []byte(name), Value: v})
+		}
 	}
 	p := &mcp.CallToolParamsRaw{}
-	for name, v := range members {
+	for _, m := range plain {
 		var err error
-		switch name {
+		switch string(m.Name) {
 		case "name":
-			err = json.Unmarshal(v, &p.Name)
+			var ok bool
+			if p.Name, ok = rpcmsg.PlainString(m.Value); !ok {
+				err = json.Unmarshal(m.Value, &p.Name)
+			}
 		case "arguments":
-			p.Arguments = v
+			p.Arguments = m.Value
 		case "_meta":
-			err = json.Unmarshal(v, &p.Meta)
+			err = json.Unmarshal(m.Value, &p.Meta)
 		case "inputResponses", "requestState":
 			return nil, false
 		}
