@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/berth-dev/berth/broker/rawresult"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,5 +71,24 @@ func TestAKeptResultLeavesAsWritten(t *testing.T) {
 	resp.Body.Close()
 	if want := `{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"as written"}]}}`; !strings.Contains(string(body), want) {
 		t.Errorf("through the go-sdk: %s, want %s in it", body, want)
+	}
+}
+
+// TestAnswerWithEncodesAsTheGoSDK: an answer written around a result's
+// bytes is the one jsonrpc.EncodeMessage writes, whatever the id.
+func TestAnswerWithEncodesAsTheGoSDK(t *testing.T) {
+	result := json.RawMessage(`{"content":[{"type":"text","text":"<&>"}]}`)
+	for _, raw := range []any{5.0, -3.0, float64(1 << 53), "a<&>\"b\\", "\u00e9\u2028", ""} {
+		id, err := jsonrpc.MakeID(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := answerWith(id, result); string(got) != string(want) {
+			t.Errorf("id %#v:\n got  %s\n want %s", raw, got, want)
+		}
 	}
 }
