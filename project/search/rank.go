@@ -62,7 +62,22 @@ type ranking struct {
 	// joinedWeight is the weight of adjacent query words joined into an
 	// identifier the index holds ("parameter names" -> parameternames).
 	joinedWeight float32
+
+	// plainWeight is the share of a plain BM25 lane in a section's score
+	// (0: off). The lane scores the same postings in the same pass with
+	// k1 plainK1 and b plainB over one field (the body and the heading
+	// field's counts together, its length theirs), without field weights,
+	// length floors or variants; each lane's scores are divided by its
+	// best before they are mixed. Two different rankers fused are more
+	// robust on documents neither was tuned on than either alone.
+	plainWeight float32
 }
+
+// The plain lane's BM25 parameters: the textbook's.
+const (
+	plainK1 = 1.2
+	plainB  = 0.75
+)
 
 // defaultRanking is the choice with the best mean MRR@10 over every set of
 // the relevance suite in the leave-one-corpus-out sweep
