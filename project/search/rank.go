@@ -81,8 +81,8 @@ const (
 
 // defaultRanking is the choice with the best mean MRR@10 over every set of
 // the relevance suite in the leave-one-corpus-out sweep
-// (BenchmarkRelevanceLOCO, docs/search.md); RM3 feedback, measured there,
-// did not win on the mean and is off. Variants share six bytes with the
+// (BenchmarkRelevanceLOCO, docs/search.md); RM3 feedback and the plain
+// lane, measured there, did not win on the mean and are off. Variants share six bytes with the
 // query's word, not five: a five-byte prefix groups hundreds of terms in a
 // large vocabulary, and going through them cost more than the search.
 var defaultRanking = ranking{
