@@ -443,8 +443,8 @@ func TestLongSectionContentTrimmed(t *testing.T) {
 }
 
 // TestLengthFloor checks that a body shorter than the floor (a share of
-// the average) is normalized as if it were that long, and that longer
-// bodies are normalized as before.
+// the average) is normalized as if it were that long, that longer bodies
+// are normalized as before, and that the length added to every body is.
 func TestLengthFloor(t *testing.T) {
 	s := &snapshot{}
 	for _, n := range []uint32{2, 10, 20, 100, 268} { // average 80: floor 0.25 is 20
@@ -454,7 +454,7 @@ func TestLengthFloor(t *testing.T) {
 		s.totalHead += 4
 	}
 	rk := defaultRanking
-	rk.lenFloor, rk.minBody = 0, 0
+	rk.lenFloor, rk.minBody, rk.bodyPad = 0, 0, 0
 	s.computeNorms(&rk)
 	plain := slices.Clone(s.bodyNorm)
 	if !(plain[0] > plain[1] && plain[1] > plain[2]) {
@@ -481,6 +481,18 @@ func TestLengthFloor(t *testing.T) {
 		if s.bodyNorm[i] != plain[i] {
 			t.Errorf("body %d at or above the shortest body: norm %v, %v without", s.chunks[i].bodyLen, s.bodyNorm[i], plain[i])
 		}
+	}
+	// The length added to every body: a body of n terms is normalized as
+	// one of n+20 would be, so a shorter body still weighs more, by less.
+	rk.lenFloor, rk.minBody, rk.bodyPad = 0, 0, 20
+	s.computeNorms(&rk)
+	for i, c := range s.chunks {
+		if want := lengthNorm(rk.bodyB, float64(c.bodyLen)+20, 80); s.bodyNorm[i] != want {
+			t.Errorf("body %d with 20 added: norm %v, want %v", c.bodyLen, s.bodyNorm[i], want)
+		}
+	}
+	if !(s.bodyNorm[0] > s.bodyNorm[1] && s.bodyNorm[0]/s.bodyNorm[1] < plain[0]/plain[1]) {
+		t.Errorf("bodies of 2 and 10 words with 20 added: norms %v and %v, want the shorter above by less than without (%v, %v)", s.bodyNorm[0], s.bodyNorm[1], plain[0], plain[1])
 	}
 }
 

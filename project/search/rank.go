@@ -53,6 +53,11 @@ type ranking struct {
 	// so that a set whose sections are all short still does not rank a
 	// one-sentence section first on one common word.
 	minBody float32
+	// bodyPad is added to every body's length in length normalization
+	// (0: none), as the heading's words are to the length of a section in
+	// a one-field BM25: a short section is credited less for its length
+	// the shorter it is, smoothly, where the floors above cut off.
+	bodyPad float32
 
 	// namePieces: a query word the stemmer shortened does not match the
 	// first piece of a dotted name spelled like its stem ("resolvers"
@@ -62,37 +67,22 @@ type ranking struct {
 	// joinedWeight is the weight of adjacent query words joined into an
 	// identifier the index holds ("parameter names" -> parameternames).
 	joinedWeight float32
-
-	// plainWeight is the share of a plain BM25 lane in a section's score
-	// (0: off). The lane scores the same postings in the same pass with
-	// k1 plainK1 and b plainB over one field (the body and the heading
-	// field's counts together, its length theirs), without field weights,
-	// length floors or variants; each lane's scores are divided by its
-	// best before they are mixed. Two different rankers fused are more
-	// robust on documents neither was tuned on than either alone.
-	plainWeight float32
 }
-
-// The plain lane's BM25 parameters: the textbook's.
-const (
-	plainK1 = 1.2
-	plainB  = 0.75
-)
 
 // defaultRanking is the choice with the best mean MRR@10 over every set of
 // the relevance suite in the leave-one-corpus-out sweep
-// (BenchmarkRelevanceLOCO, docs/search.md); RM3 feedback and the plain
-// lane, measured there, did not win on the mean and are off. Variants share six bytes with the
+// (BenchmarkRelevanceLOCO, docs/search.md); RM3 feedback, measured there,
+// did not win on the mean and is off. Variants share six bytes with the
 // query's word, not five: a five-byte prefix groups hundreds of terms in a
 // large vocabulary, and going through them cost more than the search.
 var defaultRanking = ranking{
 	own: 3, anc: 1, title: 1,
-	headWeight: 1,
+	headWeight: 0.7,
 	k1:         2, bodyB: 0.75, headB: 0.75,
 	joinedWeight: 1,
 	filePrior:    0.2,
 	lenFloor:     0.25,
-	minBody:      30,
+	bodyPad:      20,
 	namePieces:   true,
 	rm3Docs:      5, rm3Terms: 10,
 	variantPrefix: 6, variantMax: 1, variantWeight: 0.3,

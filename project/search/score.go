@@ -11,9 +11,7 @@ import (
 const checkEvery = 1 << 13
 
 // score adds the BM25F score of every section holding a term of p to
-// sc.scores (a morphological variant only to sections already scored),
-// and, when the ranking has a plain lane, that lane's BM25 score to
-// sc.plain; it lists the sections it touched in sc.touched, and counts in
+// sc.scores (a morphological variant only to sections already scored), lists the sections it touched in sc.touched, and counts in
 // sc.req the required terms each holds.
 //
 // BM25F (Robertson, Zaragoza and Taylor, 2004): a term's frequencies in the
@@ -37,13 +35,9 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 		if pl == nil {
 			continue
 		}
-		termIDF := idf(n, float64(len(pl.ids)))
-		w := termIDF * (k1 + 1) * p.weight(i)
+		w := idf(n, float64(len(pl.ids))) * (k1 + 1) * p.weight(i)
 		req := p.required[i]
 		variant := slices.Contains(p.variants, term)
-		// The plain lane counts the query's own words only.
-		plain := s.plainNorm != nil && rk.plainWeight > 0 && !variant
-		pw := termIDF * (plainK1 + 1) * p.weight(i)
 		names := ix.nameCounts(s, p.fileNames[term])
 		for j, id := range pl.ids {
 			if j > 0 && j%checkEvery == 0 && ix.interrupted(ctx) {
@@ -65,9 +59,6 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 			}
 			t := float32(tf)*s.bodyNorm[id] + rk.headWeight*float32(ht)*s.headNorm[id]
 			sc.scores[id] += w * saturate(t, k1)
-			if plain {
-				sc.plain[id] += pw * saturate((float32(tf)+float32(ht))*s.plainNorm[id], plainK1)
-			}
 			if req {
 				sc.req[id]++
 			}

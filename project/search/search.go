@@ -59,7 +59,6 @@ type Hit struct {
 // scratch holds per-search arrays indexed by chunk id; reused via a pool.
 type scratch struct {
 	scores  []float32
-	plain   []float32 // the plain lane's scores (see ranking.plainWeight)
 	req     []uint8
 	touched []uint32
 }
@@ -302,21 +301,12 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 		sc.scores = make([]float32, len(s.chunks))
 		sc.req = make([]uint8, len(s.chunks))
 	}
-	lanes := ix.rk.plainWeight > 0 && s.plainNorm != nil
-	if lanes && len(sc.plain) < len(s.chunks) {
-		sc.plain = make([]float32, len(s.chunks))
-	}
 	sc.touched = sc.touched[:0]
 	// The scratch arrays go back to the pool zeroed, whether the search
 	// ends or not.
 	defer func() {
 		for _, id := range sc.touched {
 			sc.scores[id], sc.req[id] = 0, 0
-		}
-		if lanes {
-			for _, id := range sc.touched {
-				sc.plain[id] = 0
-			}
 		}
 	}()
 	if err := ix.score(ctx, s, p, sc); err != nil {
@@ -342,26 +332,7 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 		}
 		cands = append(cands, candidate{id: id, score: score, fileNo: c.fileNo})
 	}
-	if lanes {
-		mixLanes(cands, sc.plain, ix.rk.plainWeight)
-	}
 	return cands, nil
-}
-
-// mixLanes replaces each candidate's score by a mix of its two lanes'
-// scores, each divided by its best among the candidates: the plain lane's
-// (plain, by chunk id) weighs w, the candidate's own the rest.
-func mixLanes(cands []candidate, plain []float32, w float32) {
-	var bestMain, bestPlain float32
-	for _, c := range cands {
-		bestMain, bestPlain = max(bestMain, c.score), max(bestPlain, plain[c.id])
-	}
-	if bestMain <= 0 || bestPlain <= 0 {
-		return
-	}
-	for i, c := range cands {
-		cands[i].score = (1-w)*c.score/bestMain + w*plain[c.id]/bestPlain
-	}
 }
 
 // why returns the query's words that chunk id holds and the expansion

@@ -51,9 +51,6 @@ type snapshot struct {
 	// each field: BM25F's length normalization, inverted.
 	bodyNorm []float32
 	headNorm []float32
-	// plainNorm is the same over both fields together, for the plain
-	// lane (nil when the ranking has none).
-	plainNorm []float32
 	// postings is by term id; nil when the term occurs nowhere, or, for a
 	// term of stored, when its stored list still holds (noPostings when
 	// it emptied out since the load).
@@ -114,24 +111,16 @@ func (s *snapshot) removeChunk(c *chunk) {
 func (s *snapshot) computeNorms(rk *ranking) {
 	s.bodyNorm = make([]float32, len(s.chunks))
 	s.headNorm = make([]float32, len(s.chunks))
-	s.plainNorm = nil
-	if rk.plainWeight > 0 {
-		s.plainNorm = make([]float32, len(s.chunks))
-	}
 	if s.live == 0 {
 		return
 	}
 	avgBody := max(1, float64(s.totalBody)/float64(s.live))
 	avgHead := max(1, float64(s.totalHead)/float64(s.live))
-	avgBoth := max(1, float64(s.totalBody+s.totalHead)/float64(s.live))
 	for id, c := range s.chunks {
 		if c != nil {
-			body := max(float64(c.bodyLen), float64(rk.lenFloor)*avgBody, float64(rk.minBody))
+			body := max(float64(c.bodyLen), float64(rk.lenFloor)*avgBody, float64(rk.minBody)) + float64(rk.bodyPad)
 			s.bodyNorm[id] = lengthNorm(rk.bodyB, body, avgBody)
 			s.headNorm[id] = lengthNorm(rk.headB, float64(c.headLen), avgHead)
-			if s.plainNorm != nil {
-				s.plainNorm[id] = lengthNorm(plainB, float64(c.bodyLen+c.headLen), avgBoth)
-			}
 		}
 	}
 }
