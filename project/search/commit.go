@@ -157,8 +157,13 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot) (dropped map[ui
 			fresh = append(fresh, u.chunks...)
 		}
 	}
+	gone, read := ix.withTexts(gone)
+	ix.warnUnread(gone, read)
 	dropped = make(map[uint32][]termCount, len(ids))
 	for i, tcs := range chunksTerms(gone, ix.rk, w.an, w.counts, false) {
+		if !read[i] {
+			tcs = termsHolding(old, ix.dict, ids[i])
+		}
 		dropped[ids[i]] = tcs
 	}
 	added = make(map[*chunk][]termCount, len(fresh))
@@ -195,4 +200,20 @@ func (w *writer) alloc() uint32 {
 // same reports whether two entries record the same file state.
 func (f *fileEntry) same(o *fileEntry) bool {
 	return f.size == o.size && f.mtime == o.mtime && f.hash == o.hash && f.skip == o.skip
+}
+
+// termsHolding returns the terms whose postings in s name chunk id, found
+// by searching every list: the terms of a section whose stored text cannot
+// be read (damaged), so that they can be dropped all the same. The caller
+// holds writeMu.
+func termsHolding(s *snapshot, dict *termDict, id uint32) []termCount {
+	var out []termCount
+	for tid := range uint32(dict.size()) {
+		if pl := s.postingsOf(tid); pl != nil {
+			if _, found := slices.BinarySearch(pl.ids, id); found {
+				out = append(out, termCount{term: dict.term(tid)})
+			}
+		}
+	}
+	return out
 }

@@ -143,10 +143,11 @@ func loadFiles(b *store.Bucket, files map[string]*fileEntry) error {
 	})
 }
 
-// loadChunks reads the chunks bucket into s. The records are copied into
-// slabs of about chunkSlabBytes whose strings the chunks share: a reopen
-// makes a few allocations a slab, not several a section. A slab stays in
-// memory while any section of it does.
+// loadChunks reads the chunks bucket into s: the sections' records, not
+// their texts, which are read when a search returns them (texts.go). The
+// records are copied into slabs of about chunkSlabBytes whose strings the
+// chunks share: a reopen makes a few allocations a slab, not several a
+// section. A slab stays in memory while any section of it does.
 func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
 	s.chunks = make([]*chunk, next)
 	var slab strings.Builder
@@ -179,6 +180,7 @@ func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
 		if err := decodeChunkFrom(c, &d); err != nil {
 			return fmt.Errorf("chunk %d: %w", id, err)
 		}
+		c.textID = id
 		s.chunks[id] = c
 		s.addChunk(c)
 		return nil
@@ -204,9 +206,10 @@ func (ix *Index) loadPostings(b *store.Bucket, s *snapshot) error {
 	return nil
 }
 
-// check verifies that files and chunks name each other, and numbers the
-// files of the chunks (see [writer.numberFile]). A chunk's path becomes its
-// file's key, so that the two compare by pointer from then on.
+// check verifies that every chunk belongs to exactly one file, sets each
+// chunk's file from the entry that names it (the file's key, so that the
+// two compare by pointer), and numbers the files of the chunks (see
+// [writer.numberFile]).
 func check(l loaded, w *writer) error {
 	seen := 0
 	for rel, f := range l.files {
@@ -224,8 +227,8 @@ func check(l loaded, w *writer) error {
 			w.fileNos[rel] = no
 		}
 		for _, id := range f.chunks {
-			if int(id) >= len(l.snap.chunks) || l.snap.chunks[id] == nil || l.snap.chunks[id].file != rel {
-				return fmt.Errorf("%w: file %q names chunk %d it does not own", errCorrupt, rel, id)
+			if int(id) >= len(l.snap.chunks) || l.snap.chunks[id] == nil || l.snap.chunks[id].file != "" {
+				return fmt.Errorf("%w: file %q names chunk %d, missing or named twice", errCorrupt, rel, id)
 			}
 			c := l.snap.chunks[id]
 			c.file, c.fileNo = rel, no

@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,12 +51,13 @@ func (ix *Index) persist(ns *snapshot, d *delta) error {
 			}
 		}
 		for _, id := range d.delChunks {
-			if err := bk.chunks.Delete(chunkKey(id)); err != nil {
+			if err := errors.Join(bk.chunks.Delete(chunkKey(id)), bk.texts.Delete(chunkKey(id))); err != nil {
 				return fmt.Errorf("chunk %d: %w", id, err)
 			}
 		}
 		for _, id := range d.putChunks {
-			if err := bk.chunks.Put(chunkKey(id), encodeChunk(ns.chunks[id])); err != nil {
+			c := ns.chunks[id]
+			if err := errors.Join(bk.chunks.Put(chunkKey(id), encodeChunk(c)), bk.texts.Put(chunkKey(id), encodeText(c.text))); err != nil {
 				return fmt.Errorf("chunk %d: %w", id, err)
 			}
 		}
@@ -127,8 +129,16 @@ const fullTxBytes = 16 << 20
 type kv struct{ k, v []byte }
 
 func (ix *Index) writeFull(ns *snapshot, files map[string]*fileEntry) error {
+	// The texts of sections loaded without them are read before the
+	// area is cleared (a full rewrite of a reopened index, after a failed
+	// write); one that cannot be read is left out, and reported by the
+	// search that needs it.
+	chunks := ns.chunks
+	if slices.ContainsFunc(chunks, func(c *chunk) bool { return c != nil && c.stored }) {
+		chunks, _ = ix.withTexts(chunks)
+	}
 	if err := ix.area.Update(func(b *store.Bucket) error {
-		for _, name := range []string{bucketMeta, bucketFiles, bucketChunks, bucketPostings} {
+		for _, name := range []string{bucketMeta, bucketFiles, bucketChunks, bucketPostings, bucketTexts} {
 			if err := b.DeleteBucket(name); err != nil {
 				return fmt.Errorf("clear %s: %w", name, err)
 			}
@@ -154,19 +164,31 @@ func (ix *Index) writeFull(ns *snapshot, files map[string]*fileEntry) error {
 	}); err != nil {
 		return err
 	}
-	id := 0
-	if err := ix.writeSorted(bucketChunks, func() (kv, bool) {
-		for id < len(ns.chunks) && ns.chunks[id] == nil {
+	for _, bucket := range []struct {
+		name   string
+		encode func(c *chunk) []byte
+	}{
+		{bucketChunks, encodeChunk},
+		{bucketTexts, func(c *chunk) []byte {
+			if c.stored {
+				return nil // its text could not be read
+			}
+			return encodeText(c.text)
+		}},
+	} {
+		id := 0
+		if err := ix.writeSorted(bucket.name, func() (kv, bool) {
+			for id < len(chunks) && chunks[id] == nil {
+				id++
+			}
+			if id == len(chunks) {
+				return kv{}, false
+			}
 			id++
+			return kv{chunkKey(uint32(id - 1)), bucket.encode(chunks[id-1])}, true
+		}); err != nil {
+			return err
 		}
-		if id == len(ns.chunks) {
-			return kv{}, false
-		}
-		c := ns.chunks[id]
-		id++
-		return kv{chunkKey(uint32(id - 1)), encodeChunk(c)}, true
-	}); err != nil {
-		return err
 	}
 	type termPostings struct {
 		term string
@@ -199,7 +221,8 @@ func (ix *Index) writeFull(ns *snapshot, files map[string]*fileEntry) error {
 }
 
 // writeSorted writes the records next yields, in ascending key order, to
-// the named bucket in transactions of about fullTxBytes.
+// the named bucket in transactions of about fullTxBytes; a record of nil
+// value is skipped.
 func (ix *Index) writeSorted(name string, next func() (kv, bool)) error {
 	more := true
 	for more {
@@ -216,6 +239,9 @@ func (ix *Index) writeSorted(name string, next func() (kv, bool)) error {
 					more = false
 					return nil
 				}
+				if r.v == nil {
+					continue // nothing to store under r.k
+				}
 				if err := bk.Put(r.k, r.v); err != nil {
 					return fmt.Errorf("%s %q: %w", name, r.k, err)
 				}
@@ -231,7 +257,7 @@ func (ix *Index) writeSorted(name string, next func() (kv, bool)) error {
 }
 
 // buckets are the nested buckets of the index area.
-type buckets struct{ meta, files, chunks, postings *store.Bucket }
+type buckets struct{ meta, files, chunks, postings, texts *store.Bucket }
 
 func indexBuckets(b *store.Bucket) (buckets, error) {
 	var bk buckets
@@ -239,7 +265,7 @@ func indexBuckets(b *store.Bucket) (buckets, error) {
 	for _, x := range []struct {
 		name string
 		dst  **store.Bucket
-	}{{bucketMeta, &bk.meta}, {bucketFiles, &bk.files}, {bucketChunks, &bk.chunks}, {bucketPostings, &bk.postings}} {
+	}{{bucketMeta, &bk.meta}, {bucketFiles, &bk.files}, {bucketChunks, &bk.chunks}, {bucketPostings, &bk.postings}, {bucketTexts, &bk.texts}} {
 		if *x.dst, err = b.CreateBucket(x.name); err != nil {
 			return bk, err
 		}

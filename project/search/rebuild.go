@@ -142,13 +142,24 @@ func (ix *Index) analyzeFile(rel string, old *snapshot, an *analyzer, counts map
 	if u.entry == nil || u.entry.skip != "" {
 		return a
 	}
-	if u.reindex {
-		a.chunks = u.chunks
-	} else {
-		// Unchanged: keep the chunks (they are immutable), re-analyze them.
+	if !u.reindex {
+		// Unchanged: keep the chunks (they are immutable), re-analyze them;
+		// a stored one is copied with its text, stored again under a new id.
 		for _, id := range prev.chunks {
 			a.chunks = append(a.chunks, old.chunks[id])
 		}
+		var read []bool
+		if a.chunks, read = ix.withTexts(a.chunks); slices.Contains(read, false) {
+			ix.warnUnread(a.chunks, read)
+			u = ix.readUpdate(rel, nil, false)
+			a.update = u
+			if u.entry == nil || u.entry.skip != "" {
+				return a
+			}
+		}
+	}
+	if u.reindex {
+		a.chunks = u.chunks
 	}
 	a.terms = make([][]termCount, len(a.chunks))
 	for k, c := range a.chunks {

@@ -18,7 +18,10 @@ import (
 // file whose sections would store more than maxExpansion is refused.
 // Format 5: analyzer 3 (a word in -er keeps its -er), whose terms an index
 // of an older analyzer does not hold.
-const indexFormat = 5
+// Format 6: a section's text is stored apart from its record (texts), read
+// when a search returns it; the record holds the text's length and
+// checksum, and no longer its file (the file's entry names its sections).
+const indexFormat = 6
 
 // Bucket and key names inside the index area (see doc.go for the tree).
 const (
@@ -26,6 +29,7 @@ const (
 	bucketFiles    = "files"
 	bucketChunks   = "chunks"
 	bucketPostings = "postings"
+	bucketTexts    = "texts"
 )
 
 var (
@@ -80,10 +84,12 @@ func chunkID(key []byte) (uint32, error) {
 	return binary.BigEndian.Uint32(key), nil
 }
 
+// encodeChunk stores a section's record: all but its file (the file's entry
+// names its sections) and its text (stored apart by encodeText), of which it
+// keeps the length and checksum.
 func encodeChunk(c *chunk) []byte {
 	var e enc
-	e.b = make([]byte, 0, len(c.text)+len(c.file)+64)
-	e.str(c.file)
+	e.b = make([]byte, 0, 64)
 	e.uvarint(uint64(len(c.heading)))
 	for _, h := range c.heading {
 		e.str(h)
@@ -100,7 +106,17 @@ func encodeChunk(c *chunk) []byte {
 	}
 	e.varint(int64(c.phase))
 	e.uvarint(uint64(c.tokens))
-	e.str(c.text)
+	e.uvarint(uint64(c.textLen()))
+	e.raw(binary.BigEndian.AppendUint32(nil, c.textSum()))
+	return e.seal()
+}
+
+// encodeText stores a section's text: the text, then its CRC-32C (the
+// checksum every stored value ends with, which the section's record keeps
+// too).
+func encodeText(text string) []byte {
+	e := enc{b: make([]byte, 0, len(text)+4)}
+	e.b = append(e.b, text...)
 	return e.seal()
 }
 
@@ -114,9 +130,10 @@ func decodeChunk(v []byte) (*chunk, error) {
 	return c, nil
 }
 
-// decodeChunkFrom decodes a chunk's payload from d into c.
+// decodeChunkFrom decodes a section's record from d into c: c's text is
+// left to be read from the texts bucket (c.stored), and its file to be set by
+// the file's entry.
 func decodeChunkFrom(c *chunk, d *dec) error {
-	c.file = d.str()
 	if n := d.count(1); n > 0 {
 		c.heading = make([]string, n)
 		for i := range c.heading {
@@ -137,13 +154,15 @@ func decodeChunkFrom(c *chunk, d *dec) error {
 	}
 	c.phase = int(d.varint())
 	c.tokens = uint32(d.uvarint())
-	c.text = d.str()
+	n := d.uvarint()
+	sum := d.raw(4)
 	if err := d.done(); err != nil {
 		return err
 	}
-	if c.bodyStart > len(c.text) || c.start < 1 || c.end < c.start {
-		return fmt.Errorf("%w: chunk of %s has bad bounds", errCorrupt, c.file)
+	if n > 1<<32-1 || uint64(c.bodyStart) > n || c.start < 1 || c.end < c.start {
+		return fmt.Errorf("%w: section record has bad bounds", errCorrupt)
 	}
+	c.stored, c.textN, c.textCRC = true, uint32(n), binary.BigEndian.Uint32(sum)
 	return nil
 }
 

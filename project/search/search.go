@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -83,9 +84,20 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	if ix.isClosed.Load() {
 		return nil, ErrClosed
 	}
-	by, s := ix.searchState()
-	return by.searchIn(ctx, start, plans, s)
+	for attempt := 1; ; attempt++ {
+		by, s := ix.searchState()
+		res, err := by.searchIn(ctx, start, plans, s)
+		if !errors.Is(err, errTextMoved) || attempt == textRetries {
+			return res, err
+		}
+		// A section the search read was replaced since it began: run it
+		// again on the current snapshot.
+	}
 }
+
+// textRetries bounds the runs of a search whose sections keep being
+// replaced under it (see errTextMoved).
+const textRetries = 3
 
 // searchIn runs a search's compiled phrasings against snapshot s.
 func (ix *Index) searchIn(ctx context.Context, start time.Time, plans []*plan, s *snapshot) (*Result, error) {
@@ -217,17 +229,25 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 			}
 		}
 	}
-	for _, cd := range best {
+	cs := make([]*chunk, len(best))
+	for i, cd := range best {
+		cs[i] = s.chunks[cd.id]
+	}
+	texts, err := ix.textsOf(s, cs)
+	if err != nil {
+		return nil, err
+	}
+	for i, cd := range best {
 		if ix.interrupted(ctx) {
 			return nil, ctx.Err()
 		}
-		c := s.chunks[cd.id]
+		c := cs[i]
 		h := Hit{
 			File:           c.file,
 			Section:        c.section(),
 			Lines:          [2]int{c.start, c.end},
 			RelevanceScore: math.Round(float64(cd.score)*1e4) / 1e4,
-			Content:        trimContent(an, c.text, wanted),
+			Content:        trimContent(an, texts[i], wanted),
 			Tags:           c.tags,
 		}
 		for _, r := range runs {
@@ -240,7 +260,7 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 			h.Phase = &ph
 		}
 		h.Tokens = int(c.tokens)
-		if len(h.Content) != len(c.text) { // trimmed to a window
+		if len(h.Content) != len(texts[i]) { // trimmed to a window
 			h.Tokens = estimateTokens(h.Content)
 		}
 		res.TotalTokens += h.Tokens
@@ -312,12 +332,13 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 	if err := ix.score(ctx, s, p, sc); err != nil {
 		return nil, err
 	}
+	from := len(cands)
 	for i, id := range sc.touched {
 		score, req := sc.scores[id], sc.req[id]
 		if int(req) < p.need {
 			continue
 		}
-		if (len(p.phrases) > 0 || i%checkEvery == 0) && ix.interrupted(ctx) {
+		if i%checkEvery == 0 && ix.interrupted(ctx) {
 			return nil, ctx.Err()
 		}
 		if s.view != nil && !s.view.has(id) {
@@ -327,12 +348,38 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 		if !p.admits(c) {
 			continue
 		}
-		if !containsPhrases(an, c.text, p.phrases) {
-			continue
-		}
 		cands = append(cands, candidate{id: id, score: score, fileNo: c.fileNo})
 	}
+	if len(p.phrases) > 0 {
+		return ix.withPhrases(ctx, s, p, an, cands, from)
+	}
 	return cands, nil
+}
+
+// withPhrases keeps, of cands[from:], the candidates whose text holds every
+// one of p's phrases.
+func (ix *Index) withPhrases(ctx context.Context, s *snapshot, p *plan, an *analyzer, cands []candidate, from int) ([]candidate, error) {
+	cs := make([]*chunk, len(cands)-from)
+	for i := range cs {
+		cs[i] = s.chunks[cands[from+i].id]
+	}
+	kept := cands[:from]
+	err := ix.eachText(s, cs, func(i int, text string) bool {
+		if ix.interrupted(ctx) {
+			return false
+		}
+		if containsPhrases(an, text, p.phrases) {
+			kept = append(kept, cands[from+i])
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return kept, nil
 }
 
 // why returns the query's words that chunk id holds and the expansion
@@ -370,14 +417,15 @@ func (ix *Index) surfaceForms(ctx context.Context, s *snapshot, terms []string, 
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
 	out := make(map[string]string, len(terms))
-	for _, c := range top[:min(len(top), ix.rk.rm3Docs)] {
-		if len(out) == len(terms) {
-			break
+	top = top[:min(len(top), ix.rk.rm3Docs)]
+	cs := make([]*chunk, len(top))
+	for i, c := range top {
+		cs[i] = s.chunks[c.id]
+	}
+	err := ix.eachText(s, cs, func(_ int, text string) bool {
+		if len(out) == len(terms) || ix.interrupted(ctx) {
+			return false
 		}
-		if ix.interrupted(ctx) {
-			return nil, ctx.Err()
-		}
-		text := s.chunks[c.id].text
 		tokenize(text, func(start, end int) {
 			w := text[start:end]
 			an.word(w, false, func(t string) {
@@ -386,6 +434,13 @@ func (ix *Index) surfaceForms(ctx context.Context, s *snapshot, terms []string, 
 				}
 			})
 		})
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	for _, t := range terms {
 		if out[t] == "" {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"hash/crc32"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +22,30 @@ type chunk struct {
 	bodyLen   uint32   // terms in the body: its BM25F field length
 	headLen   uint32   // weighted terms in the heading field
 	fileNo    uint32   // its file's number (Index.numberFile), for per-file arrays
+	// stored marks a section loaded from the store without its text
+	// (text is ""): the text is read when needed (texts.go) from the
+	// texts bucket under textID, and is the one loaded only if its
+	// length and CRC-32C are textN and textCRC.
+	stored  bool
+	textID  uint32
+	textN   uint32
+	textCRC uint32
+}
+
+// textLen is the length of c's text, loaded or not.
+func (c *chunk) textLen() int {
+	if c.stored {
+		return int(c.textN)
+	}
+	return len(c.text)
+}
+
+// textSum is the CRC-32C of c's text, loaded or not.
+func (c *chunk) textSum() uint32 {
+	if c.stored {
+		return c.textCRC
+	}
+	return crc32.Checksum([]byte(c.text), castagnoli)
 }
 
 func (c *chunk) section() string { return strings.Join(c.heading, " > ") }

@@ -175,13 +175,19 @@ func (ix *Index) embedMissing(ctx context.Context) error {
 		keys := make([][]byte, len(batch))
 		texts := make([]string, len(batch))
 		found := make([][]float32, len(batch))
-		for i, c := range batch {
-			texts[i] = embedText(c)
-			keys[i] = vectorKey(model, texts[i])
+		loaded, read := ix.withTexts(batch)
+		for i, c := range loaded {
+			if read[i] { // else replaced since s, or damaged
+				texts[i] = embedText(c)
+				keys[i] = vectorKey(model, texts[i])
+			}
 		}
 		if err := ix.area.View(func(b *store.Bucket) error {
 			vb := b.Bucket(bucketVectors)
 			for i, k := range keys {
+				if k == nil {
+					continue
+				}
 				if raw := vb.Get(k); raw != nil {
 					found[i], _ = decodeVector(raw) // a damaged one is embedded again
 				}
@@ -192,7 +198,7 @@ func (ix *Index) embedMissing(ctx context.Context) error {
 		}
 		var ask []int
 		for i := range batch {
-			if found[i] == nil {
+			if found[i] == nil && read[i] {
 				ask = append(ask, i)
 			}
 		}
