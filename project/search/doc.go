@@ -40,23 +40,29 @@
 //	              updated_at -> RFC 3339 time of the last change
 //	  files/      <path relative to the root> -> size, mtime, SHA-256 prefix,
 //	              skip reason, chunk ids
-//	  chunks/     <chunk id, uint32 BE> -> file, heading path, lines, body
-//	              offset, body and heading field lengths, front matter title,
-//	              tags, workflow phase, token estimate, section text
+//	  chunks/     <chunk id, uint32 BE> -> heading path, lines, body offset,
+//	              body and heading field lengths, front matter title, tags,
+//	              workflow phase, token estimate, the text's length and
+//	              CRC-32C (its file is the entry that names it)
+//	  texts/      <chunk id, uint32 BE> -> the section's text
 //	  postings/   <term> -> count, then (chunk id delta, body tf, heading
 //	              count) uvarint triples
 //
 // Each value ends with a CRC-32C (big endian) of the bytes before it.
 // Opening copies the sections' records into a few large slabs whose strings
-// the sections share (load.go), and decodes no posting list: the terms, in key
-// order, become the first term ids (one string, searched by bisection) and
-// the lists stay encoded, each decoded on its first search (stored.go). The
-// catch-up checks every list (checkPostings, keeping nothing) before the
-// first search is served, while the sources are walked (each folder's files
-// stated relative to the open folder, a few folders in parallel); a damaged one drops the stored index, rebuilt from
-// the files. A catch-up that changed anything leaves the postings in the
-// same form before the first search (compact, stored.go), so that a built
-// index holds them as compactly as a reopened one.
+// the sections share (load.go), but not their texts: a search reads the
+// texts it needs (the sections it returns, those it checks a phrase in) a
+// batch per short read transaction, each checked against the length and
+// CRC-32C of its record (texts.go). It decodes no posting list: the terms,
+// in key order, become the first term ids (one string, searched by
+// bisection) and the lists stay encoded, each checked as it is copied
+// (checkPostings, keeping nothing) and decoded on its first search
+// (stored.go); a damaged one drops the stored index, rebuilt from the
+// files. The sources are walked meanwhile (each folder's files stated
+// relative to the open folder, a few folders in parallel). A catch-up that
+// changed anything leaves the postings in the same form before the first
+// search (compact, stored.go), so that a built index holds them as
+// compactly as a reopened one.
 // Freed chunk ids are reused; a file's entry lists its chunk ids, so a
 // changed file's old postings are found by analyzing its old chunks again.
 package search

@@ -180,12 +180,11 @@ type scanResult struct {
 	err  error
 }
 
-// catchUp checks the stored postings, then indexes what changed since the
-// stored copy, as the walk of the sources found it.
+// catchUp indexes what changed since the stored copy, as the walk of the
+// sources found it.
 func (ix *Index) catchUp(ctx context.Context, scanned <-chan scanResult) {
 	defer close(ix.done)
 	start := time.Now()
-	ix.verifyStored()
 	sr := <-scanned
 	err := sr.err
 	if err == nil {

@@ -65,30 +65,8 @@ func (ix *Index) dropUnusable(reason error) {
 	ix.w.dirty = true
 }
 
-// verifyStored checks the postings that load kept encoded. Damaged ones
-// make the whole stored index unusable: it is dropped and the catch-up
-// rebuilds it, before any search is served. It runs at the start of the
-// catch-up, while the walk of the sources goes on.
-func (ix *Index) verifyStored() {
-	ix.writeMu.Lock()
-	defer ix.writeMu.Unlock()
-	s := ix.snap.Load()
-	if s.stored == nil {
-		return
-	}
-	err := s.stored.verify(ix.dict)
-	if err == nil {
-		return
-	}
-	ix.dropUnusable(err)
-	ix.w.files, ix.w.next, ix.w.free = map[string]*fileEntry{}, 0, nil
-	empty := &snapshot{fileNos: uint32(len(ix.w.fileNos))}
-	empty.computeNorms(ix.rk)
-	ix.snap.Store(empty)
-}
-
-// load reads the stored index and checks that it hangs together; the
-// postings are checked later, by verifyStored.
+// load reads the stored index and checks that it hangs together, its
+// posting lists included.
 func (ix *Index) load() (loaded, error) {
 	l := loaded{snap: &snapshot{}, files: map[string]*fileEntry{}}
 	err := ix.area.View(func(b *store.Bucket) error {
@@ -132,16 +110,33 @@ func (ix *Index) load() (loaded, error) {
 	return l, nil
 }
 
+// loadFiles reads the files bucket into files. The entries are allocated
+// fileBlock at a time, and their chunk ids share slices of about idBlock.
 func loadFiles(b *store.Bucket, files map[string]*fileEntry) error {
+	var block []fileEntry
+	var ids []uint32
 	return b.ForEach(func(k, v []byte) error {
-		f, err := decodeFile(v)
-		if err != nil {
+		if len(block) == 0 {
+			block = make([]fileEntry, fileBlock)
+		}
+		if cap(ids)-len(ids) < 64 {
+			ids = make([]uint32, 0, idBlock)
+		}
+		f := &block[0]
+		block = block[1:]
+		if err := decodeFileInto(f, v, &ids); err != nil {
 			return fmt.Errorf("file %q: %w", k, err)
 		}
 		files[string(k)] = f
 		return nil
 	})
 }
+
+// fileBlock and idBlock size loadFiles's allocations.
+const (
+	fileBlock = 256
+	idBlock   = 4096
+)
 
 // loadChunks reads the chunks bucket into s: the sections' records, not
 // their texts, which are read when a search returns them (texts.go). The
@@ -152,6 +147,7 @@ func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
 	s.chunks = make([]*chunk, next)
 	var slab strings.Builder
 	var block []chunk
+	var strs []string
 	return b.ForEach(func(k, v []byte) error {
 		id, err := chunkID(k)
 		if err != nil {
@@ -175,9 +171,12 @@ func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
 		if len(block) == 0 {
 			block = make([]chunk, chunkBlock)
 		}
+		if cap(strs)-len(strs) < 64 {
+			strs = make([]string, 0, chunkBlock*4)
+		}
 		c := &block[0]
 		block = block[1:]
-		if err := decodeChunkFrom(c, &d); err != nil {
+		if err := decodeChunkFrom(c, &d, &strs); err != nil {
 			return fmt.Errorf("chunk %d: %w", id, err)
 		}
 		c.textID = id

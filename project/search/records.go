@@ -61,18 +61,32 @@ func encodeFile(f *fileEntry) []byte {
 }
 
 func decodeFile(v []byte) (*fileEntry, error) {
+	f := &fileEntry{}
+	return f, decodeFileInto(f, v, nil)
+}
+
+// decodeFileInto decodes a file's entry from v into f; its chunk ids are
+// appended to *ids when ids is set (one slice shared by many entries).
+func decodeFileInto(f *fileEntry, v []byte, ids *[]uint32) error {
 	d := open(v)
-	f := &fileEntry{size: d.varint(), mtime: d.varint()}
+	f.size, f.mtime = d.varint(), d.varint()
 	copy(f.hash[:], d.raw(len(f.hash)))
 	f.skip = d.str()
 	n := d.count(1)
 	if n > 0 {
-		f.chunks = make([]uint32, n)
-		for i := range f.chunks {
-			f.chunks[i] = uint32(d.uvarint())
+		var buf []uint32
+		if ids != nil && cap(*ids)-len(*ids) >= n {
+			buf = (*ids)[len(*ids) : len(*ids)+n : len(*ids)+n]
+			*ids = (*ids)[:len(*ids)+n]
+		} else {
+			buf = make([]uint32, n)
 		}
+		for i := range buf {
+			buf[i] = uint32(d.uvarint())
+		}
+		f.chunks = buf
 	}
-	return f, d.done()
+	return d.done()
 }
 
 func chunkKey(id uint32) []byte { return binary.BigEndian.AppendUint32(nil, id) }
@@ -124,7 +138,7 @@ func decodeChunk(v []byte) (*chunk, error) {
 	d := open(v)
 	d.inString() // one allocation: the strings below share it
 	c := &chunk{}
-	if err := decodeChunkFrom(c, &d); err != nil {
+	if err := decodeChunkFrom(c, &d, nil); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -132,10 +146,11 @@ func decodeChunk(v []byte) (*chunk, error) {
 
 // decodeChunkFrom decodes a section's record from d into c: c's text is
 // left to be read from the texts bucket (c.stored), and its file to be set by
-// the file's entry.
-func decodeChunkFrom(c *chunk, d *dec) error {
+// the file's entry. Its heading and tags are cut from *strs when strs is
+// set (one slice shared by many chunks).
+func decodeChunkFrom(c *chunk, d *dec, strs *[]string) error {
 	if n := d.count(1); n > 0 {
-		c.heading = make([]string, n)
+		c.heading = takeStrings(strs, n)
 		for i := range c.heading {
 			c.heading[i] = d.str()
 		}
@@ -147,7 +162,7 @@ func decodeChunkFrom(c *chunk, d *dec) error {
 	c.headLen = uint32(d.uvarint())
 	c.title = d.str()
 	if n := d.count(1); n > 0 {
-		c.tags = make([]string, n)
+		c.tags = takeStrings(strs, n)
 		for i := range c.tags {
 			c.tags[i] = d.str()
 		}
@@ -164,6 +179,17 @@ func decodeChunkFrom(c *chunk, d *dec) error {
 	}
 	c.stored, c.textN, c.textCRC = true, uint32(n), binary.BigEndian.Uint32(sum)
 	return nil
+}
+
+// takeStrings returns a slice of n strings, cut from the free capacity of
+// *strs when it has room (and strs is set), else allocated.
+func takeStrings(strs *[]string, n int) []string {
+	if strs == nil || cap(*strs)-len(*strs) < n {
+		return make([]string, n)
+	}
+	at := len(*strs)
+	*strs = (*strs)[:at+n]
+	return (*strs)[at : at+n : at+n]
 }
 
 // encodePostings stores a posting list as a count, then (id delta, body
@@ -225,6 +251,22 @@ func checkPostings(body []byte, chunks []*chunk) error {
 	b := body[k:]
 	var id uint64
 	for i := range n {
+		if len(b) >= 3 && (b[0]|b[1]|b[2])&0x80 == 0 {
+			// The common posting: three one-byte varints.
+			delta, tf, ht := uint64(b[0]), uint64(b[1]), uint64(b[2])
+			b = b[3:]
+			if i > 0 && delta == 0 {
+				return fmt.Errorf("%w: bad posting order", errCorrupt)
+			}
+			if tf+ht == 0 { // one byte each: below maxTF and maxHeadTF
+				return fmt.Errorf("%w: bad posting", errCorrupt)
+			}
+			id += delta
+			if id >= uint64(len(chunks)) || chunks[id] == nil {
+				return fmt.Errorf("%w: postings name missing chunk %d", errCorrupt, id)
+			}
+			continue
+		}
 		delta, k1 := binary.Uvarint(b)
 		if k1 <= 0 {
 			return fmt.Errorf("%w: bad varint", errCorrupt)

@@ -27,7 +27,7 @@ type storedPostings struct {
 func (sp *storedPostings) len() int { return len(sp.lists) }
 
 // get returns the decoded list of term id, nil when id is not a stored
-// term. The lists were checked by verify before the index served a search.
+// term. The lists were checked when they were loaded.
 func (sp *storedPostings) get(id uint32) *postingList {
 	if int(id) >= len(sp.lists) {
 		return nil
@@ -55,17 +55,6 @@ func (sp *storedPostings) decode(id uint32, p *postingList) error {
 	for _, c := range p.ids {
 		if int(c) >= len(sp.chunks) || sp.chunks[c] == nil {
 			return fmt.Errorf("%w: postings name missing chunk %d", errCorrupt, c)
-		}
-	}
-	return nil
-}
-
-// verify checks every list (decoding none) and returns the first damage
-// found, naming its term.
-func (sp *storedPostings) verify(dict *termDict) error {
-	for id := range sp.lists {
-		if err := checkPostings(sp.raw[sp.off[id]:sp.off[id+1]], sp.chunks); err != nil {
-			return fmt.Errorf("postings of %q: %w", dict.term(uint32(id)), err)
 		}
 	}
 	return nil
@@ -145,8 +134,9 @@ func (s *snapshot) appendEncoded(b []byte, id uint32) []byte {
 }
 
 // loadStoredPostings reads the postings bucket: the terms (in key order)
-// become the dictionary's base, the lists are kept encoded. Only the
-// checksums are checked here; [storedPostings.verify] checks the rest.
+// become the dictionary's base, the lists are kept encoded. Each list is
+// checked as it is copied (checkPostings, decoding none): a damaged one
+// makes the stored index unusable.
 func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPostings, error) {
 	// A first pass sizes the buffers: growing them copies the bytes over
 	// and over, the largest cost of reopening a large index.
@@ -166,6 +156,9 @@ func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPos
 		}
 		if uint64(terms.Len())+uint64(len(k)) > 1<<32-1 || uint64(len(sp.raw))+uint64(len(d.b)) > 1<<32-1 {
 			return fmt.Errorf("%w: postings beyond 4 GiB", errCorrupt)
+		}
+		if err := checkPostings(d.b, chunks); err != nil {
+			return fmt.Errorf("postings of %q: %w", k, err)
 		}
 		terms.Write(k)
 		termOff = append(termOff, uint32(terms.Len()))
