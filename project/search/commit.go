@@ -160,11 +160,17 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot) (dropped map[ui
 	gone, read := ix.withTexts(gone)
 	ix.warnUnread(gone, read)
 	dropped = make(map[uint32][]termCount, len(ids))
-	for i, tcs := range chunksTerms(gone, ix.rk, w.an, w.counts, false) {
-		if !read[i] {
-			tcs = termsHolding(old, ix.dict, ids[i])
+	var readIDs []uint32
+	var readGone []*chunk
+	for i, c := range gone {
+		if read[i] {
+			readIDs, readGone = append(readIDs, ids[i]), append(readGone, c)
+		} else {
+			dropped[ids[i]] = termsHolding(old, ix.dict, ids[i])
 		}
-		dropped[ids[i]] = tcs
+	}
+	for i, tcs := range chunksTerms(readGone, ix.rk, w.an, w.counts, false) {
+		dropped[readIDs[i]] = tcs
 	}
 	added = make(map[*chunk][]termCount, len(fresh))
 	for i, tcs := range chunksTerms(fresh, ix.rk, w.an, w.counts, true) {

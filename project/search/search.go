@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -87,7 +88,16 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	for attempt := 1; ; attempt++ {
 		by, s := ix.searchState()
 		res, err := by.searchIn(ctx, start, plans, s)
-		if !errors.Is(err, errTextMoved) || attempt == textRetries {
+		var dt *damagedText
+		switch {
+		case attempt == textRetries:
+			return res, err
+		case errors.As(err, &dt) && by == ix:
+			// A damaged stored text: index its file again, then search.
+			if merr := ix.mend(ctx, dt); merr != nil {
+				return nil, fmt.Errorf("%w (%w)", err, merr)
+			}
+		case !errors.Is(err, errTextMoved):
 			return res, err
 		}
 		// A section the search read was replaced since it began: run it
@@ -96,7 +106,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 }
 
 // textRetries bounds the runs of a search whose sections keep being
-// replaced under it (see errTextMoved).
+// replaced under it (see errTextMoved) or whose texts are damaged.
 const textRetries = 3
 
 // searchIn runs a search's compiled phrasings against snapshot s.

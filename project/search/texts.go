@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -28,8 +29,8 @@ const textBatch = 256
 // eachText calls fn with the text of each of cs in turn, in order: a loaded
 // one from memory, a stored one from the store. fn returning false stops
 // the walk. A stored text that is not the one its section names is
-// errTextMoved when s is no longer the current snapshot, and a damaged
-// record (errCorrupt) when it is.
+// errTextMoved when s is no longer the current snapshot, and a
+// [damagedText] when it is.
 func (ix *Index) eachText(s *snapshot, cs []*chunk, fn func(i int, text string) bool) error {
 	for lo := 0; lo < len(cs); lo += textBatch {
 		batch := cs[lo:min(lo+textBatch, len(cs))]
@@ -42,12 +43,14 @@ func (ix *Index) eachText(s *snapshot, cs []*chunk, fn func(i int, text string) 
 			continue
 		}
 		stop := false
+		var failed *chunk
 		err := ix.viewTexts(func(tb *store.Bucket) error {
 			for i, c := range batch {
 				text := c.text
 				if c.stored {
 					var err error
 					if text, err = readText(tb, c); err != nil {
+						failed = c
 						return err
 					}
 				}
@@ -59,7 +62,7 @@ func (ix *Index) eachText(s *snapshot, cs []*chunk, fn func(i int, text string) 
 			return nil
 		})
 		if errors.Is(err, errTextMoved) && ix.snap.Load() == s {
-			err = fmt.Errorf("%w: %w", errCorrupt, err)
+			err = &damagedText{file: failed.file, err: fmt.Errorf("%w: not the text its section's record names", errCorrupt)}
 		}
 		if err != nil || stop {
 			return err
@@ -94,9 +97,41 @@ func readText(tb *store.Bucket, c *chunk) (string, error) {
 	}
 	d := open(v)
 	if d.err != nil {
-		return "", fmt.Errorf("text of a section of %s: %w", c.file, d.err)
+		return "", &damagedText{file: c.file, err: d.err}
 	}
 	return string(d.b), nil
+}
+
+// damagedText is a stored text of the current snapshot that does not pass
+// its checksum or is not the one its section's record names.
+type damagedText struct {
+	file string
+	err  error
+}
+
+func (e *damagedText) Error() string {
+	return fmt.Sprintf("stored text of a section of %s: %v", e.file, e.err)
+}
+func (e *damagedText) Unwrap() error { return e.err }
+
+// mend indexes the file of a damaged stored text again, from the file on
+// disk, which rewrites its sections' texts.
+func (ix *Index) mend(ctx context.Context, dt *damagedText) error {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	if ix.closed {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ix.log.Warn("search: a section's stored text is damaged; indexing its file again", "path", dt.file, "err", dt.err)
+	// As if the index had never seen the file: it is read and its
+	// sections replaced, even when its content is unchanged.
+	if err := ix.commit([]fileUpdate{ix.readUpdate(dt.file, nil, false)}); err != nil {
+		return fmt.Errorf("mend %s: %w", dt.file, err)
+	}
+	return nil
 }
 
 // withTexts returns cs with every stored section replaced by a copy holding
