@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -66,4 +67,53 @@ func BenchmarkSearchDefaults(b *testing.B) {
 	b.ReportMetric(new50/old50, "p50-ratio")
 	b.ReportMetric(new99/old99, "p99-ratio")
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkSearchReopened measures search latency on an index as built (its
+// sections' texts in memory) and on the same index reopened (each text read
+// from the store when a search returns it), query by query in turn, and
+// reports each one's p50 and p99 and their ratios (reopened over built):
+//
+//	go test ./project/search -run '^$' -bench SearchReopened -benchtime 1x
+func BenchmarkSearchReopened(b *testing.B) {
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	e, _ := builtCorpus(b, n)
+	re := &berthEngine{db: e.db, root: e.root}
+	re.open(b)
+	defer re.ix.Close()
+	queries := querySet(querySeed)
+	ixs := []*Index{e.ix, re.ix}
+	lat := make([][]time.Duration, len(ixs))
+	for range b.N {
+		for rep := range 21 {
+			for qi, q := range queries {
+				for k := range ixs {
+					r := (k + qi + rep) % len(ixs) // each goes first in turn
+					t := time.Now()
+					if _, err := ixs[r].Search(context.Background(), Query{Text: q}); err != nil {
+						b.Fatal(err)
+					}
+					if rep > 0 { // the first round warms up
+						lat[r] = append(lat[r], time.Since(t))
+					}
+				}
+			}
+		}
+	}
+	for _, p := range []int{50, 99} {
+		built, reopened := percentileUS(lat[0], p), percentileUS(lat[1], p)
+		b.ReportMetric(built, fmt.Sprintf("built-p%d-us", p))
+		b.ReportMetric(reopened, fmt.Sprintf("reopened-p%d-us", p))
+		b.ReportMetric(reopened/built, fmt.Sprintf("p%d-ratio", p))
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// percentileUS returns the p-th percentile of l in microseconds; it sorts l.
+func percentileUS(l []time.Duration, p int) float64 {
+	slices.Sort(l)
+	return float64(l[min(len(l)-1, len(l)*p/100)].Nanoseconds()) / 1e3
 }

@@ -61,7 +61,7 @@ func (ix *Index) eachText(s *snapshot, cs []*chunk, fn func(i int, text string) 
 			}
 			return nil
 		})
-		if errors.Is(err, errTextMoved) && ix.snap.Load() == s {
+		if errors.Is(err, errTextMoved) && ix.isCurrent(s) {
 			err = &damagedText{file: failed.file, err: fmt.Errorf("%w: not the text its section's record names", errCorrupt)}
 		}
 		if err != nil || stop {
@@ -69,6 +69,15 @@ func (ix *Index) eachText(s *snapshot, cs []*chunk, fn func(i int, text string) 
 		}
 	}
 	return nil
+}
+
+// isCurrent reports whether s is the current snapshot once no commit is
+// under way: a commit writes the store before it swaps its snapshot in, so
+// that until then the store may hold texts s does not know.
+func (ix *Index) isCurrent(s *snapshot) bool {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	return ix.snap.Load() == s
 }
 
 // textsOf returns the texts of cs (see eachText).
@@ -171,4 +180,28 @@ func (ix *Index) warnUnread(cs []*chunk, read []bool) {
 			ix.log.Warn("search: a section's stored text is damaged; indexing its file again", "path", cs[i].file)
 		}
 	}
+}
+
+// withoutTexts returns chunks with each section that holds its text
+// replaced by a copy that does not, to be read from the store as a
+// reopened index's are. Every text must be stored under its chunk id.
+func withoutTexts(chunks []*chunk) []*chunk {
+	out := make([]*chunk, len(chunks))
+	var block []chunk
+	for id, c := range chunks {
+		if c == nil || c.stored {
+			out[id] = c
+			continue
+		}
+		if len(block) == 0 {
+			block = make([]chunk, min(chunkBlock, len(chunks)-id))
+		}
+		cp := &block[0]
+		block = block[1:]
+		*cp = *c
+		cp.textN, cp.textCRC, cp.textID = uint32(len(c.text)), c.textSum(), uint32(id)
+		cp.text, cp.stored = "", true
+		out[id] = cp
+	}
+	return out
 }
