@@ -36,30 +36,12 @@ func BenchmarkSearchDefaults(b *testing.B) {
 	e, _ := builtCorpus(b, n)
 	queries := querySet(querySeed)
 	rankings := []*ranking{&oldDefaultRanking, &defaultRanking}
-	lat := make([][]time.Duration, len(rankings))
-	for range b.N {
-		for rep := range 21 {
-			for qi, q := range queries {
-				for k := range rankings {
-					r := (k + qi + rep) % len(rankings) // each goes first in turn
-					e.ix.rk = rankings[r]
-					t := time.Now()
-					if _, err := e.ix.Search(context.Background(), Query{Text: q}); err != nil {
-						b.Fatal(err)
-					}
-					if rep > 0 { // the first round warms up
-						lat[r] = append(lat[r], time.Since(t))
-					}
-				}
-			}
-		}
-	}
-	pct := func(l []time.Duration, p int) float64 {
-		slices.Sort(l)
-		return float64(l[min(len(l)-1, len(l)*p/100)].Nanoseconds()) / 1e3
-	}
-	old50, old99 := pct(lat[0], 50), pct(lat[0], 99)
-	new50, new99 := pct(lat[1], 50), pct(lat[1], 99)
+	lat := latenciesInTurn(b, queries, len(rankings), func(k int) *Index {
+		e.ix.rk = rankings[k]
+		return e.ix
+	})
+	old50, old99 := percentileUS(lat[0], 50), percentileUS(lat[0], 99)
+	new50, new99 := percentileUS(lat[1], 50), percentileUS(lat[1], 99)
 	b.ReportMetric(old50, "old-p50-us")
 	b.ReportMetric(old99, "old-p99-us")
 	b.ReportMetric(new50, "new-p50-us")
@@ -84,25 +66,8 @@ func BenchmarkSearchReopened(b *testing.B) {
 	re := &berthEngine{db: e.db, root: e.root}
 	re.open(b)
 	defer re.ix.Close()
-	queries := querySet(querySeed)
 	ixs := []*Index{e.ix, re.ix}
-	lat := make([][]time.Duration, len(ixs))
-	for range b.N {
-		for rep := range 21 {
-			for qi, q := range queries {
-				for k := range ixs {
-					r := (k + qi + rep) % len(ixs) // each goes first in turn
-					t := time.Now()
-					if _, err := ixs[r].Search(context.Background(), Query{Text: q}); err != nil {
-						b.Fatal(err)
-					}
-					if rep > 0 { // the first round warms up
-						lat[r] = append(lat[r], time.Since(t))
-					}
-				}
-			}
-		}
-	}
+	lat := latenciesInTurn(b, querySet(querySeed), len(ixs), func(k int) *Index { return ixs[k] })
 	for _, p := range []int{50, 99} {
 		built, reopened := percentileUS(lat[0], p), percentileUS(lat[1], p)
 		b.ReportMetric(built, fmt.Sprintf("built-p%d-us", p))
@@ -116,4 +81,30 @@ func BenchmarkSearchReopened(b *testing.B) {
 func percentileUS(l []time.Duration, p int) float64 {
 	slices.Sort(l)
 	return float64(l[min(len(l)-1, len(l)*p/100)].Nanoseconds()) / 1e3
+}
+
+// latenciesInTurn runs each of queries on each of n subjects (the index
+// subject(k) returns, set up for subject k) in turn, each going first in
+// turn, 21 rounds of which the first warms up, b.N times, and returns each
+// subject's latencies.
+func latenciesInTurn(b *testing.B, queries []string, n int, subject func(k int) *Index) [][]time.Duration {
+	lat := make([][]time.Duration, n)
+	for range b.N {
+		for rep := range 21 {
+			for qi, q := range queries {
+				for k := range n {
+					r := (k + qi + rep) % n
+					ix := subject(r)
+					t := time.Now()
+					if _, err := ix.Search(context.Background(), Query{Text: q}); err != nil {
+						b.Fatal(err)
+					}
+					if rep > 0 {
+						lat[r] = append(lat[r], time.Since(t))
+					}
+				}
+			}
+		}
+	}
+	return lat
 }
