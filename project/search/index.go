@@ -195,10 +195,6 @@ func (ix *Index) catchUp(ctx context.Context, scanned <-chan scanResult) {
 	if s := ix.snap.Load(); s.postings != nil && !ix.closed {
 		// No search runs before ready: the term ids may change.
 		s, ix.dict = compact(s, ix.dict)
-		if ix.area != nil && !ix.w.dirty {
-			// Every text is stored: hold none, as a reopened index.
-			s.chunks = withoutTexts(s.chunks)
-		}
 		s.rare = newRareCache()
 		ix.snap.Store(s)
 	}

@@ -181,27 +181,3 @@ func (ix *Index) warnUnread(cs []*chunk, read []bool) {
 		}
 	}
 }
-
-// withoutTexts returns chunks with each section that holds its text
-// replaced by a copy that does not, to be read from the store as a
-// reopened index's are. Every text must be stored under its chunk id.
-func withoutTexts(chunks []*chunk) []*chunk {
-	out := make([]*chunk, len(chunks))
-	var block []chunk
-	for id, c := range chunks {
-		if c == nil || c.stored {
-			out[id] = c
-			continue
-		}
-		if len(block) == 0 {
-			block = make([]chunk, min(chunkBlock, len(chunks)-id))
-		}
-		cp := &block[0]
-		block = block[1:]
-		*cp = *c
-		cp.textN, cp.textCRC, cp.textID = uint32(len(c.text)), c.textSum(), uint32(id)
-		cp.text, cp.stored = "", true
-		out[id] = cp
-	}
-	return out
-}
