@@ -251,35 +251,33 @@ func checkPostings(body []byte, chunks []*chunk) error {
 	b := body[k:]
 	var id uint64
 	for i := range n {
-		if len(b) >= 3 && (b[0]|b[1]|b[2])&0x80 == 0 {
-			// The common posting: three one-byte varints.
-			delta, tf, ht := uint64(b[0]), uint64(b[1]), uint64(b[2])
-			b = b[3:]
-			if i > 0 && delta == 0 {
-				return fmt.Errorf("%w: bad posting order", errCorrupt)
+		// Most postings are a delta of one or two bytes, then tf and
+		// heading count of one byte each: those are read inline.
+		var delta, tf, ht uint64
+		var k1 int
+		switch {
+		case len(b) > 0 && b[0] < 0x80:
+			delta, k1 = uint64(b[0]), 1
+		case len(b) > 1 && b[1] < 0x80:
+			delta, k1 = uint64(b[0]&0x7f)|uint64(b[1])<<7, 2
+		default:
+			if delta, k1 = binary.Uvarint(b); k1 <= 0 {
+				return fmt.Errorf("%w: bad varint", errCorrupt)
 			}
-			if tf+ht == 0 { // one byte each: below maxTF and maxHeadTF
-				return fmt.Errorf("%w: bad posting", errCorrupt)
+		}
+		if len(b) >= k1+2 && (b[k1]|b[k1+1])&0x80 == 0 {
+			tf, ht = uint64(b[k1]), uint64(b[k1+1])
+			b = b[k1+2:]
+		} else {
+			var k2, k3 int
+			if tf, k2 = binary.Uvarint(b[k1:]); k2 <= 0 {
+				return fmt.Errorf("%w: bad varint", errCorrupt)
 			}
-			id += delta
-			if id >= uint64(len(chunks)) || chunks[id] == nil {
-				return fmt.Errorf("%w: postings name missing chunk %d", errCorrupt, id)
+			if ht, k3 = binary.Uvarint(b[k1+k2:]); k3 <= 0 {
+				return fmt.Errorf("%w: bad varint", errCorrupt)
 			}
-			continue
+			b = b[k1+k2+k3:]
 		}
-		delta, k1 := binary.Uvarint(b)
-		if k1 <= 0 {
-			return fmt.Errorf("%w: bad varint", errCorrupt)
-		}
-		tf, k2 := binary.Uvarint(b[k1:])
-		if k2 <= 0 {
-			return fmt.Errorf("%w: bad varint", errCorrupt)
-		}
-		ht, k3 := binary.Uvarint(b[k1+k2:])
-		if k3 <= 0 {
-			return fmt.Errorf("%w: bad varint", errCorrupt)
-		}
-		b = b[k1+k2+k3:]
 		if i > 0 && delta == 0 {
 			return fmt.Errorf("%w: bad posting order", errCorrupt)
 		}
