@@ -28,7 +28,15 @@ var Commit = ""
 // that a test build can set it with -ldflags -X.
 var ProtocolVersion = "3"
 
+// TestBuildFile, next to a binary built with the tag berthtest, sets the
+// Version and ProtocolVersion that binary reports, as -ldflags -X sets
+// them in a release build: lines "version=V" and "protocol=P", each
+// optional. The system tests copy one build into a folder per version
+// they need instead of linking the binaries again for each.
+const TestBuildFile = "berthtest-build"
+
 func init() {
+	applyTestBuild()
 	bi, ok := debug.ReadBuildInfo()
 	if Version == "" {
 		Version = "(devel)"

@@ -29,16 +29,17 @@ var (
 // the directory holding them. Call Cleanup from TestMain to remove it.
 func Binaries(tb testing.TB) string { return BinariesVersion(tb, "") }
 
-// BinariesVersion builds berth and berth-shim that report version (set
-// with -ldflags -X on api.Version, as a release build does); "" keeps the
-// source's version. Each version is built once per test process. With
+// BinariesVersion returns berth and berth-shim that report version (as
+// -ldflags -X on api.Version sets it in a release build; here an
+// api.TestBuildFile beside a copy of the one build); "" keeps the
+// source's version. Each version is made once per test process. With
 // BERTH_TEST_BIN set, the source's version is the berth and berth-shim in
 // that directory instead (another build, to compare its behaviour).
 func BinariesVersion(tb testing.TB, version string) string {
 	return BinariesProtocol(tb, version, "")
 }
 
-// BinariesProtocol builds berth and berth-shim that report version and
+// BinariesProtocol returns berth and berth-shim that report version and
 // speak protocol (api.ProtocolVersion, "" for the source's).
 func BinariesProtocol(tb testing.TB, version, protocol string) string {
 	tb.Helper()
@@ -48,16 +49,19 @@ func BinariesProtocol(tb testing.TB, version, protocol string) string {
 	return built(tb, version, protocol, "./cmd/berth", "./cmd/berth-shim")
 }
 
-// ShimVersion builds berth-shim alone reporting version, for a test whose
-// shim attaches to a broker already running: it links one binary, not two
-// (the broker's is the larger). It returns the shim's path.
+// ShimVersion returns the path of a berth-shim alone reporting version,
+// for a test whose shim attaches to a broker already running: no berth
+// beside it could start another.
 func ShimVersion(tb testing.TB, version string) string {
 	tb.Helper()
 	return filepath.Join(built(tb, version, "", "./cmd/berth-shim"), "berth-shim")
 }
 
-// built returns the directory of pkgs built once per test process for
-// version and protocol.
+// built returns the directory of pkgs for version and protocol, made once
+// per test process. The source's version is linked once (berth and
+// berth-shim together); every other version is a copy of that build with
+// an api.TestBuildFile beside it, which sets what the copies report as
+// -ldflags -X would, without linking them again.
 func built(tb testing.TB, version, protocol string, pkgs ...string) string {
 	tb.Helper()
 	buildMu.Lock()
@@ -66,7 +70,18 @@ func built(tb testing.TB, version, protocol string, pkgs ...string) string {
 	if dir, ok := builds[key]; ok {
 		return dir
 	}
-	dir, err := build(version, protocol, pkgs)
+	src, ok := builds[sourceKey]
+	if !ok {
+		var err error
+		if src, err = build(); err != nil {
+			tb.Fatal(err)
+		}
+		builds[sourceKey] = src
+	}
+	if version == "" && protocol == "" {
+		return src
+	}
+	dir, err := copyBuild(src, version, protocol, pkgs)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -74,7 +89,11 @@ func built(tb testing.TB, version, protocol string, pkgs ...string) string {
 	return dir
 }
 
-func build(version, protocol string, pkgs []string) (string, error) {
+// sourceKey is the key of the one build from source in builds.
+var sourceKey = strings.Join([]string{"", "", "./cmd/berth", "./cmd/berth-shim"}, "\x00")
+
+// build links berth and berth-shim from the source into a new directory.
+func build() (string, error) {
 	dir, err := os.MkdirTemp("", "berth-bin-")
 	if err != nil {
 		return "", err
@@ -85,27 +104,47 @@ func build(version, protocol string, pkgs []string) (string, error) {
 	}
 	// No VCS stamp: the binaries report the version the test process has
 	// (its own build is never stamped), "(devel)" unless one is set.
-	// The tag berthtest adds what only tests use (HoldEnv's tool);
-	// lockorder makes a broker panic on a lock taken out of its order
-	// (broker/lockorder).
+	// The tag berthtest adds what only tests use (HoldEnv's tool, the
+	// api.TestBuildFile); lockorder makes a broker panic on a lock taken
+	// out of its order (broker/lockorder).
 	args := []string{"build", "-buildvcs=false", "-tags", "berthtest,lockorder", "-o", dir + string(filepath.Separator)}
 	if os.Getenv("BERTH_TEST_RACE") != "" { // build the processes under test with the race detector
 		args = append(args, "-race")
 	}
-	var ldflags []string
-	if version != "" {
-		ldflags = append(ldflags, "-X 'github.com/berth-dev/berth/api.Version="+version+"'")
-	}
-	if protocol != "" {
-		ldflags = append(ldflags, "-X github.com/berth-dev/berth/api.ProtocolVersion="+protocol)
-	}
-	if len(ldflags) > 0 {
-		args = append(args, "-ldflags", strings.Join(ldflags, " "))
-	}
-	cmd := exec.Command("go", append(args, pkgs...)...)
+	cmd := exec.Command("go", append(args, "./cmd/berth", "./cmd/berth-shim")...)
 	cmd.Dir = modRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return dir, nil
+}
+
+// copyBuild copies the binaries of pkgs from src into a new directory
+// whose api.TestBuildFile makes them report version and protocol.
+func copyBuild(src, version, protocol string, pkgs []string) (string, error) {
+	dir, err := os.MkdirTemp("", "berth-bin-")
+	if err != nil {
+		return "", err
+	}
+	var file strings.Builder
+	if version != "" {
+		fmt.Fprintf(&file, "version=%s\n", version)
+	}
+	if protocol != "" {
+		fmt.Fprintf(&file, "protocol=%s\n", protocol)
+	}
+	if err := os.WriteFile(filepath.Join(dir, api.TestBuildFile), []byte(file.String()), 0o644); err != nil {
+		return "", fmt.Errorf("write %s: %w", api.TestBuildFile, err)
+	}
+	for _, pkg := range pkgs {
+		name := filepath.Base(pkg)
+		raw, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			return "", fmt.Errorf("copy the build of %s: %w", pkg, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o755); err != nil {
+			return "", fmt.Errorf("copy the build of %s: %w", pkg, err)
+		}
 	}
 	return dir, nil
 }

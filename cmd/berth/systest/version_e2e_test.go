@@ -70,11 +70,11 @@ func TestVersionIsTheModulesAndItsCommit(t *testing.T) {
 // and leave it running; a shim of a newer protocol replaces it whatever
 // its version string says.
 func TestShimAndBrokerAgreeByProtocolNotVersion(t *testing.T) {
-	// Serial: it builds a second release of the binaries, which missed the connect deadline beside the other tests.
+	t.Parallel()
 	home := autostartHome(t)
-	// The binaries of each version first: building them is not what the
+	// The binaries of each version first: making them is not what the
 	// deadline below bounds. The shims of the versions that find the
-	// broker running are built alone.
+	// broker running come alone.
 	attaching := []string{"v0.0.0-20261126061500-abcdef012345", "(devel)"}
 	brokertest.BinariesVersion(t, "v9.9.9")
 	for _, version := range attaching {

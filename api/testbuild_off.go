@@ -1,0 +1,6 @@
+//go:build !berthtest
+
+package api
+
+// applyTestBuild does nothing outside test builds (see testbuild_on.go).
+func applyTestBuild() {}
