@@ -2,6 +2,7 @@ package systest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,11 +37,13 @@ func needNPMClients(t *testing.T) string {
 
 // TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig runs the
 // MCP Inspector's CLI (as its launcher runs it, every run in one Node
-// process) and mcp-remote (a process per run, driven as an IDE drives it,
-// over stdio) one time more each than the default config's
-// mcp.max_sessions against a project with that config. Neither ends its session with
-// DELETE, so each client alone leaves more sessions behind than the
-// project may hold at once; every run succeeds.
+// process) one time more than the default config's mcp.max_sessions
+// against a project with that config, and mcp-remote (a process per run,
+// driven as an IDE drives it, over stdio) one time more than a second
+// project's max_sessions of 2: each mcp-remote run is a Node start of
+// seconds of CPU, and the rule at the limit is the same for every limit.
+// Neither client ends its session with DELETE, so each leaves more
+// sessions behind than its project may hold at once; every run succeeds.
 func TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig(t *testing.T) {
 	t.Parallel()
 	node := needNPMClients(t)
@@ -48,8 +52,7 @@ func TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig(t *testing.T) {
 	p := b.Attach(t, root)
 	env := append(os.Environ(), "HOME="+t.TempDir()) // both keep files under HOME
 	// The limit plus one: the run after the project's places are all
-	// taken by sessions no client will end. Each run is a Node process
-	// of a second or more of CPU, so no more than the rule needs.
+	// taken by sessions no client will end. No more than the rule needs.
 	const runs = config.DefaultMaxSessions + 1
 
 	t.Run("inspector-cli", func(t *testing.T) {
@@ -76,7 +79,12 @@ func TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig(t *testing.T) {
 	t.Run("mcp-remote", func(t *testing.T) {
 		t.Parallel()
 		ctx := testCtx(t, 5*time.Minute)
-		for i := range runs {
+		const limit = 2
+		root := brokertest.Project(t, "thirdparty-remote", map[string]string{
+			filepath.Join(api.ProjectDir, "config.yaml"): fmt.Sprintf("mcp:\n  max_sessions: %d\n", limit),
+		})
+		p := b.Attach(t, root)
+		for i := range limit + 1 {
 			cmd := exec.CommandContext(ctx, node, mcpRemoteBin, p.URL)
 			cmd.Dir, cmd.Env = npmClientsDir, env
 			var stderr bytes.Buffer
@@ -93,6 +101,11 @@ func TestThirdPartyClientsOutnumberMaxSessionsOnTheDefaultConfig(t *testing.T) {
 			if info.Project.Root != root || info.Server.Transport != "http" {
 				t.Fatalf("run %d of mcp-remote: get_server_info %+v", i, info)
 			}
+		}
+		// Every run left its session: the last found the places full and
+		// ended the oldest to take its place.
+		if got, err := b.Client.Project(ctx, p.ID); err != nil || got.Sessions != limit {
+			t.Fatalf("after %d runs of mcp-remote: %d sessions (%v), want the limit %d", limit+1, got.Sessions, err, limit)
 		}
 	})
 }
