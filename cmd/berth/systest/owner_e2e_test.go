@@ -1,6 +1,7 @@
 package systest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -352,10 +353,12 @@ func TestShimRouteNeedsALiveLease(t *testing.T) {
 // TestOwnersSubAgentsNeedNoHeader: the user's own clients reach a project
 // with the state file's plain url and no header, over streamable HTTP,
 // SSE and WebSocket, with the TypeScript SDK and the go-sdk, with auth
-// none and with auth token.
+// none and with auth token. The TypeScript clients of the three
+// transports run one after the other in one Node process.
 func TestOwnersSubAgentsNeedNoHeader(t *testing.T) {
 	t.Parallel()
 	node := needTSClient(t)
+	transports := []string{"http", "sse", "websocket"}
 	for _, auth := range []string{"none", "token"} {
 		t.Run("auth "+auth, func(t *testing.T) {
 			b := brokertest.StartBroker(t, brokertest.Options{Args: []string{"--auth", auth}})
@@ -368,13 +371,25 @@ func TestOwnersSubAgentsNeedNoHeader(t *testing.T) {
 			if (auth == "token") != (sf.Headers["Authorization"] != "") {
 				t.Fatalf("auth %s: state file headers %v", auth, sf.Headers)
 			}
-			for _, tr := range []struct{ arg, transport string }{{"http", "http"}, {"sse", "sse"}, {"websocket", "websocket"}} {
-				t.Run(tr.arg, func(t *testing.T) {
-					runTSClient(t, node, b, "plainurl.mjs", root, tr.arg, tr.transport)
+			ts := map[string][]byte{}
+			out := runTSScript(t, testCtx(t, 60*time.Second), node, shimEnv(t, b), "plainurl.mjs", append([]string{root}, transports...)...)
+			for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+				var l struct{ Transport string }
+				if err := json.Unmarshal(line, &l); err != nil {
+					t.Fatalf("plainurl.mjs printed %q: %v", line, err)
+				}
+				ts[l.Transport] = line
+			}
+			for _, tr := range transports {
+				t.Run(tr, func(t *testing.T) {
+					if ts[tr] == nil {
+						t.Fatalf("plainurl.mjs printed nothing for %s:\n%s", tr, out)
+					}
+					checkTSClient(t, b, root, tr, ts[tr])
 					ctx := testCtx(t, 30*time.Second)
 					base := strings.TrimSuffix(*sf.URL, "/mcp")
 					var goTr mcp.Transport
-					switch tr.arg {
+					switch tr {
 					case "http":
 						goTr = &mcp.StreamableClientTransport{Endpoint: *sf.URL}
 					case "sse":
@@ -382,8 +397,8 @@ func TestOwnersSubAgentsNeedNoHeader(t *testing.T) {
 					default:
 						goTr = &mcpws.ClientTransport{URL: "ws" + strings.TrimPrefix(base, "http") + "/ws"}
 					}
-					if info := getServerInfo(t, ctx, connectMCP(t, ctx, goTr)); info.Project.Root != root || info.Server.Transport != tr.transport {
-						t.Fatalf("go-sdk over %s: %+v", tr.arg, info)
+					if info := getServerInfo(t, ctx, connectMCP(t, ctx, goTr)); info.Project.Root != root || info.Server.Transport != tr {
+						t.Fatalf("go-sdk over %s: %+v", tr, info)
 					}
 				})
 			}

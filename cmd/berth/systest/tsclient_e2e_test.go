@@ -74,13 +74,20 @@ func TestTypeScriptSDKReachesEveryTransport(t *testing.T) {
 	}
 }
 
-// runTSClient runs script (connect.mjs or plainurl.mjs) of tsClientDir
-// for root over arg, and checks that it listed the tools and that
-// get_server_info named root, transport and b's pid. It returns the tools.
+// runTSClient runs script (connect.mjs) of tsClientDir for root over arg,
+// and checks that it listed the tools and that get_server_info named
+// root, transport and b's pid. It returns the tools.
 func runTSClient(t *testing.T, node string, b *brokertest.Broker, script, root, arg, transport string) []string {
 	t.Helper()
 	ctx := testCtx(t, 60*time.Second)
-	out := runTSScript(t, ctx, node, shimEnv(t, b), script, root, arg)
+	return checkTSClient(t, b, root, transport, runTSScript(t, ctx, node, shimEnv(t, b), script, root, arg))
+}
+
+// checkTSClient checks one client's line of output: the tools it listed,
+// and get_server_info naming root, transport and b's pid. It returns the
+// tools.
+func checkTSClient(t *testing.T, b *brokertest.Broker, root, transport string, out []byte) []string {
+	t.Helper()
 	var got struct {
 		Tools []string   `json:"tools"`
 		Info  serverInfo `json:"info"`
