@@ -63,7 +63,10 @@ func appEnv(t *testing.T, home, berthHome string) []string {
 		}
 		env = append(env, kv)
 	}
-	return env
+	// The Gemini CLI otherwise starts a second Node process of itself
+	// with a larger heap, which doubles the CPU of each command and
+	// changes nothing of what it reads or connects to.
+	return append(env, "GEMINI_CLI_NO_RELAUNCH=true")
 }
 
 // The files as the apps leave them: the user's other servers, settings
