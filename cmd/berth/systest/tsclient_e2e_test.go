@@ -396,9 +396,23 @@ func TestTypeScriptSDKInFinderMode(t *testing.T) {
 		t.Fatalf("server-everything is not running: %+v", serverStatus(t, ctx, b, root, "everything"))
 	}
 	approve := "berth servers approve " + root
-	for _, where := range []string{url, "stdio"} {
+	// Both clients, one after the other, in one Node process.
+	wheres := []string{url, "stdio"}
+	outs := map[string][]byte{}
+	all := runTSScript(t, ctx, tsNode, shimEnv(t, b), "finder.mjs", append([]string{root}, wheres...)...)
+	for _, line := range bytes.Split(bytes.TrimSpace(all), []byte("\n")) {
+		var l struct{ Where string }
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatalf("finder.mjs printed %q: %v", line, err)
+		}
+		outs[l.Where] = line
+	}
+	for _, where := range wheres {
 		t.Run(strings.SplitN(where, ":", 2)[0], func(t *testing.T) {
-			out := runTSScript(t, ctx, tsNode, shimEnv(t, b), "finder.mjs", where, root)
+			out := outs[where]
+			if out == nil {
+				t.Fatalf("finder.mjs printed nothing for %s:\n%s", where, all)
+			}
 			var got struct {
 				Before, After []string
 				Found         []struct {
