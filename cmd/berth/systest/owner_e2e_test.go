@@ -1,7 +1,6 @@
 package systest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -371,15 +370,8 @@ func TestOwnersSubAgentsNeedNoHeader(t *testing.T) {
 			if (auth == "token") != (sf.Headers["Authorization"] != "") {
 				t.Fatalf("auth %s: state file headers %v", auth, sf.Headers)
 			}
-			ts := map[string][]byte{}
 			out := runTSScript(t, testCtx(t, 60*time.Second), node, shimEnv(t, b), "plainurl.mjs", append([]string{root}, transports...)...)
-			for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
-				var l struct{ Transport string }
-				if err := json.Unmarshal(line, &l); err != nil {
-					t.Fatalf("plainurl.mjs printed %q: %v", line, err)
-				}
-				ts[l.Transport] = line
-			}
+			ts := linesBy(t, "plainurl.mjs", out, "transport")
 			for _, tr := range transports {
 				t.Run(tr, func(t *testing.T) {
 					if ts[tr] == nil {

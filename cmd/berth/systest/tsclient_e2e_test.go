@@ -83,6 +83,22 @@ func runTSClient(t *testing.T, node string, b *brokertest.Broker, script, root, 
 	return checkTSClient(t, b, root, transport, runTSScript(t, ctx, node, shimEnv(t, b), script, root, arg))
 }
 
+// linesBy splits the output of script, a JSON object a line, by the
+// string field key of each line.
+func linesBy(t *testing.T, script string, out []byte, key string) map[string][]byte {
+	t.Helper()
+	lines := map[string][]byte{}
+	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		var l map[string]any
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatalf("%s printed %q: %v", script, line, err)
+		}
+		k, _ := l[key].(string)
+		lines[k] = line
+	}
+	return lines
+}
+
 // checkTSClient checks one client's line of output: the tools it listed,
 // and get_server_info naming root, transport and b's pid. It returns the
 // tools.
@@ -398,15 +414,8 @@ func TestTypeScriptSDKInFinderMode(t *testing.T) {
 	approve := "berth servers approve " + root
 	// Both clients, one after the other, in one Node process.
 	wheres := []string{url, "stdio"}
-	outs := map[string][]byte{}
 	all := runTSScript(t, ctx, tsNode, shimEnv(t, b), "finder.mjs", append([]string{root}, wheres...)...)
-	for _, line := range bytes.Split(bytes.TrimSpace(all), []byte("\n")) {
-		var l struct{ Where string }
-		if err := json.Unmarshal(line, &l); err != nil {
-			t.Fatalf("finder.mjs printed %q: %v", line, err)
-		}
-		outs[l.Where] = line
-	}
+	outs := linesBy(t, "finder.mjs", all, "where")
 	for _, where := range wheres {
 		t.Run(strings.SplitN(where, ":", 2)[0], func(t *testing.T) {
 			out := outs[where]
