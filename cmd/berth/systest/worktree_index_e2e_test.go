@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -61,18 +64,27 @@ func searchContent(ctx context.Context, s *mcp.ClientSession, q string, n int) (
 func TestWorktreesShareOneIndex(t *testing.T) {
 	t.Parallel()
 	const n = 2000
-	repo := brokertest.GitRepo(t, "repo", branchFiles(n, "trunk"))
-	brokertest.Git(t, repo, "checkout", "-q", "-b", "topic")
-	writeTree(t, repo, branchFiles(n, "topic"))
-	brokertest.Git(t, repo, "commit", "-q", "-am", "topic")
-	brokertest.Git(t, repo, "checkout", "-q", "main")
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	// The history is written as one pack by git fast-import: 4,000
+	// loose objects from git add and commit cost more CPU than the rest
+	// of the test, and every checkout below reads its files from it.
+	repo := brokertest.Project(t, "repo", nil)
+	brokertest.Git(t, repo, "init", "-q", "-b", "main")
+	branches := []gitBranch{{name: "main", files: branchFiles(n, "trunk")}, {name: "topic", from: "main", files: branchFiles(n, "topic")}}
+	for i := 1; i < 8; i++ {
+		branches = append(branches, gitBranch{name: fmt.Sprintf("wt%d", i), from: "main", files: map[string]string{
+			".praxis-os/standards/own.md": fmt.Sprintf("# Own\n\nOnly branch wt%d has solitarywt%d.\n", i, i)}})
+	}
+	gitImport(t, repo, branches)
+	brokertest.Git(t, repo, "checkout", "-q", "-f", "main")
 
 	roots := []string{repo}
 	for i := 1; i < 8; i++ {
-		wt := brokertest.Worktree(t, repo, fmt.Sprintf("wt%d", i))
-		writeTree(t, wt, map[string]string{".praxis-os/standards/own.md": fmt.Sprintf("# Own\n\nOnly branch wt%d has solitarywt%d.\n", i, i)})
-		brokertest.Git(t, wt, "add", "-A")
-		brokertest.Git(t, wt, "commit", "-q", "-m", "own")
+		name := fmt.Sprintf("wt%d", i)
+		wt := filepath.Join(filepath.Dir(repo), name)
+		brokertest.Git(t, repo, "worktree", "add", "-q", wt, name)
 		roots = append(roots, wt)
 	}
 
@@ -200,6 +212,30 @@ func TestWorktreesShareOneIndex(t *testing.T) {
 	if log := b.Stderr(); strings.Contains(log, "rebuild") {
 		t.Fatalf("the broker rebuilt an index:\n%s", log)
 	}
+}
+
+// gitBranch is a branch for gitImport: its files (path -> content) over
+// those of the branch from, or alone when from is empty.
+type gitBranch struct {
+	name, from string
+	files      map[string]string
+}
+
+// gitImport commits each branch in repo, in order, with git fast-import.
+func gitImport(t *testing.T, repo string, branches []gitBranch) {
+	t.Helper()
+	var b strings.Builder
+	for _, br := range branches {
+		fmt.Fprintf(&b, "commit refs/heads/%s\ncommitter berth <berth@example.com> 1700000000 +0000\ndata 0\n", br.name)
+		if br.from != "" {
+			fmt.Fprintf(&b, "from refs/heads/%s\n", br.from)
+		}
+		for _, rel := range slices.Sorted(maps.Keys(br.files)) {
+			fmt.Fprintf(&b, "M 100644 inline %s\ndata %d\n%s\n", rel, len(br.files[rel]), br.files[rel])
+		}
+		b.WriteString("\n")
+	}
+	brokertest.GitInput(t, repo, b.String(), "fast-import", "--quiet")
 }
 
 // writeTree writes files (path relative to root -> content).
