@@ -226,6 +226,13 @@ func (ix *Index) finishCatchUp(ctx context.Context, start time.Time, err error) 
 // write within the same mtime tick is not missed); identical content is not
 // re-indexed.
 func (ix *Index) Apply(ctx context.Context, changed []string) error {
+	return ix.apply(ctx, changed, nil)
+}
+
+// apply is Apply that, in a view of a shared index given disk (a walk of
+// the sources made after a git checkout), reads only the files that git's
+// new index does not vouch for (see Index.vouched).
+func (ix *Index) apply(ctx context.Context, changed []string, disk map[string]diskFile) error {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
 	if ix.closed {
@@ -238,8 +245,12 @@ func (ix *Index) Apply(ctx context.Context, changed []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if sh := ix.opts.Shared; sh != nil {
-		if err := sh.commitView(ix, ix.readUpdates(paths, true)); err != nil {
+	if ix.opts.Shared != nil {
+		var gi *gitIndex
+		if disk != nil {
+			gi = ix.gitIndex()
+		}
+		if err := ix.commitUnread(ix.vouched(paths, disk, gi, true)); err != nil {
 			ix.noteErr(err)
 			return fmt.Errorf("search: apply %d paths: %w", len(paths), err)
 		}

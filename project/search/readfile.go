@@ -21,6 +21,11 @@ type fileUpdate struct {
 	// data is the content, kept instead of chunks by a view of a shared
 	// index when a sibling worktree already holds the same content.
 	data string
+	// blob is git's object id of the content read, set by a view; unread
+	// is set instead when the view did not read the file: git's index
+	// vouched for it, and a sibling had read the same blob.
+	blob   *[20]byte
+	unread bool
 }
 
 // readUpdate brings one path up to date. old is the current entry (nil if
@@ -99,6 +104,10 @@ func (ix *Index) readContent(u fileUpdate, old *fileEntry, force bool, fi fs.Fil
 	sum := sha256.Sum256(data)
 	copy(e.hash[:], sum[:])
 	e.size = int64(len(data))
+	if ix.opts.Shared != nil {
+		id := blobID(data)
+		u.blob = &id
+	}
 	if old != nil && old.hash == e.hash && old.skip == "" {
 		e.chunks = old.chunks
 		return u // touched, not changed

@@ -16,6 +16,10 @@ type diskFile struct {
 	size  int64
 	mtime int64
 	skip  string // skipOutside for a link the policy does not follow (size and mtime are the link's)
+	// ctime and ino, when the walk stat'ed the file in its folder (else
+	// 0), let git's index vouch for it (see gitIndex.unchanged).
+	ctime int64
+	ino   uint64
 }
 
 // scan walks the sources and returns every indexable file with its size and

@@ -9,9 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// statIn returns the size and mtime of each named file of folder dir,
-// following links; a file that is gone or not regular is marked skipGone,
-// and an error other than its absence is also passed to warn.
+// statIn returns the size, mtime, ctime and inode of each named file of
+// folder dir, following links; a file that is gone or not regular is
+// marked skipGone, and an error other than its absence is also passed to
+// warn.
 func statIn(dir string, names []string, warn func(name string, err error)) []diskFile {
 	out := make([]diskFile, len(names))
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -40,7 +41,7 @@ func statIn(dir string, names []string, warn func(name string, err error)) []dis
 		case st.Mode&unix.S_IFMT != unix.S_IFREG:
 			out[i].skip = skipGone
 		default:
-			out[i] = diskFile{size: st.Size, mtime: st.Mtim.Nano()}
+			out[i] = diskFile{size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: uint64(st.Ino)}
 		}
 	}
 	return out

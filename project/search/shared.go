@@ -30,9 +30,14 @@ import (
 type Shared struct {
 	core *Index
 
-	mu   sync.Mutex     // guards refs; taken after core.writeMu
+	mu   sync.Mutex     // guards refs and blobs; taken after core.writeMu
 	refs map[string]int // content key -> views holding it
-	log  *slog.Logger
+	// blobs names, by path and git blob id, the hash of content some view
+	// read (and holds): a sibling whose git index vouches for the same
+	// blob at the path need not read its file.
+	blobs  map[string][16]byte
+	blobOf map[string]string // content key -> its key in blobs
+	log    *slog.Logger
 }
 
 // NewShared returns an empty content index. Only the worktrees of one
@@ -63,7 +68,7 @@ func NewShared(log *slog.Logger) *Shared {
 	core.w.fileNos = make(map[string]uint32)
 	core.vec = vectors{byChunk: map[*chunk][]float32{}, kick: make(chan struct{}, 1)}
 	core.snap.Store(&snapshot{})
-	return &Shared{core: core, refs: map[string]int{}, log: log}
+	return &Shared{core: core, refs: map[string]int{}, blobs: map[string][16]byte{}, blobOf: map[string]string{}, log: log}
 }
 
 // SharedStatus counts what a content index holds, for benchmarks and the
@@ -103,6 +108,33 @@ func (sh *Shared) known(rel string, hash [16]byte) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	return sh.refs[contentKey(rel, hash)] > 0
+}
+
+// byBlob returns the hash of the content at rel whose git blob id is id,
+// when a view read it and some view holds it.
+func (sh *Shared) byBlob(rel string, id [20]byte) ([16]byte, bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	h, ok := sh.blobs[rel+"\x00"+string(id[:])]
+	return h, ok
+}
+
+// heldOnly splits ups into the updates the content index can take now and
+// the paths to read first: those of unread updates whose content no view
+// holds any more. The caller holds core.writeMu.
+func (sh *Shared) heldOnly(ups []fileUpdate) ([]fileUpdate, []string) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var reread []string
+	kept := ups[:0:0]
+	for _, u := range ups {
+		if u.unread && sh.refs[indexedKey(u.rel, u.entry)] == 0 {
+			reread = append(reread, u.rel)
+			continue
+		}
+		kept = append(kept, u)
+	}
+	return kept, reread
 }
 
 // viewBits is one view in a content snapshot: the chunk ids it holds.
@@ -154,14 +186,17 @@ func (ix *Index) searchState() (*Index, *snapshot) {
 // and the view's new sections are swapped in with them, so that a search of
 // any view sees the state before or after, never a mix. The caller holds
 // v.writeMu; it takes the content index's writeMu, never reading a file
-// under it.
-func (sh *Shared) commitView(v *Index, ups []fileUpdate) error {
+// under it. It returns the paths of unread updates whose content no view
+// holds any more (dropped since the view found it known): the caller reads
+// them and commits them again.
+func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 	core := sh.core
 	core.writeMu.Lock()
 	defer core.writeMu.Unlock()
 	if v.closed {
-		return ErrClosed
+		return nil, ErrClosed
 	}
+	ups, reread := sh.heldOnly(ups)
 	next := maps.Clone(v.w.files)
 	delta := map[string]int{}
 	fresh := map[string]fileUpdate{}
@@ -193,7 +228,7 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) error {
 		}
 	}
 	if !changed {
-		return nil
+		return reread, nil
 	}
 	sh.mu.Lock()
 	var coreUps []fileUpdate
@@ -203,6 +238,8 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) error {
 		switch {
 		case after <= 0:
 			delete(sh.refs, k)
+			delete(sh.blobs, sh.blobOf[k])
+			delete(sh.blobOf, k)
 		default:
 			sh.refs[k] = after
 		}
@@ -212,6 +249,13 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) error {
 			coreUps = append(coreUps, sh.contentUpdate(k, fresh[k]))
 		case after <= 0 && indexed:
 			coreUps = append(coreUps, fileUpdate{rel: k, reindex: true})
+		}
+	}
+	for _, u := range ups {
+		if k := indexedKey(u.rel, u.entry); u.blob != nil && sh.refs[k] > 0 {
+			bk := u.rel + "\x00" + string(u.blob[:])
+			sh.blobs[bk] = u.entry.hash
+			sh.blobOf[k] = bk
 		}
 	}
 	sh.mu.Unlock()
@@ -242,7 +286,7 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) error {
 	})
 	v.w.files = next
 	v.noteFilesChanged()
-	return err
+	return reread, err
 }
 
 // contentUpdate is the content index's update adding content k, from the
@@ -269,7 +313,7 @@ func (sh *Shared) detach(v *Index) {
 	for rel := range v.w.files {
 		ups = append(ups, fileUpdate{rel: rel, reindex: true})
 	}
-	if err := sh.commitView(v, ups); err != nil {
+	if _, err := sh.commitView(v, ups); err != nil {
 		v.log.Warn("search: cannot drop a worktree's view of the shared index", "err", err)
 	}
 	core := sh.core
@@ -336,9 +380,65 @@ func (ix *Index) refreshView(ctx context.Context, disk map[string]diskFile) erro
 	}
 	changed := ix.changedOnDisk(disk)
 	ix.setProgress(0, len(changed))
+	gi := ix.gitIndex()
 	return ix.inBatches(ctx, changed, func(batch []string) error {
-		return ix.opts.Shared.commitView(ix, ix.readUpdates(batch, false))
+		return ix.commitUnread(ix.vouched(batch, disk, gi, false))
 	})
+}
+
+// gitIndex reads the worktree's git index for the view's files; nil when
+// there is none or it cannot be used (every file is read then).
+func (ix *Index) gitIndex() *gitIndex {
+	if ix.opts.GitDir == "" {
+		return nil
+	}
+	gi, err := readGitIndex(ix.opts.GitDir, ix.opts.indexable)
+	if err != nil {
+		ix.log.Debug("search: git's index not used; reading every file", "err", err)
+		return nil
+	}
+	return gi
+}
+
+// vouched returns the updates of paths: a file that git's index vouches
+// for (see gitIndex.unchanged) as a walk found it (disk), with a blob some
+// view read at the same path, is taken as that content without being
+// read; the others are read (see readUpdate for force). The caller holds
+// writeMu.
+func (ix *Index) vouched(paths []string, disk map[string]diskFile, gi *gitIndex, force bool) []fileUpdate {
+	if gi == nil {
+		return ix.readUpdates(paths, force)
+	}
+	var ups []fileUpdate
+	var read []string
+	for _, rel := range paths {
+		df, ok := disk[rel]
+		var h [16]byte
+		if ok {
+			var e gitEntry
+			if e, ok = gi.unchanged(rel, df); ok {
+				h, ok = ix.opts.Shared.byBlob(rel, e.blob)
+			}
+		}
+		if !ok {
+			read = append(read, rel)
+			continue
+		}
+		ups = append(ups, fileUpdate{rel: rel, entry: &fileEntry{size: df.size, mtime: df.mtime, hash: h}, reindex: true, unread: true})
+	}
+	return append(ups, ix.readUpdates(read, force)...)
+}
+
+// commitUnread commits a view's updates, then reads and commits the files
+// of unread updates whose content was dropped meanwhile. The caller holds
+// writeMu.
+func (ix *Index) commitUnread(ups []fileUpdate) error {
+	reread, err := ix.opts.Shared.commitView(ix, ups)
+	if err != nil || len(reread) == 0 {
+		return err
+	}
+	_, err = ix.opts.Shared.commitView(ix, ix.readUpdates(reread, true))
+	return err
 }
 
 // readUpdates reads paths in parallel. The caller holds writeMu.

@@ -303,8 +303,15 @@ func gitView(t *testing.T, n int) (root, gitDir string, v *Index) {
 // exists in the worktree's git directory, a checkout's batches are held
 // (past the quiet period that applies without git); once the lock goes,
 // the whole checkout is applied as one change, the files no batch named
-// too (a walk of the sources finds them).
+// too (a walk of the sources finds them). A first batch of one file is
+// held as a large one is: a checkout's first files may come alone.
 func TestSharedCheckoutHeldWhileGitLocksItsIndex(t *testing.T) {
+	for _, first := range []int{1, settleFrom} {
+		t.Run(fmt.Sprintf("first batch of %d", first), func(t *testing.T) { testCheckoutHeld(t, first) })
+	}
+}
+
+func testCheckoutHeld(t *testing.T, first int) {
 	const n = 40 // every section fits in one answer
 	root, gitDir, v := gitView(t, n)
 	writeFiles(t, gitDir, map[string]string{"HEAD": "ref: refs/heads/trunk\n", "index.lock": ""})
@@ -322,12 +329,12 @@ func TestSharedCheckoutHeldWhileGitLocksItsIndex(t *testing.T) {
 	next := worktreeFiles(n, "topic")
 	paths := slices.Sorted(maps.Keys(next))
 	half := map[string]string{}
-	for _, rel := range paths[:settleFrom] {
+	for _, rel := range paths[:first] {
 		half[rel] = next[rel]
 	}
 	writeFiles(t, root, half)
-	changes <- paths[:settleFrom]
-	// Longer than the quiet period: without the lock the first half would
+	changes <- paths[:first]
+	// Longer than the quiet period: without the lock the first files would
 	// be applied by now. The next send returns once the loop took it, so
 	// it is still gathering, and nothing of the checkout may show.
 	time.Sleep(2 * settleQuiet)
@@ -409,25 +416,7 @@ func TestSharedEditWithSameSizeAndMtimeSeen(t *testing.T) {
 	for round, batch := range [][]string{paths[:1], paths[:settleFrom]} {
 		word := fmt.Sprintf("zebraq%d", round) // as long as "# Topic", which it replaces
 		for _, rel := range batch {
-			p := filepath.Join(root, filepath.FromSlash(rel))
-			fi, err := os.Stat(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			copy(data, word)
-			if err := os.WriteFile(p, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
-				t.Fatal(err)
-			}
-			if fi2, err := os.Stat(p); err != nil || fi2.Size() != fi.Size() || !fi2.ModTime().Equal(fi.ModTime()) {
-				t.Fatalf("the edit changed the size or mtime of %s (%v)", rel, err)
-			}
+			editKeepingStat(t, filepath.Join(root, filepath.FromSlash(rel)), word)
 		}
 		changes <- batch
 		deadline := time.Now().Add(20 * time.Second)
@@ -437,5 +426,30 @@ func TestSharedEditWithSameSizeAndMtimeSeen(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+	}
+}
+
+// editKeepingStat overwrites the start of the file at p with word, keeping
+// its size and modification time (a write within the same mtime tick, a
+// tool restoring the time).
+func editKeepingStat(t *testing.T, p, word string) {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(data, word)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if fi2, err := os.Stat(p); err != nil || fi2.Size() != fi.Size() || !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Fatalf("the edit changed the size or mtime of %s (%v)", p, err)
 	}
 }

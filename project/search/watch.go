@@ -37,13 +37,14 @@ func Follow(ctx context.Context, current func() *Index, changes <-chan []string)
 			if ix == nil {
 				continue
 			}
-			if ix.opts.Shared != nil && len(batch) >= settleFrom {
-				batch, ok = ix.settleCheckout(ctx, batch, changes)
+			var disk map[string]diskFile
+			if ix.opts.Shared != nil && (len(batch) >= settleFrom || ix.gitBusy()) {
+				batch, disk, ok = ix.settleCheckout(ctx, batch, changes)
 				if !ok {
 					return
 				}
 			}
-			if err := ix.Apply(ctx, batch); err != nil && ctx.Err() == nil {
+			if err := ix.apply(ctx, batch, disk); err != nil && ctx.Err() == nil {
 				if errIsClosed(err) {
 					if current() == ix {
 						return
@@ -58,8 +59,9 @@ func Follow(ctx context.Context, current func() *Index, changes <-chan []string)
 
 // A batch of at least settleFrom paths in a view of a shared index may be
 // the start of a branch switch that the watcher delivers over several
-// batches. Git holds its index's lock file for a whole checkout: while
-// <gitdir>/index.lock exists the batches that follow are gathered (polled
+// batches, and so is any batch that comes while git holds its index's
+// lock (the first files of a checkout may come alone). Git holds that lock
+// file for a whole checkout: while <gitdir>/index.lock exists the batches that follow are gathered (polled
 // every lockPoll, settleMax at most), and once it is gone, or when git's
 // index was written in the last gitRecent, the checkout is complete on
 // disk: a walk of the sources adds every file that differs from the view,
@@ -76,34 +78,44 @@ const (
 )
 
 // settleCheckout returns batch with the batches that follow it until the
-// change it starts is complete (see settleFrom); false when ctx ended or
-// changes was closed. A failed walk of the sources does not end the watch.
-func (ix *Index) settleCheckout(ctx context.Context, batch []string, changes <-chan []string) ([]string, bool) {
+// change it starts is complete (see settleFrom), and the walk of the
+// sources made once git's checkout was over (nil when there was none:
+// git left no trace, or the walk failed); false when ctx ended or changes
+// was closed. A failed walk of the sources does not end the watch.
+func (ix *Index) settleCheckout(ctx context.Context, batch []string, changes <-chan []string) ([]string, map[string]diskFile, bool) {
 	gitDir := ix.opts.GitDir
 	if gitDir == "" {
-		return settle(ctx, batch, changes)
+		batch, ok := settle(ctx, batch, changes)
+		return batch, nil, ok
 	}
 	lock := filepath.Join(gitDir, "index.lock")
 	if !exists(lock) && !writtenSince(filepath.Join(gitDir, "index"), time.Now().Add(-gitRecent)) {
-		return settle(ctx, batch, changes)
+		batch, ok := settle(ctx, batch, changes)
+		return batch, nil, ok
 	}
 	batch, ok := whileExists(ctx, lock, batch, changes)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	disk, err := ix.scan(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false
+			return nil, nil, false
 		}
 		// The watch goes on: the paths the batches named are applied.
 		ix.log.Warn("search: walk after a checkout failed; applying the changes the watcher named", "err", err)
-		return batch, true
+		return batch, nil, true
 	}
 	ix.writeMu.Lock()
 	batch = append(batch, ix.changedOnDisk(disk)...)
 	ix.writeMu.Unlock()
-	return batch, true
+	return batch, disk, true
+}
+
+// gitBusy reports whether git holds the lock of the worktree's index: a
+// checkout, a commit or a merge is under way.
+func (ix *Index) gitBusy() bool {
+	return ix.opts.GitDir != "" && exists(filepath.Join(ix.opts.GitDir, "index.lock"))
 }
 
 // whileExists returns batch with the batches from changes that come while

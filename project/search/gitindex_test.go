@@ -1,0 +1,249 @@
+package search
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
+)
+
+// gitWorktrees makes a repository of files committed on main and a linked
+// worktree "wt" of it, and returns both roots and their git directories.
+// Their indexes are dated a second ahead, as if git had written them again
+// since: no entry is racily clean, so that git's index vouches for every
+// file the checkout wrote.
+func gitWorktrees(t *testing.T, files map[string]string) (repo, repoGit, wt, wtGit string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	base := t.TempDir()
+	repo, wt = filepath.Join(base, "repo"), filepath.Join(base, "wt")
+	writeFiles(t, repo, files)
+	brokertest.Git(t, repo, "init", "-q", "-b", "main")
+	brokertest.Git(t, repo, "add", "-A")
+	brokertest.Git(t, repo, "commit", "-q", "-m", "first")
+	brokertest.Git(t, repo, "worktree", "add", "-q", "-b", "wt", wt)
+	repoGit, wtGit = filepath.Join(repo, ".git"), filepath.Join(repo, ".git", "worktrees", "wt")
+	later := time.Now().Add(time.Second)
+	for _, dir := range []string{repoGit, wtGit} {
+		if err := os.Chtimes(filepath.Join(dir, "index"), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return repo, repoGit, wt, wtGit
+}
+
+// TestViewTakesWhatGitsIndexVouchesFor: a worktree whose files equal a
+// sibling's is indexed from a walk of its files and its git index, reading
+// none of them; a file edited since git wrote it (same size and mtime, so
+// only its change time and content differ) is read, and its edit is seen
+// in that worktree alone.
+func TestViewTakesWhatGitsIndexVouchesFor(t *testing.T) {
+	const n = 40
+	repo, repoGit, wt, wtGit := gitWorktrees(t, worktreeFiles(n, "trunk"))
+	rel := ".praxis-os/standards/area3/doc003.md"
+	editKeepingStat(t, filepath.Join(wt, filepath.FromSlash(rel)), "# Zeppo") // as long as "# Topic", which it replaces
+
+	db, sh := openDB(t), NewShared(nil)
+	main := openWith(t, Options{Root: repo, Sources: defaultSources, DB: db, ProjectID: "main", Shared: sh, GitDir: repoGit})
+	if got := main.Status().FilesRead; got != n+1 {
+		t.Fatalf("the first worktree read %d files, want %d", got, n+1)
+	}
+	v := openWith(t, Options{Root: wt, Sources: defaultSources, DB: db, ProjectID: "wt", Shared: sh, GitDir: wtGit})
+	if got := v.Status().FilesRead; got != 1 {
+		t.Fatalf("the sibling read %d files, want 1 (the file edited since git wrote it)", got)
+	}
+	for _, ix := range []*Index{main, v} {
+		if res := search(t, ix, "marker"); res.Total != n {
+			t.Fatalf("%d sections hold the marker, want %d", res.Total, n)
+		}
+	}
+	if got := files(search(t, v, "zeppo")); len(got) == 0 || slices.ContainsFunc(got, func(f string) bool { return f != rel }) {
+		t.Fatalf("the sibling's edit found in %v, want %s alone", got, rel)
+	}
+	if got := search(t, main, "zeppo").Total; got != 0 {
+		t.Fatalf("the first worktree sees its sibling's edit: %d sections", got)
+	}
+	if got := sh.Status().Contents; got != n+2 {
+		t.Fatalf("%d contents indexed, want %d (the edited file's two versions)", got, n+2)
+	}
+}
+
+// TestViewReadsWhatWasDroppedMeanwhile: an update taken from git's index
+// without reading the file, whose content no view holds any more when it
+// is committed, is read then and indexed.
+func TestViewReadsWhatWasDroppedMeanwhile(t *testing.T) {
+	const n = 10
+	_, _, wt, wtGit := gitWorktrees(t, worktreeFiles(n, "trunk"))
+	v := openWith(t, Options{Root: wt, Sources: defaultSources, DB: openDB(t), ProjectID: "wt", Shared: NewShared(nil), GitDir: wtGit})
+	v.writeMu.Lock()
+	defer v.writeMu.Unlock()
+	disk, err := v.scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := slices.Sorted(maps.Keys(disk))
+	ups := v.vouched(paths, disk, v.gitIndex(), false)
+	for _, u := range ups {
+		if !u.unread {
+			t.Fatalf("%s was read: git's index vouches for it and the view holds its content", u.rel)
+		}
+	}
+	var drop []fileUpdate
+	for _, rel := range paths {
+		drop = append(drop, fileUpdate{rel: rel, reindex: true})
+	}
+	if _, err := v.opts.Shared.commitView(v, drop); err != nil {
+		t.Fatal(err)
+	}
+	if st := v.opts.Shared.Status(); st.Contents != 0 {
+		t.Fatalf("%d contents left after the view dropped every file", st.Contents)
+	}
+	if err := v.commitUnread(ups); err != nil {
+		t.Fatal(err)
+	}
+	if res := search(t, v, "marker"); res.Total != n {
+		t.Fatalf("%d sections hold the marker, want %d", res.Total, n)
+	}
+}
+
+// TestCheckoutTakesWhatGitsIndexVouchesFor: a git checkout in a worktree,
+// once git's index is written, reads only the files whose content no
+// sibling read: a switch to a branch no sibling has reads every file, the
+// switch back to the siblings' content reads none.
+func TestCheckoutTakesWhatGitsIndexVouchesFor(t *testing.T) {
+	const n = 40
+	repo, repoGit, wt, wtGit := gitWorktrees(t, worktreeFiles(n, "trunk"))
+	writeFiles(t, wt, worktreeFiles(n, "topic"))
+	brokertest.Git(t, wt, "checkout", "-q", "-b", "topic")
+	brokertest.Git(t, wt, "commit", "-q", "-am", "topic")
+	brokertest.Git(t, wt, "checkout", "-q", "wt")
+
+	db, sh := openDB(t), NewShared(nil)
+	openWith(t, Options{Root: repo, Sources: defaultSources, DB: db, ProjectID: "main", Shared: sh, GitDir: repoGit})
+	v := openWith(t, Options{Root: wt, Sources: defaultSources, DB: db, ProjectID: "wt", Shared: sh, GitDir: wtGit})
+	paths := slices.Sorted(maps.Keys(worktreeFiles(n, "topic")))
+	for _, step := range []struct {
+		branch string
+		reads  int64
+	}{{"topic", int64(len(paths))}, {"wt", 0}} {
+		before := v.Status().FilesRead
+		brokertest.Git(t, wt, "checkout", "-q", step.branch)
+		// Dated ahead as git would date an index written a second later:
+		// no file is racily clean. The batch names every file, and git's
+		// index was just written: the checkout is over.
+		later := time.Now().Add(time.Second)
+		if err := os.Chtimes(filepath.Join(wtGit, "index"), later, later); err != nil {
+			t.Fatal(err)
+		}
+		changes := make(chan []string, 1)
+		changes <- paths
+		close(changes)
+		Follow(context.Background(), func() *Index { return v }, changes)
+		if got := v.Status().FilesRead - before; got != step.reads {
+			t.Fatalf("the checkout of %s read %d files, want %d", step.branch, got, step.reads)
+		}
+		word := map[string]string{"topic": "solitarytopic", "wt": "solitarytrunk"}[step.branch]
+		if res := search(t, v, word); res.Total != 1 {
+			t.Fatalf("after the checkout of %s: %d sections hold %s, want 1", step.branch, res.Total, word)
+		}
+		if res := search(t, v, "marker"); res.Total != n {
+			t.Fatalf("after the checkout of %s: %d sections hold the marker, want %d", step.branch, res.Total, n)
+		}
+	}
+}
+
+// encodeGitIndex writes entries (path -> blob id, in path order) as git
+// writes an index of format version, for the parser's tests.
+func encodeGitIndex(version uint32, entries map[string]byte) []byte {
+	var b []byte
+	b = append(b, "DIRC"...)
+	b = binary.BigEndian.AppendUint32(b, version)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(entries)))
+	prev := ""
+	for i, rel := range slices.Sorted(maps.Keys(entries)) {
+		start := len(b)
+		for _, v := range []uint32{1, 2, 3, 4, 0, uint32(100 + i), 0o100644, 0, 0, 5} {
+			b = binary.BigEndian.AppendUint32(b, v)
+		}
+		var id [sha1.Size]byte
+		id[0] = entries[rel]
+		b = append(b, id[:]...)
+		b = binary.BigEndian.AppendUint16(b, uint16(min(len(rel), 0xfff)))
+		if version == 4 {
+			common := 0
+			for common < len(prev) && common < len(rel) && prev[common] == rel[common] {
+				common++
+			}
+			b = binary.AppendUvarint(b, uint64(len(prev)-common))
+			b = append(b, rel[common:]...)
+			b = append(b, 0)
+		} else {
+			b = append(b, rel...)
+			b = append(b, 0)
+			for (len(b)-start)%8 != 0 {
+				b = append(b, 0)
+			}
+		}
+		prev = rel
+	}
+	sum := sha1.Sum(b)
+	return append(b, sum[:]...)
+}
+
+// TestParseGitIndex reads the entries of formats 2 and 4 back, and refuses
+// a damaged index.
+func TestParseGitIndex(t *testing.T) {
+	entries := map[string]byte{"a.md": 1, ".praxis-os/standards/x.md": 2, ".praxis-os/standards/xy.md": 3, ".praxis-os/workflows/w.md": 4}
+	for _, version := range []uint32{2, 4} {
+		data := encodeGitIndex(version, entries)
+		got, err := parseGitIndex(data, func(string) bool { return true })
+		if err != nil {
+			t.Fatalf("format %d: %v", version, err)
+		}
+		if len(got) != len(entries) {
+			t.Fatalf("format %d: %d entries, want %d", version, len(got), len(entries))
+		}
+		for rel, id := range entries {
+			if e, ok := got[rel]; !ok || e.blob[0] != id || e.size != 5 || e.mtimeS != 3 {
+				t.Fatalf("format %d: %s read as %+v (%v)", version, rel, e, ok)
+			}
+		}
+		data[len(data)/2] ^= 1
+		if _, err := parseGitIndex(data, func(string) bool { return true }); err == nil {
+			t.Fatalf("format %d: a damaged index was read", version)
+		}
+	}
+}
+
+// FuzzGitIndex: any bytes, with a checksum that holds (so that the
+// entries are parsed), give entries or an error, never a panic, and never
+// more entries than the header counts.
+func FuzzGitIndex(f *testing.F) {
+	entries := map[string]byte{"a.md": 1, "b/c.md": 2, "b/cd.md": 3}
+	for _, version := range []uint32{2, 3, 4} {
+		data := encodeGitIndex(version, entries)
+		f.Add(data[:len(data)-sha1.Size])
+	}
+	f.Add([]byte("DIRC"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		sum := sha1.Sum(body)
+		data := append(slices.Clip(body), sum[:]...)
+		got, err := parseGitIndex(data, func(string) bool { return true })
+		if err != nil {
+			return
+		}
+		if len(data) < 12 || uint32(len(got)) > binary.BigEndian.Uint32(data[8:12]) {
+			t.Fatalf("%d entries from a header counting fewer", len(got))
+		}
+	})
+}
