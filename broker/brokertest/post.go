@@ -7,11 +7,10 @@ import (
 	"testing"
 )
 
-// PostRPC posts one JSON-RPC body to a streamable HTTP endpoint on
-// session sid ("" for none, protocol 2025-06-18) as a plain client does,
-// and returns the response with its body read; a status other than 200
-// or 202 fails tb.
-func PostRPC(tb testing.TB, hc *http.Client, url, sid string, body []byte) (*http.Response, []byte) {
+// RPCRequest is a POST of one JSON-RPC body to a streamable HTTP endpoint
+// on session sid ("" for none, protocol 2025-06-18), with the headers a
+// plain client sends.
+func RPCRequest(tb testing.TB, url, sid string, body []byte) *http.Request {
 	tb.Helper()
 	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
 	if err != nil {
@@ -23,7 +22,14 @@ func PostRPC(tb testing.TB, hc *http.Client, url, sid string, body []byte) (*htt
 		req.Header.Set("Mcp-Session-Id", sid)
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
 	}
-	resp, err := hc.Do(req)
+	return req
+}
+
+// PostRPC sends RPCRequest's POST and returns the response with its body
+// read; a status other than 200 or 202 fails tb.
+func PostRPC(tb testing.TB, hc *http.Client, url, sid string, body []byte) (*http.Response, []byte) {
+	tb.Helper()
+	resp, err := hc.Do(RPCRequest(tb, url, sid, body))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -37,17 +37,7 @@ type rpcMessage struct {
 // mcpPost builds a streamable-HTTP POST, with session if not "".
 func mcpPost(t *testing.T, url, session, body string) *http.Request {
 	t.Helper()
-	req, err := http.NewRequest("POST", url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	}
-	return req
+	return brokertest.RPCRequest(t, url, session, []byte(body))
 }
 
 // doMCP sends req and returns the status, headers and the first JSON-RPC
