@@ -138,15 +138,27 @@ func copyBuild(src, version, protocol string, pkgs []string) (string, error) {
 	}
 	for _, pkg := range pkgs {
 		name := filepath.Base(pkg)
-		raw, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			return "", fmt.Errorf("copy the build of %s: %w", pkg, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o755); err != nil {
+		if err := LinkExecutable(filepath.Join(src, name), filepath.Join(dir, name)); err != nil {
 			return "", fmt.Errorf("copy the build of %s: %w", pkg, err)
 		}
 	}
 	return dir, nil
+}
+
+// LinkExecutable makes dst the executable src under another name: a hard
+// link, or a copy where dst is on another file system. A copy written
+// while other tests start processes can fail to run with "text file busy"
+// (a child forked meanwhile holds the written file open until it execs);
+// a link opens no file for writing.
+func LinkExecutable(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, raw, 0o755)
 }
 
 // Cleanup removes the built binaries.

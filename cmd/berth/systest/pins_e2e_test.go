@@ -133,12 +133,8 @@ func berthEnv(t *testing.T, home string, env []string, args ...string) (string, 
 // start a broker.
 func lonelyShim(t *testing.T) string {
 	t.Helper()
-	raw, err := os.ReadFile(brokertest.Shim(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := filepath.Join(t.TempDir(), "berth-shim")
-	if err := os.WriteFile(p, raw, 0o755); err != nil {
+	if err := brokertest.LinkExecutable(brokertest.Shim(t), p); err != nil {
 		t.Fatal(err)
 	}
 	return p
