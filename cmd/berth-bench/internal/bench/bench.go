@@ -83,6 +83,12 @@ type Options struct {
 	Worktrees, WorktreeFiles int
 
 	Stdout, Stderr io.Writer
+
+	// staticShim is a berth-shim built without cgo, measured beside
+	// Bin's (the package's tests hand one they built from the source tree
+	// to a run given the tests' build); "" = the one built with the
+	// binaries, none with --bin.
+	staticShim string
 }
 
 // ParseArgs reads berth-bench's arguments; the defaults are the documented run.
@@ -346,16 +352,15 @@ const staticSubject = "berth-nocgo"
 // binaries: --bin, else a fresh build from the source tree (plus the shim
 // built without cgo), else the berth and berth-shim beside this executable.
 func (r *runner) binaries(ctx context.Context) (binaries, error) {
-	dir, static := r.o.Bin, ""
+	dir, static := r.o.Bin, r.o.staticShim
 	if dir == "" && r.src != "" {
-		dir, static = filepath.Join(r.tmp, "bin"), filepath.Join(r.tmp, "bin-nocgo")
+		dir = filepath.Join(r.tmp, "bin")
 		r.progress("building berth and berth-shim from %s", r.src)
 		if err := goBuild(ctx, r.src, dir, nil, "./cmd/berth", "./cmd/berth-shim"); err != nil {
 			return binaries{}, err
 		}
-		// The same shim without cgo is a static binary: it starts faster
-		// than one linked with the C library.
-		if err := goBuild(ctx, r.src, static, []string{"CGO_ENABLED=0"}, "./cmd/berth-shim"); err != nil {
+		var err error
+		if static, err = buildStaticShim(ctx, r.src, filepath.Join(r.tmp, "bin-nocgo")); err != nil {
 			return binaries{}, err
 		}
 	}
@@ -366,16 +371,23 @@ func (r *runner) binaries(ctx context.Context) (binaries, error) {
 		}
 		dir = filepath.Dir(exe)
 	}
-	b := binaries{berth: filepath.Join(dir, "berth"), shim: filepath.Join(dir, "berth-shim")}
-	if static != "" {
-		b.staticShim = filepath.Join(static, "berth-shim")
-	}
+	b := binaries{berth: filepath.Join(dir, "berth"), shim: filepath.Join(dir, "berth-shim"), staticShim: static}
 	for _, p := range []string{b.berth, b.shim} {
 		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
 			return b, fmt.Errorf("%s not found: run from the Berth source tree, or pass --bin DIR holding berth and berth-shim", p)
 		}
 	}
 	return b, nil
+}
+
+// buildStaticShim builds berth-shim of the module at src without cgo into
+// dir and returns its path: a static binary, which starts faster than one
+// linked with the C library (the README installs it so).
+func buildStaticShim(ctx context.Context, src, dir string) (string, error) {
+	if err := goBuild(ctx, src, dir, []string{"CGO_ENABLED=0"}, "./cmd/berth-shim"); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "berth-shim"), nil
 }
 
 // goBuild builds pkgs of the module at src into dir.

@@ -19,17 +19,30 @@ import (
 )
 
 // TestBenchSmoke runs every benchmark at tiny sizes against real processes
-// and checks that the output has every row and parses, the rows of
-// --baseline (the package's test build of berth as the other build) too;
-// it asserts no timing.
+// (the package's test build of berth and berth-shim, and berth-shim built
+// without cgo from the source tree) and checks that the output has every
+// row and parses, the rows of --baseline (the same test build as the other
+// build) too; it asserts no timing.
 func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts brokers and runs go test -bench")
 	}
 	out := t.TempDir()
-	// No --bin: the bench builds both binaries (and the shim without cgo)
-	// from this source tree, as the documented command does.
-	stdout, stderr := runBench(t, "all", "--quick", "--no-peer", "--keep", "--baseline", brokertest.Binaries(t), "--out", out)
+	// The documented command builds berth and berth-shim from the source
+	// tree, and the shim again without cgo. Here the tests' build (linked
+	// once for this package's tests) stands in for the first two; the
+	// static shim is built from this source tree as that command builds it.
+	src := sourceTree()
+	if src == "" {
+		t.Fatal("the test runs inside the source tree, but sourceTree found none")
+	}
+	static, err := buildStaticShim(context.Background(), src, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := parseArgs(t, "all", "--quick", "--no-peer", "--keep", "--bin", brokertest.Binaries(t), "--baseline", brokertest.Binaries(t), "--out", out)
+	o.staticShim = static
+	stdout, stderr := runOptions(t, o)
 
 	noneLeft(t, stderr)
 
@@ -143,10 +156,22 @@ func noneLeft(t *testing.T, progress *bytes.Buffer) {
 // what it printed and its progress.
 func runBench(t *testing.T, args ...string) (stdout, stderr *bytes.Buffer) {
 	t.Helper()
+	return runOptions(t, parseArgs(t, args...))
+}
+
+// parseArgs is ParseArgs(args), which must accept them.
+func parseArgs(t *testing.T, args ...string) Options {
+	t.Helper()
 	o, err := ParseArgs(args)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return o
+}
+
+// runOptions runs o as runBench runs its arguments.
+func runOptions(t *testing.T, o Options) (stdout, stderr *bytes.Buffer) {
+	t.Helper()
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
 	o.Stdout, o.Stderr = stdout, stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
