@@ -146,7 +146,9 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("unknown mode %q: use load, e2e, hosted, hostile, scale, worktrees or all", o.Mode)
 	}
 	if *quick {
-		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 2, 30, 20, 60, 3
+		// One window and one cold start run every step of theirs: each
+		// more starts Node or a broker again.
+		o.Launches, o.ColdRuns, o.ColdFiles, o.HopCalls, o.SearchFiles, o.Windows = 3, 1, 30, 20, 60, 1
 		o.Projects, o.Files, o.Sessions, o.Duration = 3, 5, 4, time.Second
 		o.HostileSamples, o.HostileFiles = 10, 50
 		o.ScaleProjects, o.ScaleSessions, o.ScaleServers, o.ScaleFiles, o.ScaleCalls = []int{1, 3}, []int{2, 5}, []int{1, 2}, []int{100, 300}, 10
