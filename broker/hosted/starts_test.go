@@ -136,15 +136,17 @@ func startAll(t *testing.T, opts Options, decls []Decl, toolOf func(Decl) string
 	}
 }
 
-// TestManyServersStartInTurns: a project declaring 6 server-memory
+// TestManyServersStartInTurns: a project declaring 4 server-memory
 // servers, all lazy, is listed once; the pool starts them at most
-// MaxStarting (2) at a time, in three turns, and every one comes up at its
-// first start. Started together, all six would be in their start at once.
+// MaxStarting (2) at a time, in two turns, and every one comes up at its
+// first start. Started together, all four would be in their start at once.
+// (TestStartTimeoutCountsFromTurn runs more turns, of servers that start
+// without Node.)
 func TestManyServersStartInTurns(t *testing.T) {
 	node, script := brokertest.NPMServer(t, "server-memory")
 	file := filepath.Join(t.TempDir(), "count")
 	var decls []Decl
-	for i := range 6 {
+	for i := range 4 {
 		decls = append(decls, countedDecl(t, fmt.Sprintf("m%02d", i), file, 0, "", node, script))
 	}
 	const limit = 2
