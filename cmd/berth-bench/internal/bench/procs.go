@@ -187,6 +187,19 @@ func rssMiB(ctx context.Context, pid int) (float64, error) {
 	return float64(mi.RSS) / (1 << 20), nil
 }
 
+// cpuMs is the CPU time (user and system) pid has used so far.
+func cpuMs(ctx context.Context, pid int) (float64, error) {
+	p, err := process.NewProcessWithContext(ctx, int32(pid))
+	if err != nil {
+		return 0, err
+	}
+	t, err := p.TimesWithContext(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return (t.User + t.System) * 1000, nil
+}
+
 // killPID stops a process the bench did not start directly (a broker a shim
 // auto-started): SIGTERM, up to 10 s, then SIGKILL; it waits until it is gone.
 func killPID(ctx context.Context, pid int) error {

@@ -113,8 +113,7 @@ func (r *runner) worktrees(ctx context.Context) error {
 		return err
 	}
 	defer one.stop()
-	settle()
-	rss0, err := rssMiB(ctx, one.pid())
+	u0, err := quietUsage(ctx, one)
 	if err != nil {
 		return err
 	}
@@ -122,14 +121,20 @@ func (r *runner) worktrees(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	settle()
-	rss1, err := rssMiB(ctx, one.pid())
+	u1, err := quietUsage(ctx, one)
 	if err != nil {
 		return err
 	}
+	if r.o.Profile != "" {
+		if err := b0heap(ctx, r.o.Profile, one); err != nil {
+			return err
+		}
+	}
 	one.stop()
 	r.rs.add(worktreesBench, "one", "build", ms(build), "ms", n)
-	r.rs.add(worktreesBench, "one", "rss-growth", rss1-rss0, "MiB", n)
+	r.rs.add(worktreesBench, "one", "rss-growth", u1.rss-u0.rss, "MiB", n)
+	buildCPU := u1.cpu - u0.cpu
+	r.rs.add(worktreesBench, "one", "build-cpu", buildCPU, "ms", n)
 
 	// k worktrees, one after another.
 	roots := []string{repo}
@@ -145,13 +150,16 @@ func (r *runner) worktrees(ctx context.Context) error {
 		return err
 	}
 	defer many.stop()
-	settle()
-	if rss0, err = rssMiB(ctx, many.pid()); err != nil {
+	if u0, err = quietUsage(ctx, many); err != nil {
 		return err
 	}
 	var total time.Duration
 	var sessions []*httpSession
-	for _, root := range roots[:k] {
+	var profiled <-chan error
+	for i, root := range roots[:k] {
+		if i == 1 {
+			profiled = r.profileWorktrees(ctx, many, "worktrees-siblings", 15)
+		}
 		d, s, err := firstAnswer(ctx, many, hc, root)
 		if err != nil {
 			return err
@@ -159,40 +167,57 @@ func (r *runner) worktrees(ctx context.Context) error {
 		total += d
 		sessions = append(sessions, s)
 	}
-	settle()
-	if rss1, err = rssMiB(ctx, many.pid()); err != nil {
+	if err := <-profiled; err != nil {
+		return err
+	}
+	if u1, err = quietUsage(ctx, many); err != nil {
 		return err
 	}
 	r.rs.add(worktreesBench, "many", "build", ms(total), "ms", k)
-	r.rs.add(worktreesBench, "many", "rss-growth", rss1-rss0, "MiB", k)
+	r.rs.add(worktreesBench, "many", "rss-growth", u1.rss-u0.rss, "MiB", k)
 	r.rs.add(worktreesBench, "many", "build-ratio", ms(total)/ms(build), "x", k)
-	r.rs.add(worktreesBench, "many", "rss-ratio", ratio(rss1-rss0, r.rsValue("one", "rss-growth")), "x", k)
+	r.rs.add(worktreesBench, "many", "rss-ratio", ratio(u1.rss-u0.rss, r.rsValue("one", "rss-growth")), "x", k)
+	r.rs.add(worktreesBench, "many", "build-cpu", u1.cpu-u0.cpu, "ms", k)
+	r.rs.add(worktreesBench, "many", "build-cpu-ratio", ratio(u1.cpu-u0.cpu, buildCPU), "x", k)
 
 	// A branch switch of every file in the last of them, to content no
 	// worktree holds, then back to its branch, whose content its siblings
 	// hold.
 	switched := sessions[len(sessions)-1]
-	sw, gitTook, err := switchTo(ctx, switched, roots[k-1], "switch", n)
+	profiled = r.profileWorktrees(ctx, many, "worktrees-switch", 8)
+	sw, gitTook, cpu, err := switchTo(ctx, many, switched, roots[k-1], "switch", n)
 	if err != nil {
+		return err
+	}
+	if err := <-profiled; err != nil {
 		return err
 	}
 	r.rs.add(worktreesBench, "many", "switch", ms(sw), "ms", n)
 	r.rs.add(worktreesBench, "many", "switch-ratio", ms(sw)/ms(build), "x", n)
 	r.rs.add(worktreesBench, "many", "switch-git", ms(gitTook), "ms", n)
 	r.rs.add(worktreesBench, "many", "switch-after-git-ratio", ms(sw-gitTook)/ms(build), "x", n)
-	if sw, gitTook, err = switchTo(ctx, switched, roots[k-1], fmt.Sprintf("wt-%d", k-1), 0); err != nil {
+	r.rs.add(worktreesBench, "many", "switch-cpu-ratio", ratio(cpu, buildCPU), "x", n)
+	if sw, gitTook, cpu, err = switchTo(ctx, many, switched, roots[k-1], fmt.Sprintf("wt-%d", k-1), 0); err != nil {
 		return err
 	}
 	r.rs.add(worktreesBench, "many", "switch-back", ms(sw), "ms", n)
 	r.rs.add(worktreesBench, "many", "switch-back-ratio", ms(sw)/ms(build), "x", n)
 	r.rs.add(worktreesBench, "many", "switch-back-git", ms(gitTook), "ms", n)
 	r.rs.add(worktreesBench, "many", "switch-back-after-git-ratio", ms(sw-gitTook)/ms(build), "x", n)
+	r.rs.add(worktreesBench, "many", "switch-back-cpu-ratio", ratio(cpu, buildCPU), "x", n)
 
 	// A new worktree equal to a sibling.
+	if u0, err = quietUsage(ctx, many); err != nil {
+		return err
+	}
 	d, s, err := firstAnswer(ctx, many, hc, roots[k])
 	if err != nil {
 		return err
 	}
+	if u1, err = quietUsage(ctx, many); err != nil {
+		return err
+	}
+	r.rs.add(worktreesBench, "many", "twin-cpu-ratio", ratio(u1.cpu-u0.cpu, buildCPU), "x", n)
 	sessions = append(sessions, s)
 	r.rs.add(worktreesBench, "many", "twin-attach", ms(d), "ms", n)
 	r.rs.add(worktreesBench, "many", "twin-ratio", ms(d)/ms(build), "x", n)
@@ -202,25 +227,89 @@ func (r *runner) worktrees(ctx context.Context) error {
 	return nil
 }
 
+// profileWorktrees, with --profile, takes a CPU profile of b for the
+// next seconds (name-cpu.pprof) and then a heap profile (name-heap.pprof)
+// in the background; the channel gives its error once both are written
+// (at once without --profile). Figures of a profiled run are not for
+// comparison: the profiler takes CPU of its own.
+func (r *runner) profileWorktrees(ctx context.Context, b *broker, name string, seconds int) <-chan error {
+	done := make(chan error, 1)
+	if r.o.Profile == "" {
+		done <- nil
+		return done
+	}
+	go func() {
+		err := os.MkdirAll(r.o.Profile, 0o755)
+		if err == nil {
+			err = b.profile(ctx, fmt.Sprintf("profile?seconds=%d", seconds), filepath.Join(r.o.Profile, name+"-cpu.pprof"))
+		}
+		if err == nil {
+			err = b.profile(ctx, "heap", filepath.Join(r.o.Profile, name+"-heap.pprof"))
+		}
+		if err != nil {
+			err = fmt.Errorf("profile the broker: %w", err)
+		}
+		done <- err
+	}()
+	return done
+}
+
+// b0heap writes b's heap profile as worktrees-one-heap.pprof in dir.
+func b0heap(ctx context.Context, dir string, b *broker) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return b.profile(ctx, "heap", filepath.Join(dir, "worktrees-one-heap.pprof"))
+}
+
+// brokerUsage is a broker's resident set size (MiB) and the CPU time it
+// has used so far (ms).
+type brokerUsage struct{ rss, cpu float64 }
+
+// memorySettle is how long a broker is left alone before its RSS is
+// read: longer than the least gap between two of its memory trims (1 s),
+// so that the trim after the last mount's build has run whether or not
+// an earlier one ran just before it, as after a single mount.
+const memorySettle = 1500 * time.Millisecond
+
+// quietUsage reads b's usage once it has been left alone memorySettle.
+func quietUsage(ctx context.Context, b *broker) (brokerUsage, error) {
+	time.Sleep(memorySettle)
+	rss, err := rssMiB(ctx, b.pid())
+	if err != nil {
+		return brokerUsage{}, err
+	}
+	cpu, err := cpuMs(ctx, b.pid())
+	return brokerUsage{rss: rss, cpu: cpu}, err
+}
+
 // switchTo checks branch out in root and times it until a search in s
 // finds want sections holding switchMarker; gitTook is how long git's
-// checkout itself took (writing the files), part of the whole.
-func switchTo(ctx context.Context, s *httpSession, root, branch string, want int) (took, gitTook time.Duration, err error) {
+// checkout itself took (writing the files), part of the whole, and cpu
+// the CPU time b used meanwhile (ms; the searches polled every 10 ms
+// included).
+func switchTo(ctx context.Context, b *broker, s *httpSession, root, branch string, want int) (took, gitTook time.Duration, cpu float64, err error) {
+	cpu0, err := cpuMs(ctx, b.pid())
+	if err != nil {
+		return 0, 0, 0, err
+	}
 	start := time.Now()
 	if err := git(ctx, root, "checkout", "-q", branch); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	gitTook = time.Since(start)
 	for {
 		got, err := s.searchTotal(ctx, switchMarker)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if got == want {
-			return max(time.Since(start), gitTook), gitTook, nil
+			took = max(time.Since(start), gitTook)
+			cpu1, err := cpuMs(ctx, b.pid())
+			return took, gitTook, cpu1 - cpu0, err
 		}
 		if time.Since(start) > 5*time.Minute {
-			return 0, 0, fmt.Errorf("the checkout of %s was not in the index within 5m (%d sections hold the marker, want %d)", branch, got, want)
+			return 0, 0, 0, fmt.Errorf("the checkout of %s was not in the index within 5m (%d sections hold the marker, want %d)", branch, got, want)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -265,19 +354,25 @@ func worktreesRows() []row {
 	return []row{
 		{label: "one worktree: index build (attach to first search answer)", bench: worktreesBench, metric: "build", berthSubject: "one"},
 		{label: "one worktree: broker RSS growth", bench: worktreesBench, metric: "rss-growth", berthSubject: "one"},
+		{label: "one worktree: the broker's CPU time for it (settled before and after)", bench: worktreesBench, metric: "build-cpu", berthSubject: "one"},
 		{label: "worktrees attached one after another: total index time", bench: worktreesBench, metric: "build", berthSubject: "many"},
 		{label: "worktrees attached one after another: broker RSS growth", bench: worktreesBench, metric: "rss-growth", berthSubject: "many"},
 		ratioRow("total index time / one worktree's", "build-ratio", "<= 1.25x", 1.25),
 		ratioRow("RSS growth / one worktree's", "rss-ratio", "<= 1.25x", 1.25),
+		{label: "worktrees attached one after another: the broker's CPU time", bench: worktreesBench, metric: "build-cpu", berthSubject: "many"},
+		{label: "that CPU time / one worktree's", bench: worktreesBench, metric: "build-cpu-ratio", berthSubject: "many"},
 		{label: "branch switch of every file to content no worktree holds: time until a search sees it all", bench: worktreesBench, metric: "switch", berthSubject: "many"},
 		ratioRow("that switch / one worktree's build", "switch-ratio", "<= 0.25x", 0.25),
 		{label: "of which git's checkout itself (writing the files)", bench: worktreesBench, metric: "switch-git", berthSubject: "many"},
 		{label: "that switch after git's checkout returned / one worktree's build", bench: worktreesBench, metric: "switch-after-git-ratio", berthSubject: "many"},
+		{label: "the broker's CPU time for that switch / for one worktree's build", bench: worktreesBench, metric: "switch-cpu-ratio", berthSubject: "many"},
 		{label: "branch switch of every file back to content the siblings hold", bench: worktreesBench, metric: "switch-back", berthSubject: "many"},
 		ratioRow("that switch back / one worktree's build", "switch-back-ratio", "<= 0.25x", 0.25),
 		{label: "of which git's checkout itself", bench: worktreesBench, metric: "switch-back-git", berthSubject: "many"},
 		{label: "that switch back after git's checkout returned / one worktree's build", bench: worktreesBench, metric: "switch-back-after-git-ratio", berthSubject: "many"},
+		{label: "the broker's CPU time for that switch back / for one worktree's build", bench: worktreesBench, metric: "switch-back-cpu-ratio", berthSubject: "many"},
 		{label: "new worktree equal to a sibling: attach to first search answer", bench: worktreesBench, metric: "twin-attach", berthSubject: "many"},
 		ratioRow("new equal worktree / one worktree's build", "twin-ratio", "<= 0.25x", 0.25),
+		{label: "the broker's CPU time for the new equal worktree / for one worktree's build", bench: worktreesBench, metric: "twin-cpu-ratio", berthSubject: "many"},
 	}
 }
