@@ -70,8 +70,9 @@ func follow(ctx context.Context, changed func() <-chan struct{}, sync func(conte
 // notifications/resources/list_changed), and a file whose content changed
 // is announced to its subscribers (notifications/resources/updated).
 func (c *catalog) syncFiles(ctx context.Context) {
-	now := map[string]search.File{}
-	for _, f := range c.index.Files() {
+	files := c.index.Files()
+	now := make(map[string]search.File, len(files))
+	for _, f := range files {
 		now[fileURI(filepath.Join(c.root, filepath.FromSlash(f.Path)))] = f
 	}
 	c.mu.Lock()

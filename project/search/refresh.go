@@ -56,6 +56,12 @@ func (ix *Index) changedOnDisk(disk map[string]diskFile) []string {
 // inBatches commits paths batchFiles at a time with commit, reporting
 // progress after each. The caller holds writeMu.
 func (ix *Index) inBatches(ctx context.Context, paths []string, commit func(batch []string) error) error {
+	return ix.inBatchesAfter(ctx, 0, len(paths), paths, commit)
+}
+
+// inBatchesAfter is inBatches for the last paths of total files, of
+// which done are committed already.
+func (ix *Index) inBatchesAfter(ctx context.Context, done, total int, paths []string, commit func(batch []string) error) error {
 	for i := 0; i < len(paths); i += batchFiles {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -67,7 +73,7 @@ func (ix *Index) inBatches(ctx context.Context, paths []string, commit func(batc
 		if err := commit(batch); err != nil {
 			return err
 		}
-		ix.setProgress(i+len(batch), len(paths))
+		ix.setProgress(done+i+len(batch), total)
 	}
 	return nil
 }

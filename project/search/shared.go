@@ -198,8 +198,8 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 	}
 	ups, reread := sh.heldOnly(ups)
 	next := maps.Clone(v.w.files)
-	delta := map[string]int{}
-	fresh := map[string]fileUpdate{}
+	delta := make(map[string]int, len(ups))
+	fresh := make(map[string]fileUpdate, len(ups))
 	changed := false
 	for _, u := range ups {
 		old := v.w.files[u.rel]
@@ -381,8 +381,18 @@ func (ix *Index) refreshView(ctx context.Context, disk map[string]diskFile) erro
 	changed := ix.changedOnDisk(disk)
 	ix.setProgress(0, len(changed))
 	gi := ix.gitIndex()
-	return ix.inBatches(ctx, changed, func(batch []string) error {
-		return ix.commitUnread(ix.vouched(batch, disk, gi, false))
+	// The files git's index vouches for cost no read: they are committed
+	// at once, as one change, rather than in batches whose every commit
+	// copies the view and the snapshot's tables again.
+	ups, read := ix.splitVouched(changed, disk, gi)
+	if len(ups) > 0 {
+		if err := ix.commitUnread(ups); err != nil {
+			return err
+		}
+		ix.setProgress(len(ups), len(changed))
+	}
+	return ix.inBatchesAfter(ctx, len(ups), len(changed), read, func(batch []string) error {
+		return ix.commitUnread(ix.readUpdates(batch, false))
 	})
 }
 
@@ -406,11 +416,16 @@ func (ix *Index) gitIndex() *gitIndex {
 // read; the others are read (see readUpdate for force). The caller holds
 // writeMu.
 func (ix *Index) vouched(paths []string, disk map[string]diskFile, gi *gitIndex, force bool) []fileUpdate {
+	ups, read := ix.splitVouched(paths, disk, gi)
+	return append(ups, ix.readUpdates(read, force)...)
+}
+
+// splitVouched returns the unread updates of the paths git's index vouches
+// for (see vouched) and the paths to read. The caller holds writeMu.
+func (ix *Index) splitVouched(paths []string, disk map[string]diskFile, gi *gitIndex) (ups []fileUpdate, read []string) {
 	if gi == nil {
-		return ix.readUpdates(paths, force)
+		return nil, paths
 	}
-	var ups []fileUpdate
-	var read []string
 	for _, rel := range paths {
 		df, ok := disk[rel]
 		var h [16]byte
@@ -426,7 +441,7 @@ func (ix *Index) vouched(paths []string, disk map[string]diskFile, gi *gitIndex,
 		}
 		ups = append(ups, fileUpdate{rel: rel, entry: &fileEntry{size: df.size, mtime: df.mtime, hash: h}, reindex: true, unread: true})
 	}
-	return append(ups, ix.readUpdates(read, force)...)
+	return ups, read
 }
 
 // commitUnread commits a view's updates, then reads and commits the files

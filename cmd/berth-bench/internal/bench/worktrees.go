@@ -158,12 +158,21 @@ func (r *runner) worktrees(ctx context.Context) error {
 	var profiled <-chan error
 	for i, root := range roots[:k] {
 		if i == 1 {
-			profiled = r.profileWorktrees(ctx, many, "worktrees-siblings", 15)
+			profiled = r.profileWorktrees(ctx, many, "worktrees-siblings", 10)
+		}
+		cpu0, err := cpuMs(ctx, many.pid())
+		if err != nil {
+			return err
 		}
 		d, s, err := firstAnswer(ctx, many, hc, root)
 		if err != nil {
 			return err
 		}
+		cpu1, err := cpuMs(ctx, many.pid())
+		if err != nil {
+			return err
+		}
+		r.progress("worktrees: worktree %d of %d indexed in %.0f ms, %.0f ms of the broker's CPU", i+1, k, ms(d), cpu1-cpu0)
 		total += d
 		sessions = append(sessions, s)
 	}
