@@ -116,14 +116,15 @@ func Open(ctx context.Context, opts Options) (*Index, error) {
 		ready:        make(chan struct{}),
 		done:         make(chan struct{}),
 	}
-	ix.w.an = newAnalyzer()
-	ix.w.counts = make(map[string]fieldCounts)
-	ix.w.fileNos = make(map[string]uint32)
 	if opts.Shared != nil {
+		// A view analyses nothing itself: the content index does.
 		ix.opts.Embedder, ix.area = nil, nil
 		ix.openView(ctx)
 		return ix, nil
 	}
+	ix.w.an = newAnalyzer()
+	ix.w.counts = make(map[string]fieldCounts)
+	ix.w.fileNos = make(map[string]uint32)
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ix.cancel = cancel
 	// The walk of the sources (stat calls) needs nothing loaded: it runs
