@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"math/bits"
@@ -231,7 +232,11 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		return reread, nil
 	}
 	sh.mu.Lock()
-	var coreUps []fileUpdate
+	// Content no view holds any more is dropped in a commit of its own
+	// after the view's: dropping a section means analysing its text again
+	// to find its posting lists, and the view's searches need not wait for
+	// that (no view's sections name that content any more).
+	var coreUps, drops []fileUpdate
 	for k, d := range delta {
 		before := sh.refs[k]
 		after := before + d
@@ -248,7 +253,7 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		case after > 0 && !indexed:
 			coreUps = append(coreUps, sh.contentUpdate(k, fresh[k]))
 		case after <= 0 && indexed:
-			coreUps = append(coreUps, fileUpdate{rel: k, reindex: true})
+			drops = append(drops, fileUpdate{rel: k, reindex: true})
 		}
 	}
 	for _, u := range ups {
@@ -284,6 +289,9 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		ns.views = views
 		v.snap.Store(vs)
 	})
+	if len(drops) > 0 {
+		err = errors.Join(err, core.commitWith(drops, nil))
+	}
 	v.w.files = next
 	v.noteFilesChanged()
 	return reread, err
