@@ -252,6 +252,7 @@ func TryStartBroker(tb testing.TB, o Options) (*Broker, error) {
 		cmd = exec.Command(o.Wrap[0], append(append(o.Wrap[1:], Berth(tb)), args...)...)
 	}
 	cmd.Env = append(append(os.Environ(), api.HomeEnv+"="+o.Home), o.Env...)
+	DieWithTest(cmd)
 	logf, err := os.Create(filepath.Join(o.Home, "serve.stderr"))
 	if err != nil {
 		return nil, err

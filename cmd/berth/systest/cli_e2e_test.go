@@ -22,6 +22,7 @@ func berthCmd(t *testing.T, home string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(brokertest.Berth(t), args...)
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+home)
+	brokertest.DieWithTest(cmd)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	var ee *exec.ExitError

@@ -277,6 +277,7 @@ func TestShimExitsZeroOnStdinEOF(t *testing.T) {
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "eof", nil)
 	cmd := exec.Command(brokertest.Shim(t), "--project", root)
+	brokertest.DieWithTest(cmd)
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -640,6 +641,7 @@ func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "httponly", nil)
 	cmd := exec.Command(brokertest.Shim(t), "--transport", "http", "--project", root)
+	brokertest.DieWithTest(cmd)
 	// The broker it starts if this one dies uses the same port range.
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home, "BERTH_LISTEN=", "BERTH_IDLE_TIMEOUT=30s",
 		"BERTH_PORTS_START="+strconv.Itoa(b.Start), "BERTH_PORTS_END="+strconv.Itoa(b.End))

@@ -78,6 +78,7 @@ func shimTransportBin(t *testing.T, shim, home, root string, extraEnv ...string)
 	cmd := exec.Command(shim, "--project", root, "--log-level", "debug")
 	cmd.Env = append(append(os.Environ(), "BERTH_HOME="+home, "BERTH_LISTEN=", "BERTH_MOUNT_GRACE=300ms"), extraEnv...)
 	cmd.Stderr = newLogWriter(t, "shim")
+	brokertest.DieWithTest(cmd)
 	t.Cleanup(func() {
 		if cmd.Process != nil && cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()

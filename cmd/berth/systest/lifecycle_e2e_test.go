@@ -311,6 +311,7 @@ func TestShimPrintsTheBrokersOwnStartupError(t *testing.T) {
 	home := autostartHome(t)
 	root := brokertest.Project(t, "nostart", nil)
 	cmd := exec.Command(brokertest.Shim(t), "--project", root)
+	brokertest.DieWithTest(cmd)
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+home, "BERTH_LISTEN=", "BERTH_PORTS_START=6000", "BERTH_PORTS_END=5000")
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "berth-shim: the broker cannot start: ports.start (6000) is above ports.end (5000)") {

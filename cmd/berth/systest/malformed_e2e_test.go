@@ -197,6 +197,7 @@ func TestMalformedFloodThroughTheShim(t *testing.T) {
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "flood", nil)
 	cmd := exec.Command(brokertest.Shim(t), "--project", root, "--log-level", "warn")
+	brokertest.DieWithTest(cmd)
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

@@ -373,6 +373,7 @@ func TestServiceUnitBrokerIsFoundByShim(t *testing.T) {
 	// An IDE's shim, with nothing but HOME, attaches to the service's broker.
 	root := brokertest.Project(t, "svc", nil)
 	shim := exec.Command(brokertest.Shim(t), "--project", root)
+	brokertest.DieWithTest(shim)
 	// Only in case it ever started a broker of its own: no fixed ports, a short idle.
 	shim.Env = userEnv(home, "BERTH_LISTEN=", fmt.Sprintf("BERTH_PORTS_START=%d", start), fmt.Sprintf("BERTH_PORTS_END=%d", end), "BERTH_IDLE_TIMEOUT=2s")
 	shim.Stderr = newLogWriter(t, "shim")

@@ -18,6 +18,7 @@ import (
 func shimIn(t *testing.T, home, dir string, env ...string) (*mcp.CommandTransport, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(brokertest.Shim(t), "--log-level", "debug")
+	brokertest.DieWithTest(cmd)
 	cmd.Dir = dir
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PROJECT_ROOT=") && !strings.HasPrefix(kv, "AGENT_OS_BASE_PATH=") {

@@ -27,6 +27,7 @@ type window struct {
 func openWindow(t *testing.T, b *brokertest.Broker, root, transport string) *window {
 	t.Helper()
 	cmd := exec.Command(brokertest.Shim(t), "--project", root, "--transport", transport, "--log-level", "debug")
+	brokertest.DieWithTest(cmd)
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home, "BERTH_LISTEN=")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -182,6 +183,7 @@ func TestStateFileThatCannotBeWrittenFailsNoAttach(t *testing.T) {
 
 	stderr := &syncBuffer{}
 	cmd := exec.Command(brokertest.Shim(t), "--project", root, "--log-level", "debug")
+	brokertest.DieWithTest(cmd)
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home, "BERTH_LISTEN=")
 	cmd.Stderr = io.MultiWriter(stderr, newLogWriter(t, "shim"))
 	ide := connectMCP(t, ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second})
