@@ -22,22 +22,30 @@ func waitLimit() time.Duration {
 	return 30 * time.Second
 }
 
-// pollEvery is how often Poll checks its condition.
-const pollEvery = 25 * time.Millisecond
+// Poll's pauses between two checks: the first is short, so that an event
+// of moments is seen at once; each pause doubles up to pollMax, so that a
+// wait of seconds (a broker starting, an idle timer) costs tens of checks,
+// not hundreds, while it is seen at most pollMax late. A check may be an
+// API call or a scan of every process of the machine.
+const (
+	pollFirst = 10 * time.Millisecond
+	pollMax   = 100 * time.Millisecond
+)
 
-// Poll calls cond every 25 ms until it is true or d has passed, and
-// reports whether it became true. Every wait of the system tests goes
-// through it, so each one is bounded.
+// Poll calls cond, then again after each pause (10 ms, doubling up to
+// 100 ms), until it is true or d has passed, and reports whether it became
+// true. Every wait of the system tests goes through it, so each one is
+// bounded.
 func Poll(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
-	for {
+	for pause := pollFirst; ; pause = min(2*pause, pollMax) {
 		if cond() {
 			return true
 		}
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(pollEvery)
+		time.Sleep(pause)
 	}
 }
 
