@@ -163,7 +163,7 @@ type Churned struct {
 	DialRefused bool        `json:"dial_refused"` // a connection was refused: nothing listens any more
 }
 
-// Churn sends GET / on a new connection after another, for d or until a
+// Churn sends GET / on a new connection every 20 ms, for d or until a
 // connection is refused.
 func (p *Probe) Churn(address string, d time.Duration) (Churned, error) {
 	var c Churned

@@ -81,7 +81,11 @@ func stallAsOwner(network, address string) (int, api.Code, error) {
 // the socket; the other account's stalled bodies, on the control port and
 // on a project port, get 403 and their connections are closed at once.
 func TestAnotherAccountCannotExhaustTheBroker(t *testing.T) {
-	// Serial: it floods a broker from the second account (runuser), which the other tests of that account use too, and its deadlines for the owner's answers are meant for a machine the flood has to itself.
+	// Beside the light tests, never beside another flood: its broker, port
+	// and probe process are its own; the second account shares nothing
+	// between tests (each probe holds its own connections and files).
+	t.Parallel()
+	heavy(t)
 	acct := peertest.Second(t)
 	prlimit := needTool(t, "prlimit", "util-linux")
 	probe := acct.Probe(t)
@@ -171,7 +175,9 @@ func TestAnotherAccountCannotExhaustTheBroker(t *testing.T) {
 // of connections not known to be the owner's even under a hard limit of
 // 1024 open files: past it they would be closed at once instead.)
 func TestStalledLoginBodiesAreAnswered(t *testing.T) {
-	// Serial: 200 stalled connections from the second account (runuser), which the other tests of that account use too, each answered once the body deadline passes: a machine the flood has to itself.
+	// 200 connections that wait for the body deadline cost the machine
+	// little: the test runs beside the others, on its own broker and port.
+	t.Parallel()
 	acct := peertest.Second(t)
 	probe := acct.Probe(t)
 	ctl, _ := brokertest.PortRange(t, 1)
@@ -191,7 +197,7 @@ func TestStalledLoginBodiesAreAnswered(t *testing.T) {
 // holds idle connections to its control port and sends it request after
 // request, each refused.
 func TestRefusedConnectionsDoNotKeepTheBrokerUp(t *testing.T) {
-	// Serial: it holds connections from the second account (runuser), which the other tests of that account use too.
+	t.Parallel() // its own broker, port and probe process
 	acct := peertest.Second(t)
 	probe := acct.Probe(t)
 	ctl, _ := brokertest.PortRange(t, 1)
