@@ -345,7 +345,7 @@ func Project(tb testing.TB, name string, files map[string]string) string {
 // Attach attaches root as a CLI holder through the API.
 func (b *Broker) Attach(tb testing.TB, root string) api.AttachResponse {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
 	defer cancel()
 	resp, err := b.Client.Attach(ctx, api.AttachRequest{Root: root, Kind: api.HolderCLI})
 	if err != nil {

@@ -636,7 +636,7 @@ func TestAutostartedBrokerToleratesBusyControlPort(t *testing.T) {
 // gets an error naming the url), holds the project while stdin is open and
 // releases it when stdin closes.
 func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
-	// Serial: the shim auto-starts a new broker within a 15 s poll, too tight beside other brokers starting.
+	t.Parallel()
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	ctx := testCtx(t, 60*time.Second)
 	root := brokertest.Project(t, "httponly", nil)
@@ -685,7 +685,7 @@ func TestShimHTTPTransportOnlyAttaches(t *testing.T) {
 	b.Kill(t)
 	var next api.StateFile
 	killAtEnd(t, &next.PID)
-	brokertest.Poll(15*time.Second, func() bool {
+	brokertest.Poll(brokertest.WaitLimit, func() bool { // a broker starting on a loaded machine
 		next, _ = api.ReadStateFile(root)
 		return next.PID != 0 && next.PID != b.PID()
 	})
