@@ -1,6 +1,7 @@
 // Package peertest gives tests a second local account to connect from, so
 // that "another account on this machine" is tested with a real one: it is
-// created with useradd when missing and commands run as it with runuser.
+// created with useradd when missing, and commands run as it (its uid and
+// gid, no supplementary groups) straight from the test process.
 // Creating an account needs root, which CI has; elsewhere the tests that
 // need it are skipped with the reason, and under BERTH_CI=1 they fail.
 package peertest
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +33,7 @@ const Name = "berthpeer"
 type Account struct {
 	Name string
 	UID  uint32
+	GID  uint32 // its primary group
 }
 
 // Second returns the second account, creating it first if needed (a system
@@ -41,10 +44,8 @@ func Second(tb testing.TB) Account {
 	if os.Getuid() != 0 {
 		ci.Unavailable(tb, "creating a second account needs root (CI runs the suite as root)")
 	}
-	for _, tool := range []string{"useradd", "runuser"} {
-		if _, err := lookPath(tool); err != nil {
-			ci.Unavailable(tb, "%s is not installed (Debian: apt-get install passwd util-linux)", tool)
-		}
+	if _, err := lookPath("useradd"); err != nil {
+		ci.Unavailable(tb, "useradd is not installed (Debian: apt-get install passwd)")
 	}
 	var last error
 	for attempt := 0; attempt < 20; attempt++ {
@@ -53,7 +54,11 @@ func Second(tb testing.TB) Account {
 			if err != nil {
 				tb.Fatalf("account %s has uid %q: %v", Name, u.Uid, err)
 			}
-			return Account{Name: Name, UID: uint32(uid)}
+			gid, err := strconv.ParseUint(u.Gid, 10, 32)
+			if err != nil {
+				tb.Fatalf("account %s has gid %q: %v", Name, u.Gid, err)
+			}
+			return Account{Name: Name, UID: uint32(uid), GID: uint32(gid)}
 		}
 		useradd, _ := lookPath("useradd")
 		out, err := exec.Command(useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", Name).CombinedOutput()
@@ -67,14 +72,14 @@ func Second(tb testing.TB) Account {
 	return Account{}
 }
 
-// Command returns a command running name with args as the account. The
-// caller starts or runs it, and must wait for it.
+// Command returns a command running name with args as the account: the
+// test process (root) starts it with the account's uid and gid and no
+// supplementary groups, as runuser would, without runuser's process and
+// PAM session. The caller starts or runs it, and must wait for it.
 func (a Account) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	runuser, err := lookPath("runuser")
-	if err != nil {
-		runuser = "runuser"
-	}
-	return exec.CommandContext(ctx, runuser, append([]string{"-u", a.Name, "--", name}, args...)...)
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: a.UID, Gid: a.GID, Groups: []uint32{}}}
+	return cmd
 }
 
 // Curl runs curl as the account with args (a URL among them) and returns

@@ -38,7 +38,7 @@ func join(parts ...[]string) []string {
 }
 
 // TestAnotherAccountGetsNothing serves a project with private standards
-// and a live IDE hold, then tries, as a second real account (runuser),
+// and a live IDE hold, then tries, as a second real account,
 // every route of the control API over TCP and every way into the
 // project's port, with auth none and with auth token: each answer is 403
 // not_owner and carries none of the owner's data, nothing is mounted or

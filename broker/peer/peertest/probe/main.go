@@ -1,5 +1,5 @@
 // Command probe does, as a second account, what that account could do to
-// a broker's loopback ports; the tests run it with runuser
+// a broker's loopback ports; the tests run it as that account
 // (peertest.Account) and judge its report. Every wait is bounded.
 //
 //	probe bind HOST:PORT
