@@ -56,6 +56,9 @@ func text(s string) *mcp.CallToolResult {
 }
 
 func runFakeServer() {
+	if ms, err := strconv.Atoi(os.Getenv("FAKE_START_DELAY_MS")); err == nil {
+		time.Sleep(time.Duration(ms) * time.Millisecond) // a slow start: Node under load
+	}
 	fmt.Fprintln(os.Stderr, "fake server ready")
 	var opts *mcp.ServerOptions
 	register := func(*mcp.Server) {}

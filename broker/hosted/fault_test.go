@@ -122,6 +122,27 @@ func TestCallTimeout(t *testing.T) {
 	}
 }
 
+// TestCallWaitsOutASlowFirstStart: a call of a hosted tool whose server is
+// still starting waits for it up to the call's own timeout, even when the
+// start takes longer than a list waits (ListWait): the call names the
+// server, so unlike a list it has nothing to answer without it.
+func TestCallWaitsOutASlowFirstStart(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	d := fakeDecl(t, "slow")
+	d.Server.Env["FAKE_START_DELAY_MS"] = "800"
+	opts := testOptions()
+	opts.ListWait = 50 * time.Millisecond // far below the start's 800 ms
+	hp := openProject(t, newPool(t, opts), "p1", d)
+	s := connect(t, hp, sessionOpts{})
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow__echo", Arguments: map[string]any{"text": "hi"}})
+	if err != nil {
+		t.Fatalf("call during the first start: %v", err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != "hi" {
+		t.Errorf("echo = %q, want hi", got)
+	}
+}
+
 // TestSilentServerTimesOut: a server that never answers the MCP handshake
 // makes a call fail after call_timeout with the reason, not hang.
 func TestSilentServerTimesOut(t *testing.T) {

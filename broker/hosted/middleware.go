@@ -58,9 +58,12 @@ func (p *Project) Middleware() mcp.Middleware {
 	}
 }
 
-// ensureTool starts the hosted server a tool call names (waiting at most its
-// call_timeout) and explains a hosted tool that is not served, where the
-// SDK would only say "unknown tool". Names of no hosted server pass.
+// ensureTool starts the hosted server a tool call names and explains a
+// hosted tool that is not served, where the SDK would only say "unknown
+// tool". Names of no hosted server pass. A call waits for its server's
+// first start as long as the call itself may take (its call_timeout), not
+// ListWait: a list can answer without a slow server and announce its tools
+// later, a call of one of them cannot.
 func (p *Project) ensureTool(ctx context.Context, full string) error {
 	server, tool, ok := splitName(full)
 	if !ok {
@@ -75,7 +78,7 @@ func (p *Project) ensureTool(ctx context.Context, full string) error {
 	if e.target == nil {
 		return internalError("hosted server %q does not run here (%s: %s)", server, e.state, orNone(e.note+fixText(e.fix)))
 	}
-	p.ensure(ctx, server, min(p.pool.opts.ListWait, e.target.timeout))
+	p.ensure(ctx, server, e.target.timeout)
 	p.mu.Lock()
 	served = p.tools[full]
 	p.mu.Unlock()
