@@ -69,6 +69,9 @@ func (ix *Index) dropUnusable(reason error) {
 // posting lists included.
 func (ix *Index) load() (loaded, error) {
 	l := loaded{snap: &snapshot{}, files: map[string]*fileEntry{}}
+	var base baseTerms
+	var sp *storedPostings
+	var sums []uint32
 	err := ix.area.View(func(b *store.Bucket) error {
 		meta := b.Bucket(bucketMeta)
 		if !b.Exists() || isEmpty(b) {
@@ -98,11 +101,19 @@ func (ix *Index) load() (loaded, error) {
 		if err := loadChunks(b.Bucket(bucketChunks), l.snap, l.next); err != nil {
 			return err
 		}
-		return ix.loadPostings(b.Bucket(bucketPostings), l.snap)
+		var err error
+		base, sp, sums, err = loadStoredPostings(b.Bucket(bucketPostings), l.snap.chunks)
+		return err
 	})
 	if err != nil {
 		return l, err
 	}
+	// The postings are checked after the transaction, on every core.
+	if err := sp.verify(&base, sums); err != nil {
+		return l, err
+	}
+	ix.dict = newTermDictOver(base)
+	l.snap.stored, l.snap.terms = sp, sp.len()
 	if err := check(l, &ix.w); err != nil {
 		return l, err
 	}
@@ -192,18 +203,6 @@ const (
 	chunkSlabBytes = 256 << 10
 	chunkBlock     = 256
 )
-
-// loadPostings keeps the stored postings encoded (see storedPostings):
-// their terms become the dictionary's first ids.
-func (ix *Index) loadPostings(b *store.Bucket, s *snapshot) error {
-	base, sp, err := loadStoredPostings(b, s.chunks)
-	if err != nil {
-		return err
-	}
-	ix.dict = newTermDictOver(base)
-	s.stored, s.terms = sp, sp.len()
-	return nil
-}
 
 // check verifies that every chunk belongs to exactly one file, sets each
 // chunk's file from the entry that names it (the file's key, so that the

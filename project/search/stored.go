@@ -3,8 +3,11 @@ package search
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/berth-dev/berth/store"
@@ -133,11 +136,11 @@ func (s *snapshot) appendEncoded(b []byte, id uint32) []byte {
 	return append(b, s.stored.raw[s.stored.off[id]:s.stored.off[id+1]]...)
 }
 
-// loadStoredPostings reads the postings bucket: the terms (in key order)
-// become the dictionary's base, the lists are kept encoded. Each list is
-// checked as it is copied (checkPostings, decoding none): a damaged one
-// makes the stored index unusable.
-func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPostings, error) {
+// loadStoredPostings copies the postings bucket: the terms (in key order)
+// become the dictionary's base, the lists are kept encoded. Nothing is
+// checked yet, so that the read transaction ends soon: the lists' checksums
+// are returned, one a list, for [storedPostings.verify].
+func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPostings, []uint32, error) {
 	// A first pass sizes the buffers: growing them copies the bytes over
 	// and over, the largest cost of reopening a large index.
 	n, keyBytes, valBytes := 0, 0, 0
@@ -148,29 +151,74 @@ func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPos
 	var terms strings.Builder
 	terms.Grow(keyBytes)
 	termOff := make([]uint32, 1, n+1)
-	sp := &storedPostings{raw: make([]byte, 0, valBytes), off: make([]uint32, 1, n+1), chunks: chunks}
+	sums := make([]uint32, 0, n)
+	sp := &storedPostings{raw: make([]byte, 0, valBytes-4*n), off: make([]uint32, 1, n+1), chunks: chunks}
 	err := b.ForEach(func(k, v []byte) error {
-		d := open(v)
-		if d.err != nil {
-			return fmt.Errorf("postings of %q: %w", k, d.err)
+		if len(v) < 4 {
+			return fmt.Errorf("postings of %q: %w: %d bytes", k, errCorrupt, len(v))
 		}
-		if uint64(terms.Len())+uint64(len(k)) > 1<<32-1 || uint64(len(sp.raw))+uint64(len(d.b)) > 1<<32-1 {
+		body := v[:len(v)-4]
+		if uint64(terms.Len())+uint64(len(k)) > 1<<32-1 || uint64(len(sp.raw))+uint64(len(body)) > 1<<32-1 {
 			return fmt.Errorf("%w: postings beyond 4 GiB", errCorrupt)
-		}
-		if err := checkPostings(d.b, chunks); err != nil {
-			return fmt.Errorf("postings of %q: %w", k, err)
 		}
 		terms.Write(k)
 		termOff = append(termOff, uint32(terms.Len()))
-		sp.raw = append(sp.raw, d.b...)
+		sp.raw = append(sp.raw, body...)
 		sp.off = append(sp.off, uint32(len(sp.raw)))
+		sums = append(sums, binary.BigEndian.Uint32(v[len(v)-4:]))
 		return nil
 	})
 	if err != nil {
-		return baseTerms{}, nil, err
+		return baseTerms{}, nil, nil, err
 	}
 	sp.raw = slices.Clip(sp.raw)
 	sp.off = slices.Clip(sp.off)
 	sp.lists = make([]atomic.Pointer[postingList], len(sp.off)-1)
-	return baseTerms{all: terms.String(), off: slices.Clip(termOff)}, sp, nil
+	return baseTerms{all: terms.String(), off: slices.Clip(termOff)}, sp, sums, nil
+}
+
+// verify checks every list copied by loadStoredPostings against its stored
+// checksum (sums) and as the decoder would (checkPostings, decoding none):
+// a damaged list makes the stored index unusable. The lists are checked
+// on every core at once, after the read transaction has ended; the error
+// names the first damaged list in key order.
+func (sp *storedPostings) verify(base *baseTerms, sums []uint32) error {
+	const batch = 512 // lists a worker takes at a time
+	n := sp.len()
+	errs := make([]error, (n+batch-1)/batch)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(errs)) {
+		wg.Go(func() {
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= len(errs) {
+					return
+				}
+				for i := b * batch; i < min(n, (b+1)*batch); i++ {
+					body := sp.raw[sp.off[i]:sp.off[i+1]]
+					err := checkPostings(body, sp.chunks)
+					if crc32.Checksum(body, castagnoli) != sums[i] {
+						err = fmt.Errorf("%w: checksum mismatch", errCorrupt)
+					}
+					if err != nil {
+						errs[b] = fmt.Errorf("postings of %q: %w", base.at(i), err)
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr(errs)
+}
+
+// firstErr returns the first non-nil error of errs, or nil.
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
