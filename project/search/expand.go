@@ -51,17 +51,13 @@ func (ix *Index) expand(changed []string) []string {
 		if underSource {
 			dirs = []string{rel}
 		}
-		var listed []statGroup // the regular files, not stated: only their names count here
+		// The regular files are not stated: only their names count here.
+		listed := func(_, _, rel string) { set[rel] = struct{}{} }
 		for _, d := range dirs {
-			_ = ix.scanDir(context.Background(), d, found, &listed)
+			_ = ix.scanDir(context.Background(), d, found, listed)
 		}
 		for f := range found {
 			set[f] = struct{}{}
-		}
-		for _, g := range listed {
-			for _, f := range g.rels {
-				set[f] = struct{}{}
-			}
 		}
 	}
 	out := make([]string, 0, len(set))

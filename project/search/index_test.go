@@ -534,3 +534,48 @@ func TestReopenSeesChangesAroundSubfolders(t *testing.T) {
 		}
 	}
 }
+
+// TestReopenSeesChangesInALargeFolder edits, adds and deletes files of a
+// folder larger than the walk states at once (statBatch), at both ends and
+// across a batch's edge, while no index is open: the reopen reads exactly
+// the edited and added files and forgets the deleted one.
+func TestReopenSeesChangesInALargeFolder(t *testing.T) {
+	n := 2*statBatch + 10
+	name := func(i int) string { return fmt.Sprintf(".praxis-os/standards/big/f%04d.md", i) }
+	start := map[string]string{}
+	for i := range n {
+		start[name(i)] = fmt.Sprintf("# File %d\n\nPlain words number %d.\n", i, i)
+	}
+	start[name(n/2)] = "# Gone\n\nEchidna words.\n"
+	root, db := standardsDB(t, start)
+	ix := openReady(t, db, "p", root)
+	if got := files(search(t, ix, "echidna")); !slices.Equal(got, []string{name(n / 2)}) {
+		t.Fatalf("echidna -> %v before the reopen", got)
+	}
+	ix.Close()
+
+	edited := map[int]string{0: "quokka", statBatch - 1: "wombat", statBatch: "numbat", n - 1: "bilby"}
+	changes := map[string]string{".praxis-os/standards/big/new.md": "# New\n\nPlatypus words.\n"}
+	for i, word := range edited {
+		changes[name(i)] = fmt.Sprintf("# File %d\n\n%s words, longer now.\n", i, word)
+	}
+	writeFiles(t, root, changes)
+	if err := os.Remove(filepath.Join(root, name(n/2))); err != nil {
+		t.Fatal(err)
+	}
+	ix = openReady(t, db, "p", root)
+	defer ix.Close()
+	if st := ix.Status(); st.FilesRead != int64(len(changes)) || st.Files != n {
+		t.Fatalf("reopen: %+v, want %d files read and %d indexed", st, len(changes), n)
+	}
+	want := map[string][]string{"platypus": {".praxis-os/standards/big/new.md"}}
+	for i, word := range edited {
+		want[word] = []string{name(i)}
+	}
+	want["echidna"] = nil
+	for q, w := range want {
+		if got := files(search(t, ix, q)); !slices.Equal(got, w) {
+			t.Errorf("%s -> %v, want %v", q, got, w)
+		}
+	}
+}

@@ -119,7 +119,7 @@ func (o *Options) indexable(rel string) bool {
 	if src != "." {
 		below = rel[len(src)+1:]
 	}
-	for _, part := range strings.Split(below, "/") {
+	for part := range strings.SplitSeq(below, "/") {
 		if skipName(part) {
 			return false
 		}

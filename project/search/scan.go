@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // diskFile is a source file as seen by a walk.
@@ -29,21 +29,26 @@ type diskFile struct {
 // lead elsewhere is skipped whole, a file is listed as skipped.
 func (ix *Index) scan(ctx context.Context) (map[string]diskFile, error) {
 	out := make(map[string]diskFile)
-	var pending []statGroup
+	st := ix.startStats(ctx)
+	var err error
 	for _, src := range ix.opts.Sources {
-		if err := ix.scanDir(ctx, src, out, &pending); err != nil {
-			return nil, err
+		if err = ix.scanDir(ctx, src, out, st.add); err != nil {
+			break
 		}
 	}
-	if err := ix.statGroups(ctx, pending, out); err != nil {
+	if ferr := st.finish(out); err == nil {
+		err = ferr
+	}
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // scanDir walks one folder (relative to the root) into out; the regular
-// files it finds are added to pending, stated later by statGroups.
-func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFile, pending *[]statGroup) error {
+// files it finds are passed to add (by folder, name, and path relative to
+// the root), for their sizes and mtimes to be read apart.
+func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFile, add func(dir, name, rel string)) error {
 	// A trailing separator makes the walk follow a symlinked source folder.
 	top := filepath.Join(ix.opts.Root, filepath.FromSlash(dir)) + string(filepath.Separator)
 	if fi, err := os.Stat(top); err != nil || !fi.IsDir() {
@@ -57,6 +62,7 @@ func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFil
 		return nil
 	}
 	ix.outside.drop(dir)
+	rootSep := ix.opts.Root + string(filepath.Separator)
 	return filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
@@ -70,11 +76,7 @@ func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFil
 			}
 			return nil
 		}
-		rel, relErr := filepath.Rel(ix.opts.Root, p)
-		if relErr != nil {
-			return nil
-		}
-		rel, ok := cleanRel(rel)
+		rel, ok := relTo(ix.opts.Root, rootSep, p)
 		if !ok {
 			return nil
 		}
@@ -98,7 +100,7 @@ func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFil
 			ix.outside.drop(rel)
 		}
 		if d.Type().IsRegular() {
-			addPending(pending, filepath.Dir(p), d.Name(), rel)
+			add(filepath.Dir(p), d.Name(), rel)
 			return nil
 		}
 		fi, err := os.Stat(p) // follows a symlinked file
@@ -115,56 +117,95 @@ func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFil
 	})
 }
 
-// statGroup is one folder's files whose size and mtime a walk still needs.
-// A walk visits a folder's files around its subfolders' walks, so a folder
-// may have several groups.
+// relTo returns walk path p relative to root (rootSep is root and a
+// separator) in the index's form, or false when it is outside. The path of
+// a walk below the root is cut, not computed by filepath.Rel.
+func relTo(root, rootSep, p string) (string, bool) {
+	if rest, ok := strings.CutPrefix(p, rootSep); ok {
+		return cleanRel(rest)
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return "", false
+	}
+	return cleanRel(rel)
+}
+
+// statGroup is some of one folder's files whose size and mtime a walk
+// needs. A walk visits a folder's files around its subfolders' walks, and
+// cuts a large folder into groups of statBatch, so a folder may have
+// several groups.
 type statGroup struct {
 	dir   string // absolute
 	names []string
 	rels  []string
+	found []diskFile // statIn's answer, one a name
 }
 
-func addPending(pending *[]statGroup, dir, name, rel string) {
-	g := *pending
-	if len(g) == 0 || g[len(g)-1].dir != dir {
-		g = append(g, statGroup{dir: dir})
-	}
-	last := &g[len(g)-1]
-	last.names = append(last.names, name)
-	last.rels = append(last.rels, rel)
-	*pending = g
+// statBatch is the most files of a statGroup.
+const statBatch = 256
+
+// stats reads the sizes and mtimes of the files a walk finds while it
+// walks on: its groups are stated on GOMAXPROCS goroutines, each file
+// relative to its open folder (statIn) so that the kernel does not resolve
+// the whole path again for every file. One walk owns it.
+type stats struct {
+	ctx    context.Context
+	ix     *Index
+	cur    statGroup // the group being filled
+	groups []*statGroup
+	work   chan *statGroup
+	wg     sync.WaitGroup
 }
 
-// statWorkers bounds the goroutines that stat a walk's files.
-const statWorkers = 4
-
-// statGroups stats the pending files into out, a few folders at a time in
-// parallel, each file relative to its open folder (statIn) so that the
-// kernel does not resolve the whole path again for every file. A file gone
-// since the walk listed it is left out.
-func (ix *Index) statGroups(ctx context.Context, groups []statGroup, out map[string]diskFile) error {
-	found := make([][]diskFile, len(groups))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(statWorkers, runtime.GOMAXPROCS(0), len(groups)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(groups) || ctx.Err() != nil {
-					return
+func (ix *Index) startStats(ctx context.Context) *stats {
+	st := &stats{ctx: ctx, ix: ix, work: make(chan *statGroup, 2*runtime.GOMAXPROCS(0))}
+	for range runtime.GOMAXPROCS(0) {
+		st.wg.Go(func() {
+			for g := range st.work {
+				if ctx.Err() != nil {
+					continue
 				}
-				found[i] = statIn(groups[i].dir, groups[i].names, func(name string, err error) {
-					ix.log.Warn("search: cannot stat file; skipping it", "path", filepath.Join(groups[i].dir, name), "err", err)
+				g.found = statIn(g.dir, g.names, func(name string, err error) {
+					ix.log.Warn("search: cannot stat file; skipping it", "path", filepath.Join(g.dir, name), "err", err)
 				})
 			}
 		})
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	return st
+}
+
+// add queues file name of folder dir, rel to the root.
+func (st *stats) add(dir, name, rel string) {
+	if st.cur.dir != dir || len(st.cur.names) == statBatch {
+		st.flush()
+		st.cur.dir = dir
+	}
+	st.cur.names = append(st.cur.names, name)
+	st.cur.rels = append(st.cur.rels, rel)
+}
+
+// flush hands the group being filled to the workers.
+func (st *stats) flush() {
+	if len(st.cur.names) > 0 {
+		g := &statGroup{dir: st.cur.dir, names: st.cur.names, rels: st.cur.rels}
+		st.groups = append(st.groups, g)
+		st.work <- g
+	}
+	st.cur = statGroup{}
+}
+
+// finish waits for the workers and adds what they found to out; a file
+// gone since the walk listed it is left out.
+func (st *stats) finish(out map[string]diskFile) error {
+	st.flush()
+	close(st.work)
+	st.wg.Wait()
+	if err := st.ctx.Err(); err != nil {
 		return err
 	}
-	for i, g := range groups {
-		for j, df := range found[i] {
+	for _, g := range st.groups {
+		for j, df := range g.found {
 			if df.skip != skipGone {
 				out[g.rels[j]] = df
 			}
