@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/berth-dev/berth/store"
 )
@@ -229,11 +230,15 @@ func loadChunks(b *store.Bucket, s *snapshot, next uint32) (*copiedChunks, error
 }
 
 // strings returns each slab as a string, which the decoded records' strings
-// share: a slab stays in memory while any section of it does.
+// share: a slab stays in memory while any section of it does. The strings
+// are views of the slabs, not copies: a slab is written only by loadChunks,
+// and never after it has returned.
 func (sc *copiedChunks) strings() []string {
 	out := make([]string, len(sc.slabs))
 	for i, slab := range sc.slabs {
-		out[i] = string(slab)
+		if len(slab) > 0 {
+			out[i] = unsafe.String(&slab[0], len(slab))
+		}
 	}
 	return out
 }
