@@ -4,12 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"runtime"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/berth-dev/berth/store"
 )
@@ -76,7 +72,6 @@ func (ix *Index) load() (loaded, error) {
 	var base baseTerms
 	var sp *storedPostings
 	var sums []uint32
-	var sc *copiedChunks
 	err := ix.area.View(func(b *store.Bucket) error {
 		meta := b.Bucket(bucketMeta)
 		if !b.Exists() || isEmpty(b) {
@@ -103,38 +98,19 @@ func (ix *Index) load() (loaded, error) {
 		if err := loadFiles(b.Bucket(bucketFiles), l.files); err != nil {
 			return err
 		}
-		var err error
-		if sc, err = loadChunks(b.Bucket(bucketChunks), l.snap, l.next); err != nil {
+		if err := loadChunks(b.Bucket(bucketChunks), l.snap, l.next); err != nil {
 			return err
 		}
+		var err error
 		base, sp, sums, err = loadStoredPostings(b.Bucket(bucketPostings), l.snap.chunks)
 		return err
 	})
 	if err != nil {
 		return l, err
 	}
-	// The records and lists are checked and decoded after the
-	// transaction, on every core at once.
-	strs := sc.strings()
-	nc, np := batches(len(sc.recs)), batches(sp.len())
-	lens := make([]snapshot, nc)
-	err = inParallel(nc+np, func(i int) error {
-		if i < nc {
-			lo, hi := piece(i, len(sc.recs))
-			var err error
-			lens[i], err = sc.decode(strs, lo, hi)
-			return err
-		}
-		lo, hi := piece(i-nc, sp.len())
-		return sp.verify(&base, sums, lo, hi)
-	})
-	if err != nil {
+	// The postings are checked after the transaction, on every core.
+	if err := sp.verify(&base, sums); err != nil {
 		return l, err
-	}
-	for _, n := range lens {
-		l.snap.live += n.live
-		l.snap.totalBody += n.totalBody
-		l.snap.totalHead += n.totalHead
 	}
 	ix.dict = newTermDictOver(base)
 	l.snap.stored, l.snap.terms = sp, sp.len()
@@ -173,31 +149,17 @@ const (
 	idBlock   = 4096
 )
 
-// copiedChunks are the section records loadChunks copied out of the read
-// transaction, decoded after it by decode.
-type copiedChunks struct {
-	slabs [][]byte   // the records' payloads, back to back
-	recs  []chunkRec // in key order
-}
-
-// chunkRec is where one copied record lies, and its stored checksum.
-type chunkRec struct {
-	c             *chunk
-	slab          int
-	off, end, sum uint32
-}
-
-// loadChunks copies the chunks bucket's records (the sections' records,
-// not their texts, which are read when a search returns them: texts.go)
-// into slabs of about chunkSlabBytes, and gives every stored id its chunk,
-// not yet decoded: the records are checked and decoded after the read
-// transaction, on every core at once (decode).
-func loadChunks(b *store.Bucket, s *snapshot, next uint32) (*copiedChunks, error) {
+// loadChunks reads the chunks bucket into s: the sections' records, not
+// their texts, which are read when a search returns them (texts.go). The
+// records are copied into slabs of about chunkSlabBytes whose strings the
+// chunks share: a reopen makes a few allocations a slab, not several a
+// section. A slab stays in memory while any section of it does.
+func loadChunks(b *store.Bucket, s *snapshot, next uint32) error {
 	s.chunks = make([]*chunk, next)
-	sc := &copiedChunks{}
-	var slab []byte
+	var slab strings.Builder
 	var block []chunk
-	err := b.ForEach(func(k, v []byte) error {
+	var strs []string
+	return b.ForEach(func(k, v []byte) error {
 		id, err := chunkID(k)
 		if err != nil {
 			return err
@@ -205,99 +167,42 @@ func loadChunks(b *store.Bucket, s *snapshot, next uint32) (*copiedChunks, error
 		if id >= next {
 			return fmt.Errorf("%w: chunk id %d beyond next id %d", errCorrupt, id, next)
 		}
-		if len(v) < 4 {
-			return fmt.Errorf("chunk %d: %w: %d bytes", id, errCorrupt, len(v))
+		d := open(v)
+		if d.err != nil {
+			return fmt.Errorf("chunk %d: %w", id, d.err)
 		}
-		body := v[:len(v)-4]
-		if cap(slab)-len(slab) < len(body) {
-			slab = make([]byte, 0, max(chunkSlabBytes, len(body)))
-			sc.slabs = append(sc.slabs, nil)
+		if slab.Cap()-slab.Len() < len(d.b) {
+			slab = strings.Builder{}
+			slab.Grow(max(chunkSlabBytes, len(d.b)))
 		}
-		off := len(slab)
-		slab = append(slab, body...)
-		sc.slabs[len(sc.slabs)-1] = slab
+		slab.Write(d.b)
+		// The slab never moves (it had room), so the strings decoded
+		// over it stay valid as more records are written after them.
+		d.whole = slab.String()
 		if len(block) == 0 {
 			block = make([]chunk, chunkBlock)
 		}
+		if cap(strs)-len(strs) < 64 {
+			strs = make([]string, 0, chunkBlock*4)
+		}
 		c := &block[0]
 		block = block[1:]
+		if err := decodeChunkFrom(c, &d, &strs); err != nil {
+			return fmt.Errorf("chunk %d: %w", id, err)
+		}
 		c.textID = id
 		s.chunks[id] = c
-		sc.recs = append(sc.recs, chunkRec{c, len(sc.slabs) - 1, uint32(off), uint32(len(slab)), binary.BigEndian.Uint32(v[len(v)-4:])})
+		s.addChunk(c)
 		return nil
 	})
-	return sc, err
-}
-
-// strings returns each slab as a string, which the decoded records' strings
-// share: a slab stays in memory while any section of it does. The strings
-// are views of the slabs, not copies: a slab is written only by loadChunks,
-// and never after it has returned.
-func (sc *copiedChunks) strings() []string {
-	out := make([]string, len(sc.slabs))
-	for i, slab := range sc.slabs {
-		if len(slab) > 0 {
-			out[i] = unsafe.String(&slab[0], len(slab))
-		}
-	}
-	return out
-}
-
-// decode checks and decodes records lo to hi, their strings cut from strs
-// (see strings), and returns the lengths they add to the snapshot.
-func (sc *copiedChunks) decode(strs []string, lo, hi int) (lens snapshot, err error) {
-	shared := make([]string, 0, (hi-lo)*4)
-	for _, r := range sc.recs[lo:hi] {
-		body := sc.slabs[r.slab][r.off:r.end]
-		if crc32.Checksum(body, castagnoli) != r.sum {
-			return lens, fmt.Errorf("chunk %d: %w: checksum mismatch", r.c.textID, errCorrupt)
-		}
-		// The string ends where the record does, as dec.str expects.
-		d := dec{b: body, whole: strs[r.slab][:r.end]}
-		if err := decodeChunkFrom(r.c, &d, &shared); err != nil {
-			return lens, fmt.Errorf("chunk %d: %w", r.c.textID, err)
-		}
-		lens.addChunk(r.c)
-	}
-	return lens, nil
 }
 
 // chunkSlabBytes is the size of the slabs loadChunks copies sections into;
-// chunkBlock the number of chunks it allocates at once; loadBatch the
-// records or lists a reopen checks as one piece of work.
+// chunkBlock the number of chunks it allocates at once.
 const (
 	chunkSlabBytes = 256 << 10
 	chunkBlock     = 256
-	loadBatch      = 512
 )
-
-// inParallel runs fn(i) for i in [0, n) on GOMAXPROCS goroutines and
-// returns the error of the lowest i that failed.
-func inParallel(n int, fn func(i int) error) error {
-	errs := make([]error, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				errs[i] = fn(i)
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// batches returns the number of loadBatch pieces of n items.
-func batches(n int) int { return (n + loadBatch - 1) / loadBatch }
-
-// piece returns the bounds of batch i of n items.
-func piece(i, n int) (lo, hi int) { return i * loadBatch, min(n, (i+1)*loadBatch) }
 
 // check verifies that every chunk belongs to exactly one file, sets each
 // chunk's file from the entry that names it (the file's key, so that the

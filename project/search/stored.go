@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/berth-dev/berth/store"
@@ -175,19 +177,47 @@ func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPos
 	return baseTerms{all: terms.String(), off: slices.Clip(termOff)}, sp, sums, nil
 }
 
-// verify checks lists lo to hi copied by loadStoredPostings against their
-// stored checksums (sums) and as the decoder would (checkPostings, decoding
-// none): a damaged list makes the stored index unusable. A reopen runs it
-// on every core at once (inParallel), after the read transaction.
-func (sp *storedPostings) verify(base *baseTerms, sums []uint32, lo, hi int) error {
-	for i := lo; i < hi; i++ {
-		body := sp.raw[sp.off[i]:sp.off[i+1]]
-		err := checkPostings(body, sp.chunks)
-		if crc32.Checksum(body, castagnoli) != sums[i] {
-			err = fmt.Errorf("%w: checksum mismatch", errCorrupt)
-		}
+// verify checks every list copied by loadStoredPostings against its stored
+// checksum (sums) and as the decoder would (checkPostings, decoding none):
+// a damaged list makes the stored index unusable. The lists are checked
+// on every core at once, after the read transaction has ended; the error
+// names the first damaged list in key order.
+func (sp *storedPostings) verify(base *baseTerms, sums []uint32) error {
+	const batch = 512 // lists a worker takes at a time
+	n := sp.len()
+	errs := make([]error, (n+batch-1)/batch)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(errs)) {
+		wg.Go(func() {
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= len(errs) {
+					return
+				}
+				for i := b * batch; i < min(n, (b+1)*batch); i++ {
+					body := sp.raw[sp.off[i]:sp.off[i+1]]
+					err := checkPostings(body, sp.chunks)
+					if crc32.Checksum(body, castagnoli) != sums[i] {
+						err = fmt.Errorf("%w: checksum mismatch", errCorrupt)
+					}
+					if err != nil {
+						errs[b] = fmt.Errorf("postings of %q: %w", base.at(i), err)
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr(errs)
+}
+
+// firstErr returns the first non-nil error of errs, or nil.
+func firstErr(errs []error) error {
+	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("postings of %q: %w", base.at(i), err)
+			return err
 		}
 	}
 	return nil
