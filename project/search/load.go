@@ -108,15 +108,20 @@ func (ix *Index) load() (loaded, error) {
 	if err != nil {
 		return l, err
 	}
-	// The postings are checked after the transaction, on every core.
-	if err := sp.verify(&base, sums); err != nil {
+	// The postings are checked after the transaction, on every core,
+	// while the files' sections are (check reads no list).
+	verified := make(chan error, 1)
+	go func() { verified <- sp.verify(&base, sums) }()
+	cerr := check(l, &ix.w)
+	if err := <-verified; err != nil {
+		clear(ix.w.fileNos) // numbered by check for an index now dropped
 		return l, err
+	}
+	if cerr != nil {
+		return l, cerr
 	}
 	ix.dict = newTermDictOver(base)
 	l.snap.stored, l.snap.terms = sp, sp.len()
-	if err := check(l, &ix.w); err != nil {
-		return l, err
-	}
 	l.snap.fileNos = uint32(len(ix.w.fileNos))
 	return l, nil
 }
