@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -228,6 +229,9 @@ var corruptions = map[string]func(b *store.Bucket) error{
 			e.uvarint(v)
 		}
 		return b.Bucket(bucketPostings).Put([]byte("closing"), e.seal())
+	},
+	"postings shorter than a checksum": func(b *store.Bucket) error {
+		return b.Bucket(bucketPostings).Put([]byte("closing"), []byte{1})
 	},
 	"empty postings": func(b *store.Bucket) error {
 		var e enc
@@ -577,5 +581,29 @@ func TestReopenSeesChangesInALargeFolder(t *testing.T) {
 		if got := files(search(t, ix, q)); !slices.Equal(got, w) {
 			t.Errorf("%s -> %v, want %v", q, got, w)
 		}
+	}
+}
+
+// TestLoneShortPostingsValueIsRefused stores a postings bucket of one value
+// shorter than its checksum: loading it reports the damage (its buffers
+// are sized from the values, less their checksums).
+func TestLoneShortPostingsValueIsRefused(t *testing.T) {
+	_, db := standardsDB(t, nil)
+	area := db.Area("p", "index")
+	if err := area.Update(func(b *store.Bucket) error {
+		pb, err := b.CreateBucket(bucketPostings)
+		if err != nil {
+			return err
+		}
+		return pb.Put([]byte("closing"), []byte{1})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err := area.View(func(b *store.Bucket) error {
+		_, _, _, err := loadStoredPostings(b.Bucket(bucketPostings), nil)
+		return err
+	})
+	if !errors.Is(err, errCorrupt) {
+		t.Fatalf("got %v, want a corrupt record", err)
 	}
 }

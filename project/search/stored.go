@@ -152,7 +152,7 @@ func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPos
 	terms.Grow(keyBytes)
 	termOff := make([]uint32, 1, n+1)
 	sums := make([]uint32, 0, n)
-	sp := &storedPostings{raw: make([]byte, 0, valBytes-4*n), off: make([]uint32, 1, n+1), chunks: chunks}
+	sp := &storedPostings{raw: make([]byte, 0, max(0, valBytes-4*n)), off: make([]uint32, 1, n+1), chunks: chunks}
 	err := b.ForEach(func(k, v []byte) error {
 		if len(v) < 4 {
 			return fmt.Errorf("postings of %q: %w: %d bytes", k, errCorrupt, len(v))
