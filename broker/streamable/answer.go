@@ -31,12 +31,40 @@ type answerWriter struct {
 	http.ResponseWriter
 	started  bool // bytes or a status went out: the answer is part of an SSE stream
 	answered bool // the answer was written: nothing follows it
+	// streamHeaders: set the headers of the go-sdk's SSE answer as the
+	// stream starts (the fast path's; the go-sdk sets its own).
+	streamHeaders bool
+}
+
+// start notes that the response is an SSE stream.
+func (a *answerWriter) start() {
+	if !a.started && a.streamHeaders {
+		h := a.Header()
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+	}
+	a.started = true
+}
+
+// answer writes data, an answer with nothing before it, as the response's
+// one application/json body.
+func (a *answerWriter) answer(data []byte) error {
+	if a.answered {
+		return errAnswered
+	}
+	a.answered = true
+	h := a.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("Connection") // the go-sdk's keep-alive for a stream
+	_, err := a.ResponseWriter.Write(data)
+	return err
 }
 
 var errAnswered = errors.New("streamable: the request was answered; its stream is closed")
 
 func (a *answerWriter) WriteHeader(status int) {
-	a.started = true
+	a.start()
 	a.ResponseWriter.WriteHeader(status)
 }
 
@@ -46,27 +74,27 @@ func (a *answerWriter) Write(p []byte) (int, error) {
 	}
 	data, ok := eventData(p)
 	if !ok || !isAnswer(data) {
-		a.started = true
+		a.start()
 		return a.ResponseWriter.Write(p)
 	}
-	a.answered = true
 	if a.started {
+		a.answered = true
 		return a.ResponseWriter.Write(p)
 	}
-	a.Header().Set("Content-Type", "application/json")
-	a.Header().Del("Connection") // the go-sdk's keep-alive for a stream
-	if _, err := a.ResponseWriter.Write(data); err != nil {
+	if err := a.answer(data); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
 // FlushError flushes what was written, except the answer: it leaves with
-// the end of the response.
+// the end of the response. A flush sends the headers: the response is a
+// stream from then on.
 func (a *answerWriter) FlushError() error {
 	if a.answered {
 		return nil
 	}
+	a.start()
 	return http.NewResponseController(a.ResponseWriter).Flush()
 }
 

@@ -60,6 +60,32 @@ func TestEventStoreKeepsTheNewestWithinItsBounds(t *testing.T) {
 	}
 }
 
+// openGET opens sid's GET stream on url, resuming after last when set.
+func openGET(t *testing.T, ctx context.Context, url, sid, last string) (*bufio.Reader, context.CancelFunc) {
+	t.Helper()
+	gctx, stop := context.WithCancel(ctx)
+	req, _ := http.NewRequestWithContext(gctx, "GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(HeaderSessionID, sid)
+	if last != "" {
+		req.Header.Set("Last-Event-ID", last)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		stop()
+		t.Fatalf("GET (Last-Event-ID %q): %v %v", last, err, resp)
+	}
+	return bufio.NewReader(resp.Body), stop
+}
+
+// listChanged adds a tool named name to srv: a notification on its
+// sessions' GET streams.
+func listChanged(srv *mcp.Server, name string) {
+	mcp.AddTool(srv, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
+		return &mcp.CallToolResult{}, struct{}{}, nil
+	})
+}
+
 // TestGETStreamResumesWithLastEventID: notifications sent while a
 // session's GET stream is away are replayed when it comes back with
 // Last-Event-ID; a session restored after a restart resumes its GET
@@ -81,28 +107,12 @@ func TestGETStreamResumesWithLastEventID(t *testing.T) {
 
 	open := func(sid, last string) (*bufio.Reader, context.CancelFunc) {
 		t.Helper()
-		gctx, stop := context.WithCancel(ctx)
-		req, _ := http.NewRequestWithContext(gctx, "GET", url, nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set(HeaderSessionID, sid)
-		if last != "" {
-			req.Header.Set("Last-Event-ID", last)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET (Last-Event-ID %q): %v %v", last, err, resp)
-		}
-		return bufio.NewReader(resp.Body), stop
+		return openGET(t, ctx, url, sid, last)
 	}
 	next := func(r *bufio.Reader) (id, data string) { t.Helper(); return sseEvent(t, r) }
-	listChanged := func(name string) { // a notification on the GET stream
-		mcp.AddTool(srv, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
-			return &mcp.CallToolResult{}, struct{}{}, nil
-		})
-	}
 
 	r, stop := open(sid, "")
-	listChanged("t1")
+	listChanged(srv, "t1")
 	first, data := next(r)
 	if first == "" || !strings.Contains(data, "list_changed") {
 		t.Fatalf("first event %q %q", first, data)
@@ -111,7 +121,7 @@ func TestGETStreamResumesWithLastEventID(t *testing.T) {
 	// The stream is away (bounded wait until the server has let it go).
 	var missed string
 	brokertest.Poll(brokertest.WaitLimit, func() bool {
-		listChanged(fmt.Sprint("t", time.Now().UnixNano()))
+		listChanged(srv, fmt.Sprint("t", time.Now().UnixNano()))
 		r, stop = open(sid, first)
 		id, d := next(r)
 		if id != first {
@@ -129,8 +139,53 @@ func TestGETStreamResumesWithLastEventID(t *testing.T) {
 	// A restored session: its stream goes on from the client's id.
 	r, stop = open("old", "_41")
 	defer stop()
-	listChanged("t-restored")
+	listChanged(srv, "t-restored")
 	if id, _ := next(r); id != "_42" {
 		t.Fatalf("first event of a restored stream resumed at _41: id %q, want _42", id)
+	}
+}
+
+// TestPlainCallsKeepTheGETStreamResumable: calls answered with one JSON
+// body (no event before the answer, so no event id a client could resume
+// from) open no stream in the store, so a busy session's calls never push
+// its GET stream's events out of it (MaxStreams): the GET stream resumes
+// after more calls than MaxStreams.
+func TestPlainCallsKeepTheGETStreamResumable(t *testing.T) {
+	srv := benchServer()
+	url := serveHandler(t, newHandler(srv, Options{EventStore: NewEventStore()}))
+	sid := rawSession(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	open := func(last string) (*bufio.Reader, context.CancelFunc) {
+		t.Helper()
+		return openGET(t, ctx, url, sid, last)
+	}
+	r, stop := open("")
+	listChanged(srv, "t1")
+	first, data := sseEvent(t, r)
+	if first == "" || !strings.Contains(data, "list_changed") {
+		t.Fatalf("first event %q %q", first, data)
+	}
+	stop()
+	for i := range MaxStreams + 2 {
+		status, _, body := post(t, url, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"nop","arguments":{}}}`, 100+i))
+		if status != http.StatusOK || !strings.Contains(body, `"result"`) {
+			t.Fatalf("call %d: %d %s", i, status, body)
+		}
+	}
+	var missed string
+	brokertest.Poll(brokertest.WaitLimit, func() bool {
+		listChanged(srv, fmt.Sprint("t", time.Now().UnixNano()))
+		r, stop = open(first)
+		id, d := sseEvent(t, r)
+		stop()
+		if id != first {
+			missed = d
+			return true
+		}
+		return false
+	})
+	if !strings.Contains(missed, "list_changed") {
+		t.Fatalf("resumed with Last-Event-ID %s after %d calls: %q, want the notification it missed", first, MaxStreams+2, missed)
 	}
 }

@@ -188,7 +188,7 @@ type fastCall struct {
 	withdrawn bool
 	store     mcp.EventStore // nil: events carry no id
 	session   string
-	stream    string // its stream's id in store
+	stream    string // its stream's id in store; "" until its first event that is not the answer (send)
 
 	mu       sync.Mutex // guards w, finished and last
 	w        *answerWriter
@@ -209,11 +209,25 @@ func (fc *fastCall) write(msg jsonrpc.Message) bool {
 }
 
 // send is write with msg encoded (data), answer true for a response.
+//
+// The call's stream is opened in the event store with its first event
+// that is not the answer: only a client that got an event id can resume
+// the stream, and an answer with nothing before it leaves as one
+// application/json body, without an id. Such a call (most of them) costs
+// the store nothing and pushes none of the session's other streams out of
+// it (MaxStreams).
 func (fc *fastCall) send(data []byte, answer bool) bool {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
+	if !answer && !fc.finished && fc.store != nil && fc.stream == "" {
+		if id := rand.Text(); fc.store.Open(context.Background(), fc.session, id) == nil {
+			fc.stream = id
+		} else {
+			fc.store = nil
+		}
+	}
 	stored := false
-	if fc.store != nil && (!fc.finished || answer) {
+	if fc.stream != "" && (!fc.finished || answer) {
 		// An answer is stored even when its client left: it may resume.
 		stored = fc.store.Append(context.Background(), fc.session, fc.stream, data) == nil
 		if stored {
@@ -222,6 +236,12 @@ func (fc *fastCall) send(data []byte, answer bool) bool {
 	}
 	if fc.finished {
 		return answer
+	}
+	if answer && !fc.w.started {
+		fc.finished = true
+		close(fc.answered)
+		_ = fc.w.answer(data) // the client may have left: nothing more to do
+		return true
 	}
 	event := make([]byte, 0, len("event: message\nid: _\ndata: \n\n")+len(fc.stream)+20+len(data))
 	event = append(event, "event: message\n"...)
@@ -281,10 +301,7 @@ func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []
 	}
 	fc := &fastCall{conn: c, id: req.ID, answered: make(chan struct{}), last: -1}
 	if h.opts.EventStore != nil {
-		fc.store, fc.session, fc.stream = h.opts.EventStore, c.SessionID(), rand.Text()
-		if err := fc.store.Open(r.Context(), fc.session, fc.stream); err != nil {
-			fc.store = nil
-		}
+		fc.store, fc.session = h.opts.EventStore, c.SessionID() // its stream is opened by its first event (send)
 	}
 	c.mu.Lock()
 	dup := c.calls[req.ID] != nil
@@ -306,12 +323,9 @@ func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []
 		done := h.opts.Track(e.ss, false)
 		defer done()
 	}
-	// The headers of the go-sdk's SSE answer; answerWriter makes a lone
-	// answer an application/json body.
-	w.Header().Set("Cache-Control", "no-cache, no-transform")
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Connection", "keep-alive")
-	fc.w = &answerWriter{ResponseWriter: w}
+	// A lone answer leaves as an application/json body; a stream gets the
+	// headers of the go-sdk's SSE answer as it starts.
+	fc.w = &answerWriter{ResponseWriter: w, streamHeaders: true}
 	if params != nil {
 		h.runTool(r, e, fc, *chain, params, extra, left)
 		return true
