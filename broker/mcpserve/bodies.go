@@ -1,7 +1,6 @@
 package mcpserve
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,8 +69,7 @@ func CheckPosts(next http.Handler, bodyTimeout time.Duration) http.Handler {
 				"missing Mcp-Session-Id header: send initialize first and then the session id it returns")
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		streamable.SetBody(r, body)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -213,9 +213,29 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, e *entry) {
 	e.t.ServeHTTP(w, r)
 }
 
+// ReadBody is a request body already read into memory (see SetBody).
+type ReadBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+// Close implements [io.Closer].
+func (*ReadBody) Close() error { return nil }
+
+// SetBody gives r body, read already (by a handler in front of this one
+// that checked it), as its body: the Handler takes it as it is instead of
+// reading and copying it once more.
+func SetBody(r *http.Request, body []byte) {
+	r.Body = &ReadBody{Reader: bytes.NewReader(body), data: body}
+	r.ContentLength = int64(len(body))
+}
+
 // readBody reads a POST's body (at most the go-sdk's limit) and leaves r
 // with a copy to read again; on an error it answers r itself.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if b, ok := r.Body.(*ReadBody); ok && b.Len() == len(b.data) && int64(len(b.data)) <= mcp.DefaultMaxRequestBodyBytes {
+		return b.data, true // unread: r reads it again as it is
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes))
 	r.Body.Close()
 	if err != nil {
