@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -94,14 +95,22 @@ func (c *stdioConn) read(br *bufio.Reader) {
 			c.pass(msgOrErr{err: err})
 			return
 		}
+		handed := false
 		for _, msg := range msgs {
 			if c.answers(msg) {
+				handed = true
 				continue
 			}
 			c.sawProgress(msg)
 			if !c.pass(msgOrErr{msg: msg}) {
 				return
 			}
+		}
+		if handed && br.Buffered() == 0 {
+			// The next read finds nothing yet and parks this goroutine:
+			// the caller the answer went to runs first, on this thread,
+			// rather than after that read's system call.
+			runtime.Gosched()
 		}
 	}
 }
