@@ -317,8 +317,6 @@ func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []
 	defer left()
 	extra := &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}
 	req.Extra = extra
-	h.fastCalls.Store(extra, fc)
-	defer h.fastCalls.Delete(extra)
 	if h.opts.Track != nil {
 		done := h.opts.Track(e.ss, false)
 		defer done()
@@ -330,6 +328,10 @@ func (h *Handler) fast(w http.ResponseWriter, r *http.Request, e *entry, body []
 		h.runTool(r, e, fc, *chain, params, extra, left)
 		return true
 	}
+	// Middleware tags the call's context for the session (runTool's
+	// context carries the tag itself).
+	h.fastCalls.Store(extra, fc)
+	defer h.fastCalls.Delete(extra)
 	select {
 	case c.in <- req:
 	case <-c.closed:
