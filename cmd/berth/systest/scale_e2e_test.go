@@ -17,10 +17,10 @@ import (
 // inotify instance (a user gets 128 by default): an edit in the last one
 // mounted is found by its search.
 func TestTwoHundredProjectsAllWatched(t *testing.T) {
-	// Beside the light tests, never beside another heavy one: it mounts 200
-	// projects, each indexed as it attaches.
-	t.Parallel()
-	heavy(t)
+	// Alone: it mounts 200 projects, each indexed as it attaches. Beside
+	// the light tests of a full go test ./... run on two cores, one attach
+	// once went 30 s without an answer; until that stall is understood it
+	// runs before the parallel tests.
 	const n = 200
 	b := brokertest.StartBroker(t, brokertest.Options{Ports: n + 10})
 	ctx := testCtx(t, 5*time.Minute)
