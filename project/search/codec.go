@@ -45,14 +45,23 @@ func (d *dec) inString() {
 
 // open checks v's checksum and returns a decoder over its payload.
 func open(v []byte) dec {
-	if len(v) < 4 {
-		return dec{err: fmt.Errorf("%w: %d bytes", errCorrupt, len(v))}
+	body, sum, err := splitSum(v)
+	if err != nil {
+		return dec{err: err}
 	}
-	body, sum := v[:len(v)-4], binary.BigEndian.Uint32(v[len(v)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
 		return dec{err: fmt.Errorf("%w: checksum mismatch", errCorrupt)}
 	}
 	return dec{b: body}
+}
+
+// splitSum cuts a stored value into its body and the CRC-32C stored after
+// it, which the caller checks (open at once; a reopen's postings later).
+func splitSum(v []byte) (body []byte, sum uint32, err error) {
+	if len(v) < 4 {
+		return nil, 0, fmt.Errorf("%w: %d bytes", errCorrupt, len(v))
+	}
+	return v[:len(v)-4], binary.BigEndian.Uint32(v[len(v)-4:]), nil
 }
 
 func (d *dec) fail(what string) {

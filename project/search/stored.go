@@ -154,10 +154,10 @@ func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPos
 	sums := make([]uint32, 0, n)
 	sp := &storedPostings{raw: make([]byte, 0, max(0, valBytes-4*n)), off: make([]uint32, 1, n+1), chunks: chunks}
 	err := b.ForEach(func(k, v []byte) error {
-		if len(v) < 4 {
-			return fmt.Errorf("postings of %q: %w: %d bytes", k, errCorrupt, len(v))
+		body, sum, err := splitSum(v)
+		if err != nil {
+			return fmt.Errorf("postings of %q: %w", k, err)
 		}
-		body := v[:len(v)-4]
 		if uint64(terms.Len())+uint64(len(k)) > 1<<32-1 || uint64(len(sp.raw))+uint64(len(body)) > 1<<32-1 {
 			return fmt.Errorf("%w: postings beyond 4 GiB", errCorrupt)
 		}
@@ -165,7 +165,7 @@ func loadStoredPostings(b *store.Bucket, chunks []*chunk) (baseTerms, *storedPos
 		termOff = append(termOff, uint32(terms.Len()))
 		sp.raw = append(sp.raw, body...)
 		sp.off = append(sp.off, uint32(len(sp.raw)))
-		sums = append(sums, binary.BigEndian.Uint32(v[len(v)-4:]))
+		sums = append(sums, sum)
 		return nil
 	})
 	if err != nil {
@@ -197,9 +197,11 @@ func (sp *storedPostings) verify(base *baseTerms, sums []uint32) error {
 				}
 				for i := b * batch; i < min(n, (b+1)*batch); i++ {
 					body := sp.raw[sp.off[i]:sp.off[i+1]]
-					err := checkPostings(body, sp.chunks)
+					var err error
 					if crc32.Checksum(body, castagnoli) != sums[i] {
 						err = fmt.Errorf("%w: checksum mismatch", errCorrupt)
+					} else {
+						err = checkPostings(body, sp.chunks) // on bytes as they were written
 					}
 					if err != nil {
 						errs[b] = fmt.Errorf("postings of %q: %w", base.at(i), err)
