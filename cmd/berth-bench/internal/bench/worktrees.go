@@ -126,7 +126,7 @@ func (r *runner) worktrees(ctx context.Context) error {
 		return err
 	}
 	if r.o.Profile != "" {
-		if err := b0heap(ctx, r.o.Profile, one); err != nil {
+		if err := heapProfile(ctx, one, r.o.Profile, "worktrees-one"); err != nil {
 			return err
 		}
 	}
@@ -258,7 +258,7 @@ func (r *runner) profileWorktrees(ctx context.Context, b *broker, name string, s
 			err = b.profile(ctx, fmt.Sprintf("profile?seconds=%d", seconds), filepath.Join(r.o.Profile, name+"-cpu.pprof"))
 		}
 		if err == nil {
-			err = b.profile(ctx, "heap", filepath.Join(r.o.Profile, name+"-heap.pprof"))
+			err = heapProfile(ctx, b, r.o.Profile, name)
 		}
 		if err != nil {
 			err = fmt.Errorf("profile the broker: %w", err)
@@ -268,12 +268,12 @@ func (r *runner) profileWorktrees(ctx context.Context, b *broker, name string, s
 	return done
 }
 
-// b0heap writes b's heap profile as worktrees-one-heap.pprof in dir.
-func b0heap(ctx context.Context, dir string, b *broker) error {
+// heapProfile writes b's heap profile as name-heap.pprof in dir.
+func heapProfile(ctx context.Context, b *broker, dir, name string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return b.profile(ctx, "heap", filepath.Join(dir, "worktrees-one-heap.pprof"))
+	return b.profile(ctx, "heap", filepath.Join(dir, name+"-heap.pprof"))
 }
 
 // brokerUsage is a broker's resident set size (MiB) and the CPU time it
