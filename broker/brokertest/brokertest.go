@@ -266,6 +266,9 @@ func TryStartBroker(tb testing.TB, o Options) (*Broker, error) {
 	b := &Broker{Home: o.Home, Cmd: cmd, Client: api.NewUnixClient(api.SocketPath(o.Home)), Start: start, End: end, exited: make(chan struct{})}
 	go func() { b.err = cmd.Wait(); logf.Close(); close(b.exited) }()
 	tb.Cleanup(func() {
+		if tb.Failed() {
+			b.dumpStacks(tb)
+		}
 		b.Kill(tb)
 		if strings.Contains(b.Stderr(), "WARNING: DATA RACE") {
 			tb.Errorf("the broker reported a data race:\n%s", b.Stderr())
@@ -311,6 +314,33 @@ func (b *Broker) Kill(tb testing.TB) {
 	_ = b.Cmd.Process.Kill()
 	<-b.exited
 }
+
+// dumpStacks leaves evidence of a failed test: a broker still running
+// gets SIGQUIT, which makes it print every goroutine's stack and exit,
+// and the tail of what it printed goes to the test's log.
+func (b *Broker) dumpStacks(tb testing.TB) {
+	select {
+	case <-b.exited:
+	default:
+		_ = b.Cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-b.exited:
+		case <-time.After(3 * time.Second):
+		}
+	}
+	log, stacks, _ := strings.Cut(b.Stderr(), "SIGQUIT: quit")
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	if len(lines) > logTail {
+		lines = lines[len(lines)-logTail:]
+	}
+	tb.Logf("the broker's last %d log lines (all in %s):\n%s", len(lines), filepath.Join(b.Home, "serve.stderr"), strings.Join(lines, "\n"))
+	if stacks != "" {
+		tb.Logf("the broker's goroutines at the end of the test:%s", stacks)
+	}
+}
+
+// logTail is how many of the broker's last log lines a failed test logs.
+const logTail = 200
 
 // Stderr is what the broker printed.
 func (b *Broker) Stderr() string {
