@@ -41,7 +41,10 @@ type Finder struct {
 	promoted map[*mcp.ServerSession]map[string]bool
 
 	poke chan struct{} // cap 1: refresh the cache
-	stop chan struct{}
+	// life bounds the loop's refreshes: Close cancels it (stop), so that a
+	// refresh waiting for a hosted server's list ends at once.
+	life context.Context
+	stop context.CancelFunc
 	done chan struct{}
 }
 
@@ -70,7 +73,8 @@ func New(opts Options) *Finder {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	f := &Finder{opts: opts, promoted: map[*mcp.ServerSession]map[string]bool{},
-		poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		poke: make(chan struct{}, 1), done: make(chan struct{})}
+	f.life, f.stop = context.WithCancel(context.Background())
 	go f.loop()
 	return f
 }
@@ -89,11 +93,7 @@ func (f *Finder) Changed() {
 
 // Close stops the cache's updates.
 func (f *Finder) Close() {
-	select {
-	case <-f.stop:
-	default:
-		close(f.stop)
-	}
+	f.stop()
 	<-f.done
 }
 
@@ -104,10 +104,10 @@ func (f *Finder) loop() {
 	for {
 		select {
 		case <-f.poke:
-			if _, err := f.current(context.Background()); err != nil {
+			if _, err := f.current(f.life); err != nil && f.life.Err() == nil {
 				f.opts.Log.Warn("finder: list the project's tools", "err", err)
 			}
-		case <-f.stop:
+		case <-f.life.Done():
 			return
 		}
 	}

@@ -188,7 +188,7 @@ func (table *Table) join(ctx context.Context, a attachment, sl *slot) error {
 		// within vanishInterval is done now, and the attach gets the root
 		// as it is.
 		table.mu.Unlock()
-		table.drop(context.Background(), a.id, sl, "the root changed kind: mounting it again")
+		table.drop(a.id, sl, "the root changed kind: mounting it again")
 		return errAttachAgain
 	}
 	return nil

@@ -26,7 +26,7 @@ func (table *Table) Housekeep(ctx context.Context) {
 			table.reap(api.ProcessAlive)
 			table.retryDegraded()
 		case <-vanish.C:
-			table.dropVanished(ctx)
+			table.dropVanished()
 			if ticks++; ticks%forgetEvery == 1 {
 				table.forgetRemovedWorktrees()
 			}

@@ -243,43 +243,55 @@ func (m *Mount) url() string {
 
 // shutdown stops serving, ends every session, releases the port and
 // closes the engine; it returns once every goroutine of the mount has.
+// Its steps run in this order, each named: one that holds the shutdown up
+// is named in the log (closeSteps).
 func (m *Mount) shutdown(ctx context.Context) {
-	m.stopTrim()
-	<-m.trimDone
-	m.sweep.Stop() // a sweep in progress ends its sessions and saves before the final save below
+	steps := startClose(m.log)
+	defer steps.done()
+	steps.run("the memory trim", func() { m.stopTrim(); <-m.trimDone })
+	// A sweep in progress ends its sessions and saves before the final save below.
+	steps.run("the idle sweep", m.sweep.Stop)
 	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	// Streamable HTTP sessions stay saved: a broker that serves the
 	// project again restores them.
-	m.saved.Touch(m.book, time.Now(), true)
-	m.saved.Flush()
-	m.streamable.Shutdown()
-	for ss := range m.mcp.Sessions() {
-		ss.Close()
-	}
-	m.httpMu.Lock()
-	srv, done := m.srv, m.done
-	m.closed = true // no port is bound after this
-	m.httpMu.Unlock()
-	if srv != nil {
+	steps.run("saving the sessions", func() { m.saved.Touch(m.book, time.Now(), true); m.saved.Flush() })
+	steps.run("the streamable HTTP sessions", m.streamable.Shutdown)
+	steps.run("the other sessions", func() {
+		for ss := range m.mcp.Sessions() {
+			ss.Close()
+		}
+	})
+	steps.run("the port", func() {
+		m.httpMu.Lock()
+		srv, done := m.srv, m.done
+		m.closed = true // no port is bound after this
+		m.httpMu.Unlock()
+		if srv == nil {
+			return
+		}
 		// Every session is closed: what still runs is a stream that will
 		// not end by itself, cut after a short wait.
 		if err := srv.Shutdown(ctx); err != nil {
 			srv.Close()
 		}
 		<-done
-	}
-	m.book.Wait(ctx) // the goroutine watching each closed session returns
+	})
+	steps.run("the sessions' watchers", func() { m.book.Wait(ctx) })
 	// The hosted servers get their own bound: a stream that held the
 	// listener's shutdown must not leave them an expired one.
-	sctx, scancel := context.WithTimeout(outer, 3*time.Second)
-	defer scancel()
-	m.servers.release(sctx)
-	m.finder.Close()
-	if err := m.engine.Close(); err != nil {
-		m.log.Warn("close engine", "err", err)
-	}
+	steps.run("the hosted servers", func() {
+		sctx, scancel := context.WithTimeout(outer, 3*time.Second)
+		defer scancel()
+		m.servers.release(sctx)
+	})
+	steps.run("the tool finder", m.finder.Close)
+	steps.run("the engine", func() {
+		if err := m.engine.Close(); err != nil {
+			m.log.Warn("close engine", "err", err)
+		}
+	})
 }
 
 func (m *Mount) serveIndex(w http.ResponseWriter, _ *http.Request) {

@@ -318,8 +318,9 @@ func (table *Table) CloseIfUnheld(except string) int {
 	return n
 }
 
-// CloseAll unmounts everything, then stops the hosted servers the mounts
-// left running and the memory trimmer (broker shutdown), bounded by ctx.
+// CloseAll unmounts everything and waits for the closes already under
+// way, then stops the hosted servers the mounts left running and the
+// memory trimmer (broker shutdown), bounded by ctx.
 // The table takes no attach after it.
 func (table *Table) CloseAll(ctx context.Context) {
 	table.mu.Lock()
@@ -334,8 +335,18 @@ func (table *Table) CloseAll(ctx context.Context) {
 		}
 		taken = append(taken, table.takeOutLocked(id, sl))
 	}
+	closing := make([]chan struct{}, 0, len(table.closing))
+	for _, done := range table.closing {
+		closing = append(closing, done)
+	}
 	table.mu.Unlock()
 	table.unmountTaken(ctx, "broker stopping", taken...)
+	for _, done := range closing { // mounts closed before: a dropped root's, an expired grace's
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
 	table.hosted.stop(ctx)
 	table.trim.Close() // a mount still being made may ask for a trim: ignored
 }

@@ -21,7 +21,7 @@ const vanishInterval = 500 * time.Millisecond
 // folder (folders.go) is unmounted when it no longer exists, and when it
 // holds a .praxis-os folder now: its shims attach again and get the
 // project.
-func (table *Table) dropVanished(ctx context.Context) {
+func (table *Table) dropVanished() {
 	type cand struct {
 		id     string
 		sl     *slot
@@ -38,14 +38,18 @@ func (table *Table) dropVanished(ctx context.Context) {
 	table.mu.Unlock()
 	for _, c := range cands {
 		if why := vanished(c.root, c.folder); why != "" {
-			table.drop(ctx, c.id, c.sl, why)
+			table.drop(c.id, c.sl, why)
 		}
 	}
 }
 
-// drop unmounts the mount of sl whoever holds it, if sl is still id's
-// slot: its holders notice their stream end.
-func (table *Table) drop(ctx context.Context, id string, sl *slot, why string) {
+// drop takes the mount of sl out of the table whoever holds it, if sl is
+// still id's slot, and closes it in the background: its holders notice
+// their stream end. The caller does not wait for the close, so one slow
+// close holds up neither the housekeeping of every other project nor an
+// attach; an attach or a lookup of id waits for it (awaitClosed), as
+// CloseAll does.
+func (table *Table) drop(id string, sl *slot, why string) {
 	table.mu.Lock()
 	if table.slots[id] != sl || table.shuttingDown {
 		table.mu.Unlock()
@@ -55,7 +59,7 @@ func (table *Table) drop(ctx context.Context, id string, sl *slot, why string) {
 	out := table.takeOutLocked(id, sl)
 	table.mu.Unlock()
 	table.log.Warn(why+": unmounting", "project", id, "root", sl.m.root, "port", sl.m.portNow(), "holders", holders)
-	table.unmountTaken(ctx, why, out)
+	go table.unmountTaken(context.Background(), why, out)
 }
 
 // vanished says why the mount of root must end now, or "": a project's
