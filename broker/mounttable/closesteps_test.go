@@ -1,39 +1,21 @@
 package mounttable
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
 )
-
-// lockedBuffer is a log sink safe for the watch's timer goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestCloseStepsNameTheStepThatHoldsAShutdownUp: a step that blocks is
 // named in the log each slowClose while it blocks, and its time is
 // logged when it ends; quick steps and a quick shutdown log nothing.
 func TestCloseStepsNameTheStepThatHoldsAShutdownUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var out lockedBuffer
+		var out brokertest.SyncBuffer
 		log := slog.New(slog.NewTextHandler(&out, nil))
 
 		quick := startClose(log)

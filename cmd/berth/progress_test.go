@@ -1,41 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/berth-dev/berth/broker/brokertest"
 )
 
-// syncBuffer is a bytes.Buffer safe for the drawing goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestProgressOnATerminalOnlyAfterASecond(t *testing.T) {
-	var quick syncBuffer
+	var quick brokertest.SyncBuffer
 	p := newProgress(&quick, true, "waiting for search_standards")
 	p.end()
 	if quick.String() != "" {
 		t.Fatalf("a short wait printed %q", quick.String())
 	}
 
-	var slow syncBuffer
+	var slow brokertest.SyncBuffer
 	p = newProgress(&slow, true, "waiting for search_standards")
 	p.news("indexing standards: 10 of 40 files")
 	brokertest.Poll(brokertest.WaitLimit, func() bool { return strings.Contains(slow.String(), "indexing standards") })
@@ -53,7 +33,7 @@ func TestProgressOnATerminalOnlyAfterASecond(t *testing.T) {
 }
 
 func TestProgressIsSilentWhenPiped(t *testing.T) {
-	var piped syncBuffer
+	var piped brokertest.SyncBuffer
 	p := newProgress(&piped, false, "waiting")
 	p.news("step")
 	p.end()

@@ -30,24 +30,6 @@ const (
 // newBinaries are the upgraded berth and berth-shim.
 func newBinaries(t *testing.T) string { return brokertest.BinariesProtocol(t, newVersion, newProtocol) }
 
-// syncBuffer collects a child's output, safe to read while it runs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // exitForced is the documented exit code of `berth serve` stopped by a
 // second signal, without a clean shutdown.
 const exitForced = 3
@@ -70,7 +52,7 @@ func TestNewerShimReplacesAnIdleOlderBroker(t *testing.T) {
 
 	// A window of the upgraded version: the old broker makes way, a new one serves.
 	tr2, cmd2 := shimTransportBin(t, newShim, home, root, "BERTH_IDLE_TIMEOUT=60s")
-	stderr := &syncBuffer{}
+	stderr := &brokertest.SyncBuffer{}
 	cmd2.Stderr = stderr
 	s2 := connectMCP(t, ctx, tr2)
 	newPID = getServerInfo(t, ctx, s2).Server.PID
@@ -113,7 +95,7 @@ func TestNewerShimLeavesABusyOlderBrokerRunning(t *testing.T) {
 	oldPID = getServerInfo(t, ctx, s).Server.PID
 
 	tr2, cmd2 := shimTransportBin(t, filepath.Join(newBin, "berth-shim"), home, root)
-	stderr := &syncBuffer{}
+	stderr := &brokertest.SyncBuffer{}
 	cmd2.Stderr = stderr
 	s2 := connectMCP(t, ctx, tr2)
 	if pid := getServerInfo(t, ctx, s2).Server.PID; pid != oldPID {

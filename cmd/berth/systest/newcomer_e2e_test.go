@@ -163,7 +163,7 @@ func TestStopWithAnIDEOpenStartsNoNewBroker(t *testing.T) {
 	failOnBrokersLeft(t, b.Home)
 	root := brokertest.Project(t, "open", nil)
 	tr, cmd := shimTransport(t, b.Home, root)
-	stderr := &syncBuffer{}
+	stderr := &brokertest.SyncBuffer{}
 	cmd.Stderr = stderr
 	ide := connectMCP(t, ctx, tr)
 	callOK(t, ctx, ide, "get_server_info", nil)

@@ -65,7 +65,7 @@ func TestCLIShowsProgressOnATerminalOnly(t *testing.T) {
 			cmd = exec.Command(script, "-qefc", strings.Join(search, " "), "/dev/null")
 		}
 		cmd.Env = env
-		var out syncBuffer
+		var out brokertest.SyncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

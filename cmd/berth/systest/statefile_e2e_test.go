@@ -21,7 +21,7 @@ type window struct {
 	transport string
 	cmd       *exec.Cmd
 	stdin     io.WriteCloser
-	stderr    *syncBuffer
+	stderr    *brokertest.SyncBuffer
 }
 
 func openWindow(t *testing.T, b *brokertest.Broker, root, transport string) *window {
@@ -33,7 +33,7 @@ func openWindow(t *testing.T, b *brokertest.Broker, root, transport string) *win
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &window{t: t, transport: transport, cmd: cmd, stdin: stdin, stderr: &syncBuffer{}}
+	w := &window{t: t, transport: transport, cmd: cmd, stdin: stdin, stderr: &brokertest.SyncBuffer{}}
 	cmd.Stdout = io.Discard
 	cmd.Stderr = io.MultiWriter(w.stderr, newLogWriter(t, "shim "+transport))
 	if err := cmd.Start(); err != nil {
@@ -181,7 +181,7 @@ func TestStateFileThatCannotBeWrittenFailsNoAttach(t *testing.T) {
 		t.Errorf("attach answer: warnings %q, transport %q; want one warning naming %s and no transport", resp.Warnings, resp.Transport, api.StatePath(root))
 	}
 
-	stderr := &syncBuffer{}
+	stderr := &brokertest.SyncBuffer{}
 	cmd := exec.Command(brokertest.Shim(t), "--project", root, "--log-level", "debug")
 	brokertest.DieWithTest(cmd)
 	cmd.Env = append(os.Environ(), "BERTH_HOME="+b.Home, "BERTH_LISTEN=")

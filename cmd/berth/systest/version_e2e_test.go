@@ -97,7 +97,7 @@ func TestShimAndBrokerAgreeByProtocolNotVersion(t *testing.T) {
 	for _, version := range attaching {
 		shim := brokertest.ShimVersion(t, version)
 		tr, cmd := shimTransportBin(t, shim, home, root, "BERTH_IDLE_TIMEOUT=60s")
-		stderr := &syncBuffer{}
+		stderr := &brokertest.SyncBuffer{}
 		cmd.Stderr = stderr
 		s := connectMCP(t, ctx, tr)
 		if pid := getServerInfo(t, ctx, s).Server.PID; pid != brokerPID {
@@ -112,7 +112,7 @@ func TestShimAndBrokerAgreeByProtocolNotVersion(t *testing.T) {
 	// A newer protocol from a checkout build: the broker makes way.
 	shim := filepath.Join(brokertest.BinariesProtocol(t, "(devel)", newProtocol), "berth-shim")
 	tr2, cmd2 := shimTransportBin(t, shim, home, root, "BERTH_IDLE_TIMEOUT=60s")
-	stderr := &syncBuffer{}
+	stderr := &brokertest.SyncBuffer{}
 	cmd2.Stderr = stderr
 	s2 := connectMCP(t, ctx, tr2)
 	newPID = getServerInfo(t, ctx, s2).Server.PID
