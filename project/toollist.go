@@ -47,8 +47,18 @@ func (l *toolLister) names(ctx context.Context) ([]string, error) {
 
 // tools lists the tools the server offers, in its order.
 func (l *toolLister) tools(ctx context.Context) ([]*mcp.Tool, error) {
-	// The handler needs a session of the server; this one never hears a word.
-	_, st := mcp.NewInMemoryTransports()
+	// The handler needs a session of the server; this one never hears a
+	// word, and nobody hears what it says: its client end is closed at
+	// once. The server sends a tools/list_changed to every session, this
+	// one too while it lists; on an end nobody read, that write would
+	// block for good, and with it the session's Close and every later
+	// change announced.
+	ct, st := mcp.NewInMemoryTransports()
+	client, err := ct.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	client.Close()
 	ss, err := l.s.Connect(ctx, st, nil)
 	if err != nil {
 		return nil, err

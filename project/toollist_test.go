@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,4 +75,65 @@ func TestToolNamesAreWhatClientsAreListed(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d sessions on the server, want the client's alone", n)
 	}
+}
+
+// TestToolListingOutlivesListChangedNotifications: the listing's own
+// session is a session of the server, so a tools/list_changed the server
+// sends every session can reach it while it lists. Nobody reads that
+// session: the notification must not block on it, or the listing's close
+// (which waits for the notification) and every later list hang. Tools
+// change beside a client session (so each change is announced) while the
+// lister lists in a loop; every listing must end.
+func TestToolListingOutlivesListChangedNotifications(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	l := newToolLister(s)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	changes := make(chan struct{})
+	go func() { // a tool comes and goes; each change is announced after a pause (the SDK's debounce)
+		defer close(changes)
+		tool := &mcp.Tool{Name: "flicker", InputSchema: map[string]any{"type": "object"}}
+		for i := 0; ctx.Err() == nil && i < 200; i++ {
+			s.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+			time.Sleep(15 * time.Millisecond)
+			s.RemoveTools("flicker")
+			time.Sleep(15 * time.Millisecond)
+		}
+	}()
+	listed := make(chan error)
+	go func() {
+		defer close(listed)
+		deadline := time.Now().Add(time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := l.tools(ctx); err != nil {
+				listed <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err, ok := <-listed:
+		if ok {
+			t.Fatalf("list: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a listing still hangs after 30 s: a tools/list_changed blocked on its session")
+	}
+	cancel()
+	<-changes
 }
