@@ -9,14 +9,13 @@ import (
 )
 
 // oldDefaultRanking is the ranking shipped before the leave-one-corpus-out
-// sweep: no file prior, no morphological variants, the body's length
-// credited however short and nothing added to it, the heading field
-// weighted 1, file names' first pieces matched by any word stemmed like
-// them.
+// sweep: no file prior, no morphological variants, nothing added to the
+// body's length, the heading field weighted 1, file names' first pieces
+// matched by any word stemmed like them.
 var oldDefaultRanking = func() ranking {
 	r := defaultRanking
 	r.filePrior, r.rm3Weight, r.variantWeight = 0, 0, 0
-	r.lenFloor, r.minBody, r.bodyPad = 0, 0, 0
+	r.bodyPad = 0
 	r.headWeight = 1
 	r.namePieces = false
 	return r

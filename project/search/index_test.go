@@ -446,49 +446,25 @@ func TestLongSectionContentTrimmed(t *testing.T) {
 	}
 }
 
-// TestLengthFloor checks that a body shorter than the floor (a share of
-// the average) is normalized as if it were that long, that longer bodies
-// are normalized as before, and that the length added to every body is.
-func TestLengthFloor(t *testing.T) {
+// TestBodyPad checks that the length added to every body normalizes a
+// body of n terms as one of n+pad would be, so that a shorter body still
+// weighs more, by less than without it.
+func TestBodyPad(t *testing.T) {
 	s := &snapshot{}
-	for _, n := range []uint32{2, 10, 20, 100, 268} { // average 80: floor 0.25 is 20
+	for _, n := range []uint32{2, 10, 20, 100, 268} { // average 80
 		s.chunks = append(s.chunks, &chunk{bodyLen: n, headLen: 4})
 		s.live++
 		s.totalBody += uint64(n)
 		s.totalHead += 4
 	}
 	rk := defaultRanking
-	rk.lenFloor, rk.minBody, rk.bodyPad = 0, 0, 0
+	rk.bodyPad = 0
 	s.computeNorms(&rk)
 	plain := slices.Clone(s.bodyNorm)
 	if !(plain[0] > plain[1] && plain[1] > plain[2]) {
-		t.Fatalf("without a floor shorter bodies must weigh more: %v", plain)
+		t.Fatalf("without added length shorter bodies must weigh more: %v", plain)
 	}
-	rk.lenFloor = 0.25
-	s.computeNorms(&rk)
-	if s.bodyNorm[0] != s.bodyNorm[2] || s.bodyNorm[1] != s.bodyNorm[2] {
-		t.Errorf("bodies of 2, 10 and 20 words under the floor of 20: norms %v, want equal", s.bodyNorm[:3])
-	}
-	for i := 2; i < len(plain); i++ {
-		if s.bodyNorm[i] != plain[i] {
-			t.Errorf("body %d at or above the floor: norm %v with the floor, %v without", s.chunks[i].bodyLen, s.bodyNorm[i], plain[i])
-		}
-	}
-	// The shortest credited body, in terms, works alike whatever the
-	// average.
-	rk.lenFloor, rk.minBody = 0, 20
-	s.computeNorms(&rk)
-	if s.bodyNorm[0] != s.bodyNorm[2] || s.bodyNorm[1] != s.bodyNorm[2] {
-		t.Errorf("bodies of 2, 10 and 20 words under the shortest body of 20: norms %v, want equal", s.bodyNorm[:3])
-	}
-	for i := 2; i < len(plain); i++ {
-		if s.bodyNorm[i] != plain[i] {
-			t.Errorf("body %d at or above the shortest body: norm %v, %v without", s.chunks[i].bodyLen, s.bodyNorm[i], plain[i])
-		}
-	}
-	// The length added to every body: a body of n terms is normalized as
-	// one of n+20 would be, so a shorter body still weighs more, by less.
-	rk.lenFloor, rk.minBody, rk.bodyPad = 0, 0, 20
+	rk.bodyPad = 20
 	s.computeNorms(&rk)
 	for i, c := range s.chunks {
 		if want := lengthNorm(rk.bodyB, float64(c.bodyLen)+20, 80); s.bodyNorm[i] != want {

@@ -42,21 +42,12 @@ type ranking struct {
 	// the question in several places lifts each of them.
 	filePrior float32
 
-	// lenFloor is the shortest body length, as a share of the average,
-	// that length normalization credits (0: none): a one-line section
-	// ("## Name" and a sentence) is normalized as if it were that long,
-	// so that one common word in it does not outweigh a section that
-	// answers the question at length.
-	lenFloor float32
-	// minBody is the shortest body length, in terms, that length
-	// normalization credits (0: none): the floor above, in absolute terms,
-	// so that a set whose sections are all short still does not rank a
-	// one-sentence section first on one common word.
-	minBody float32
 	// bodyPad is added to every body's length in length normalization
 	// (0: none), as the heading's words are to the length of a section in
-	// a one-field BM25: a short section is credited less for its length
-	// the shorter it is, smoothly, where the floors above cut off.
+	// a one-field BM25: a one-line section ("## Name" and a sentence) is
+	// credited less for its shortness the shorter it is, smoothly, so that
+	// one common word in it does not outweigh a section that answers the
+	// question at length.
 	bodyPad float32
 
 	// namePieces: a query word the stemmer shortened does not match the
@@ -81,8 +72,7 @@ var defaultRanking = ranking{
 	k1:         2, bodyB: 0.75, headB: 0.75,
 	joinedWeight: 1,
 	filePrior:    0.2,
-	lenFloor:     0.25,
-	bodyPad:      20,
+	bodyPad:      30,
 	namePieces:   true,
 	rm3Docs:      5, rm3Terms: 10,
 	variantPrefix: 6, variantMax: 1, variantWeight: 0.3,

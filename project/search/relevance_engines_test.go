@@ -31,7 +31,7 @@ type relBerth struct {
 }
 
 // useRanking switches the engine's query-time ranking and recomputes the
-// length normalizations that depend on it (the length floor, b).
+// length normalizations that depend on it (the added length, b).
 func (e *relBerth) useRanking(rk *ranking) {
 	e.ix.rk = rk
 	e.ix.snap.Load().computeNorms(rk)

@@ -143,7 +143,7 @@ func (s *snapshot) computeNorms(rk *ranking) {
 	avgHead := max(1, float64(s.totalHead)/float64(s.live))
 	for id, c := range s.chunks {
 		if c != nil {
-			body := max(float64(c.bodyLen), float64(rk.lenFloor)*avgBody, float64(rk.minBody)) + float64(rk.bodyPad)
+			body := float64(c.bodyLen) + float64(rk.bodyPad)
 			s.bodyNorm[id] = lengthNorm(rk.bodyB, body, avgBody)
 			s.headNorm[id] = lengthNorm(rk.headB, float64(c.headLen), avgHead)
 		}
