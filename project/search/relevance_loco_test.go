@@ -11,13 +11,14 @@ import (
 // (k1, the heading field's weight, the file prior, the length added to
 // every body, morphological variants, RM3 feedback) is scored on every set
 // of the suite; for each set, the choice with the best mean MRR@10 over
-// the other sets is reported on it, beside the textbook BM25 (relBM25) and the
-// textbook BM25 with RM3, computed in the same run on the same sections.
+// the other sets is reported on it, beside the textbook BM25 (relBM25)
+// and the textbook BM25 with RM3, computed in the same run on the same
+// sections.
 // It also prints the choice with the best mean over all sets, the one that
 // ships (defaultRanking), and fails when Berth falls below the textbook
 // BM25's MRR@10 on a held-out set or is not above it on the mean.
 //
-//	go test ./project/search -run '^$' -bench RelevanceLOCO -benchtime 1x
+//	go test ./project/search -run '^$' -bench RelevanceLOCO -benchtime 1x -timeout 30m
 
 // locoChoice is one point of the sweep.
 type locoChoice struct {
