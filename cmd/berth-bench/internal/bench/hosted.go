@@ -37,7 +37,8 @@ var hostedMetrics = map[string][]string{
 	subjectHTTP:    {"call-p50", "added-p50", "forward-p50", "first-answer-p50", "rss"},
 	subjectShim:    {"call-p50", "added-p50", "first-answer-p50", "rss-with-shims"},
 	subjectDirect:  {"call-p50"},
-	subjectOwn:     {"call-p50"},
+	subjectOwn:     {"call-p50", "vs-floor-p50"},
+	subjectFloor:   {"call-p50"},
 	subjectStarted: {"first-answer-p50"},
 	subjectCopies:  {"rss"},
 }
@@ -275,7 +276,9 @@ func (h *hostedSetup) start(ctx context.Context, tmp string, bin binaries, name,
 // the server, through the project's HTTP port and through berth-shim,
 // interleaved in rounds of 25; the hop is each path's p50 minus direct's.
 // Berth's own current_date on the same HTTP session, in the same rounds,
-// shows what the HTTP transport alone costs.
+// shows what the HTTP transport alone costs, and the floor (a minimal
+// net/http JSON-RPC handler in a process of its own, the same client)
+// what any HTTP server costs.
 func (r *runner) hostedHop(ctx context.Context, h *hostedSetup) error {
 	r.progress("hosted hop: %d calls of echo each, direct stdio / project port / berth-shim", r.o.HopCalls)
 	const args = `{"message":"ping"}`
@@ -301,11 +304,21 @@ func (r *runner) hostedHop(ctx context.Context, h *hostedSetup) error {
 		return err
 	}
 	defer port.close(context.WithoutCancel(ctx))
+	floorProc, floorURL, err := startFloor(h.errLog)
+	if err != nil {
+		return err
+	}
+	defer floorProc.stop()
+	floor, err := openHTTPSession(ctx, hc, floorURL)
+	if err != nil {
+		return err
+	}
 	subjects := []*hopSubject{
 		{name: subjectDirect, call: func(id int) error { return direct.client.call(toolCallWith(id, "echo", args), id) }},
 		{name: subjectHTTP, call: func(int) error { return port.callWith(ctx, "everything__echo", args) }},
 		{name: subjectShim, call: func(id int) error { return shim.client.call(toolCallWith(id, "everything__echo", args), id) }},
 		{name: subjectOwn, call: func(int) error { return port.callTool(ctx, hopTool) }},
+		{name: subjectFloor, call: func(int) error { return floor.callTool(ctx, hopTool) }},
 	}
 	if r.o.Baseline != "" {
 		bin := binaries{berth: filepath.Join(r.o.Baseline, "berth"), shim: filepath.Join(r.o.Baseline, "berth-shim")}
@@ -335,10 +348,11 @@ func (r *runner) hostedHop(ctx context.Context, h *hostedSetup) error {
 		}
 	}
 	if r.o.Baseline != "" {
-		for _, pair := range [][2]*hopSubject{{subjects[1], subjects[4]}, {subjects[3], subjects[5]}} {
+		for _, pair := range [][2]*hopSubject{{subjects[1], subjects[5]}, {subjects[3], subjects[6]}} {
 			r.rs.add(hostedBench, pair[0].name, "vs-baseline-p50", percentile(pair[0].lat, 50).Seconds()/percentile(pair[1].lat, 50).Seconds(), "x", len(pair[0].lat))
 		}
 	}
+	r.rs.add(hostedBench, subjectOwn, "vs-floor-p50", percentile(subjects[3].lat, 50).Seconds()/percentile(subjects[4].lat, 50).Seconds(), "x", len(subjects[3].lat))
 	base := percentile(subjects[0].lat, 50)
 	for _, s := range subjects {
 		p50 := percentile(s.lat, 50)
@@ -540,6 +554,9 @@ func hostedRows() []row {
 		{label: "hosted server: small tool call p50 through the project's HTTP port", bench: hostedBench, metric: "call-p50", peer: subjectDirect, node: true},
 		{label: "hosted server: the same call through berth-shim", bench: hostedBench, metric: "call-p50", berthSubject: subjectShim, node: true},
 		{label: "Berth's own small tool (current_date) p50 on the same HTTP session: the transport alone", bench: hostedBench, metric: "call-p50", berthSubject: subjectOwn, node: true},
+		{label: "a minimal net/http JSON-RPC handler's call p50 (a process of its own), same client, same rounds", bench: hostedBench, metric: "call-p50", berthSubject: subjectFloor, node: true},
+		{label: "Berth's own small tool / the minimal handler's, p50", bench: hostedBench, metric: "vs-floor-p50", berthSubject: subjectOwn, node: true,
+			target: "<= 3x", met: func(rs *results) (bool, bool) { v, ok := get(rs, subjectOwn, "vs-floor-p50"); return ok && v <= 3, ok }},
 		{label: "hosted hop p50 (project port minus a direct stdio connection)", bench: hostedBench, metric: "added-p50", node: true,
 			target: "<= 0.25 ms", met: func(rs *results) (bool, bool) { v, ok := get(rs, subjectHTTP, "added-p50"); return ok && v <= 0.25, ok }},
 		{label: "hosted hop p50 through berth-shim (minus direct stdio)", bench: hostedBench, metric: "added-p50", berthSubject: subjectShim, node: true},
