@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -206,4 +208,140 @@ func kind(cs *mcp.ClientSession, name string, arguments json.RawMessage) string 
 	}
 	raw, _ := json.Marshal(res)
 	return string(raw)
+}
+
+type flat struct {
+	Name  string  `json:"name"`
+	Count int64   `json:"count"`
+	Small int8    `json:"small,omitempty"`
+	Big   uint64  `json:"big"`
+	Ratio float32 `json:"ratio"`
+	On    bool    `json:"on"`
+	Plain string
+	Dash  string `json:"-,"`
+	skip  string
+	Drop  string `json:"-"`
+}
+
+type nested struct {
+	Items []flat      `json:"items"`
+	Ptr   *flat       `json:"ptr"`
+	Pair  [2]int      `json:"pair"`
+	Any   any         `json:"any"`
+	Deep  *[]*float64 `json:"deep,omitempty"`
+}
+
+type withMap struct {
+	M map[string]int `json:"m"`
+}
+
+type withBytes struct {
+	B []byte `json:"b"`
+}
+
+type withString struct {
+	N int `json:"n,string"`
+}
+
+type withTime struct {
+	T time.Time `json:"t"`
+}
+
+type embedded struct {
+	flat
+	Extra string `json:"extra"`
+}
+
+type oddName struct {
+	V string `json:"a\"b"`
+}
+
+// TestEncodesValid: the result types whose every encoding satisfies their
+// inferred schema are told apart from those that do not (maps, []byte,
+// ",string", time.Time, embedded structs, names encoding/json rewrites), and
+// every value of a trusted type, as json.Marshal encodes it, validates.
+func TestEncodesValid(t *testing.T) {
+	check := func(name string, rt reflect.Type, want bool, values ...any) {
+		t.Helper()
+		r, _, err := schemaOfType(rt)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := encodesValid(rt, r.Schema()); got != want {
+			t.Errorf("encodesValid(%s) = %v, want %v", name, got, want)
+		}
+		for _, v := range values {
+			raw, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var decoded any
+			if err := json.Unmarshal(raw, &decoded); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Validate(&decoded); err != nil {
+				t.Errorf("%s: %s does not validate: %v", name, raw, err)
+			}
+		}
+	}
+	f := 1.5
+	check("flat", reflect.TypeFor[flat](), true, flat{}, flat{Name: "<é>\u2028", Count: -1 << 62, Small: -128, Big: 1<<64 - 1, Ratio: 0.1, On: true, Plain: "p", Dash: "d"})
+	check("nested", reflect.TypeFor[nested](), true, nested{}, nested{Items: []flat{{}}, Ptr: &flat{}, Any: map[string]any{"x": []any{1, "y"}}, Deep: &[]*float64{nil, &f}})
+	check("bool", reflect.TypeFor[bool](), true, true)
+	check("map", reflect.TypeFor[withMap](), false)
+	check("[]byte", reflect.TypeFor[withBytes](), false)
+	check(",string", reflect.TypeFor[withString](), false)
+	check("time.Time", reflect.TypeFor[withTime](), false)
+	check("embedded", reflect.TypeFor[embedded](), false)
+	check("odd name", reflect.TypeFor[oddName](), false)
+}
+
+// schemaOfType is schemaOf for a reflect.Type.
+func schemaOfType(rt reflect.Type) (*jsonschema.Resolved, any, error) {
+	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	return r, nil, err
+}
+
+// TestTrustedResultAnswersAsTheGoSDK: a tool whose result type is trusted
+// (its results are not validated on each call) and whose arguments are
+// absent or {} (worked out once) answers as the same tool of mcp.AddTool.
+func TestTrustedResultAnswersAsTheGoSDK(t *testing.T) {
+	h := func(_ context.Context, _ *mcp.CallToolRequest, a map[string]any) (*mcp.CallToolResult, nested, error) {
+		f := 2.0
+		return nil, nested{Items: []flat{{Name: "<a & b>", Count: 1 << 60, Big: 1<<64 - 1, Ratio: 0.3}}, Any: a, Deep: &[]*float64{&f, nil}}, nil
+	}
+	connect := func(add func(*mcp.Server)) *mcp.ClientSession {
+		s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+		add(s)
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := s.Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	sdk := connect(func(s *mcp.Server) { mcp.AddTool(s, &mcp.Tool{Name: "n"}, h) })
+	own := connect(func(s *mcp.Server) { Add(s, &mcp.Tool{Name: "n"}, h) })
+	for _, args := range []string{``, `{}`, `{"k":[1,"<"]}`, `null`} {
+		var raw json.RawMessage
+		if args != "" {
+			raw = json.RawMessage(args)
+		}
+		// Twice: the second call of no arguments takes what the first worked out.
+		for range 2 {
+			if a, b := outcome(sdk, "n", raw), outcome(own, "n", raw); a != b {
+				t.Errorf("%s:\n mcp.AddTool   %s\n typedtool.Add %s", args, a, b)
+			}
+		}
+	}
 }
