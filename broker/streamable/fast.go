@@ -465,8 +465,12 @@ func (h *Handler) runTool(r *http.Request, e *entry, fc *fastCall, chain mcp.Met
 	default:
 		if raw, ok := slot.Bytes(res); ok {
 			passed = answerWith(fc.id, raw)
-		} else if resp.Result, err = marshalResult(res); err != nil {
+		} else if raw, err := marshalResult(res); err != nil {
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("tools/call returned a malformed result: %v", err)}
+		} else {
+			// Compact, on one line: jsonrpc.EncodeMessage would only
+			// check and copy it once more.
+			passed = answerWith(fc.id, raw)
 		}
 	}
 	fc.conn.mu.Lock()
@@ -545,8 +549,17 @@ func callParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 	return p, true
 }
 
-// marshalResult encodes a result as the go-sdk's JSON-RPC layer does.
+// marshalResult encodes a result as the go-sdk's JSON-RPC layer does. A
+// tool's result encodes itself with json.Marshal (compact, characters
+// HTML escapes already escaped), which the layer's encoder would only
+// check and copy again: taken as it is. Its error, if any, is left to
+// the encoder to word.
 func marshalResult(res mcp.Result) (json.RawMessage, error) {
+	if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
+		if data, err := r.MarshalJSON(); err == nil {
+			return data, nil
+		}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

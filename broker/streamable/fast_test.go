@@ -153,6 +153,9 @@ func TestFastToolCallAnswersAsTheGoSDK(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "<" + a.Text + "> & \u2028"}}}, struct{}{}, nil
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "data"}, func(_ context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, map[string]any, error) {
+		return nil, map[string]any{"said": "<" + a.Text + "> & \u2028", "n": []any{1.5, nil, true}, "deep": map[string]any{"z": "", "a": "\u00e9"}}, nil
+	})
 	var seen atomic.Int32
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -171,7 +174,7 @@ func TestFastToolCallAnswersAsTheGoSDK(t *testing.T) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set(HeaderSessionID, sid)
 		if viaSDK {
-			req.Header.Set("Mcp-Name", "say")
+			req.Header.Set("Mcp-Name", "say") // any Mcp- header leaves the call to the go-sdk
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -188,6 +191,7 @@ func TestFastToolCallAnswersAsTheGoSDK(t *testing.T) {
 		`{"name":"nope","arguments":{}}`,
 		`{"name":"say","arguments":{"text":5}}`,
 		`{"name":"say","arguments":{"text":"x"},"_meta":{"k":[1,2]},"extra":true}`,
+		`{"name":"data","arguments":{"text":"<b>"}}`,
 	} {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 100+i, params)
 		before := seen.Load()

@@ -54,6 +54,7 @@ func BenchmarkHTTPPath(b *testing.B) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
 	})
 	h := newHandler(typed, Options{EventStore: NewEventStore(), Track: tracked()})
+	defer h.Shutdown() // after the server's Close: the session's goroutines end with it
 	berth := httptest.NewServer(h)
 	defer berth.Close()
 	floor := httptest.NewServer(http.HandlerFunc(minimalRPC))
