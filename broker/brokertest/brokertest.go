@@ -23,10 +23,13 @@ import (
 var (
 	buildMu sync.Mutex
 	builds  = map[string]string{} // version, protocol ("" = as the source says) and packages -> directory
+	shared  = map[string]bool{}   // the directories of builds other test processes use too
 )
 
-// Binaries builds berth and berth-shim once per test process and returns
-// the directory holding them. Call Cleanup from TestMain to remove it.
+// Binaries builds berth and berth-shim once per source tree (test
+// processes share the build, sharedBuild) and returns the directory
+// holding them. Call Cleanup from TestMain to remove what only this
+// process uses.
 func Binaries(tb testing.TB) string { return BinariesVersion(tb, "") }
 
 // BinariesVersion returns berth and berth-shim that report version (as
@@ -59,7 +62,8 @@ func ShimVersion(tb testing.TB, version string) string {
 
 // built returns the directory of pkgs for version and protocol, made once
 // per test process. The source's version is linked once (berth and
-// berth-shim together); every other version is a copy of that build with
+// berth-shim together, shared by the test processes of the same source
+// tree: sharedBuild); every other version is a copy of that build with
 // an api.TestBuildFile beside it, which sets what the copies report as
 // -ldflags -X would, without linking them again.
 func built(tb testing.TB, version, protocol string, pkgs ...string) string {
@@ -73,10 +77,14 @@ func built(tb testing.TB, version, protocol string, pkgs ...string) string {
 	src, ok := builds[sourceKey]
 	if !ok {
 		var err error
-		if src, err = build(); err != nil {
+		var isShared bool
+		if src, isShared, err = build(); err != nil {
 			tb.Fatal(err)
 		}
 		builds[sourceKey] = src
+		if isShared {
+			shared[src] = true
+		}
 	}
 	if version == "" && protocol == "" {
 		return src
@@ -92,31 +100,41 @@ func built(tb testing.TB, version, protocol string, pkgs ...string) string {
 // sourceKey is the key of the one build from source in builds.
 var sourceKey = strings.Join([]string{"", "", "./cmd/berth", "./cmd/berth-shim"}, "\x00")
 
-// build links berth and berth-shim from the source into a new directory.
-func build() (string, error) {
-	dir, err := os.MkdirTemp("", "berth-bin-")
-	if err != nil {
-		return "", err
-	}
+// build links berth and berth-shim from the source, once for every test
+// process of the same source tree (sharedBuild), or into a new directory
+// of this process where there is no cache directory to share.
+func build() (dir string, shared bool, err error) {
 	modRoot, err := moduleRoot()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	// No VCS stamp: the binaries report the version the test process has
 	// (its own build is never stamped), "(devel)" unless one is set.
 	// The tag berthtest adds what only tests use (HoldEnv's tool, the
 	// api.TestBuildFile); lockorder makes a broker panic on a lock taken
 	// out of its order (broker/lockorder).
-	args := []string{"build", "-buildvcs=false", "-tags", "berthtest,lockorder", "-o", dir + string(filepath.Separator)}
+	args := []string{"-buildvcs=false", "-tags", "berthtest,lockorder"}
 	if os.Getenv("BERTH_TEST_RACE") != "" { // build the processes under test with the race detector
 		args = append(args, "-race")
 	}
-	cmd := exec.Command("go", append(args, "./cmd/berth", "./cmd/berth-shim")...)
+	if dir, ok, err := sharedBuild(modRoot, args); ok || err != nil {
+		return dir, ok, err
+	}
+	if dir, err = os.MkdirTemp("", "berth-bin-"); err != nil {
+		return "", false, err
+	}
+	return dir, false, goBuild(modRoot, dir, args)
+}
+
+// goBuild links berth and berth-shim from the source tree at modRoot into dir.
+func goBuild(modRoot, dir string, args []string) error {
+	args = append(append([]string{"build"}, args...), "-o", dir+string(filepath.Separator), "./cmd/berth", "./cmd/berth-shim")
+	cmd := exec.Command("go", args...)
 	cmd.Dir = modRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	return dir, nil
+	return nil
 }
 
 // copyBuild copies the binaries of pkgs from src into a new directory
@@ -161,12 +179,14 @@ func LinkExecutable(src, dst string) error {
 	return os.WriteFile(dst, raw, 0o755)
 }
 
-// Cleanup removes the built binaries.
+// Cleanup removes the built binaries only this test process uses.
 func Cleanup() {
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	for v, dir := range builds {
-		os.RemoveAll(dir)
+		if !shared[dir] {
+			os.RemoveAll(dir)
+		}
 		delete(builds, v)
 	}
 }
