@@ -131,7 +131,8 @@ model = "o4-mini"
 // connects to Berth (Codex lists without connecting). Claude Code holds
 // back a project's .mcp.json server until it is approved, and Gemini
 // disables an untrusted folder's servers until the folder is trusted:
-// the hints say so, and Berth edits neither app's trust.
+// the hints say so, and Berth edits neither app's trust. The apps run
+// beside each other: each reads and writes files of its own.
 func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 	t.Parallel() // minutes of the apps' own start-up, beside the other slow tests
 	brokertest.NodeModules(t, appsDir, "@anthropic-ai/claude-code", "the agent apps on npm")
@@ -143,7 +144,7 @@ func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 	if out, code := berthCmd(t, b.Home, "attach", root); code != 0 {
 		t.Fatalf("berth attach: %d %s", code, out)
 	}
-	berth := func(args ...string) string {
+	berth := func(t *testing.T, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(brokertest.Berth(t), args...)
 		cmd.Env, cmd.Dir = env, root
@@ -155,12 +156,13 @@ func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 	}
 
 	t.Run("claude-code", func(t *testing.T) {
+		t.Parallel()
 		file := filepath.Join(home, ".claude.json")
 		writeFile(t, file, strings.ReplaceAll(claudeJSONBefore, "ROOT", root))
-		berth("ide-config", "claude-code", "--write")
-		berth("ide-config", "claude-code", "--transport", "http", "--name", "berth-http", "--write")
-		berth("ide-config", "claude-code", "--transport", "sse", "--name", "berth-sse", "--write")
-		hint := berth("ide-config", "claude-code", "--scope", "project", "--portable", "--name", "team", "--write")
+		berth(t, "ide-config", "claude-code", "--write")
+		berth(t, "ide-config", "claude-code", "--transport", "http", "--name", "berth-http", "--write")
+		berth(t, "ide-config", "claude-code", "--transport", "sse", "--name", "berth-sse", "--write")
+		hint := berth(t, "ide-config", "claude-code", "--scope", "project", "--portable", "--name", "team", "--write")
 		if !strings.Contains(hint, "Claude Code asks before it runs the servers of a project's .mcp.json") {
 			t.Errorf("the project entry's hint does not say Claude Code asks first:\n%s", hint)
 		}
@@ -186,11 +188,12 @@ func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 	})
 
 	t.Run("gemini", func(t *testing.T) {
+		t.Parallel()
 		file := filepath.Join(root, ".gemini", "settings.json")
 		writeFile(t, file, geminiBefore)
-		hint := berth("ide-config", "gemini", "--write")
-		berth("ide-config", "gemini", "--transport", "http", "--name", "berth-http", "--write")
-		berth("ide-config", "gemini", "--transport", "sse", "--name", "berth-sse", "--write")
+		hint := berth(t, "ide-config", "gemini", "--write")
+		berth(t, "ide-config", "gemini", "--transport", "http", "--name", "berth-http", "--write")
+		berth(t, "ide-config", "gemini", "--transport", "sse", "--name", "berth-sse", "--write")
 		if !strings.Contains(hint, "Gemini CLI ignores a folder's .gemini/settings.json until you trust the folder") {
 			t.Errorf("the hint does not say to trust the folder:\n%s", hint)
 		}
@@ -215,10 +218,11 @@ func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 	})
 
 	t.Run("codex", func(t *testing.T) {
+		t.Parallel()
 		file := filepath.Join(home, ".codex", "config.toml")
 		writeFile(t, file, codexBefore)
-		berth("ide-config", "codex", "--write")
-		berth("ide-config", "codex", "--transport", "http", "--name", "berth-http", "--write")
+		berth(t, "ide-config", "codex", "--write")
+		berth(t, "ide-config", "codex", "--transport", "http", "--name", "berth-http", "--write")
 		raw := mustRead(t, file)
 		if !bytes.HasPrefix(raw, []byte(codexBefore[:strings.Index(codexBefore, "[profiles.fast]")])) || !bytes.Contains(raw, []byte("[profiles.fast]\nmodel = \"o4-mini\"\n")) {
 			t.Errorf("Codex's comments or tables changed:\n%s", raw)
@@ -267,10 +271,11 @@ func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 	})
 
 	t.Run("opencode", func(t *testing.T) {
+		t.Parallel()
 		file := filepath.Join(root, "opencode.json")
 		writeFile(t, file, opencodeBefore)
-		berth("ide-config", "opencode", "--write")
-		berth("ide-config", "opencode", "--transport", "http", "--name", "berth-http", "--write")
+		berth(t, "ide-config", "opencode", "--write")
+		berth(t, "ide-config", "opencode", "--transport", "http", "--name", "berth-http", "--write")
 		raw := mustRead(t, file)
 		std, err := hujson.Standardize(bytes.Clone(raw))
 		if err != nil || !bytes.Contains(raw, []byte("// the team's model")) {
@@ -298,13 +303,14 @@ func TestAgentAppsReadWhatIDEConfigWrites(t *testing.T) {
 // --scope user) into the broker's; each app's own mcp list then reads
 // its file with Berth's entry and the servers Berth left (a token in a
 // header), nothing else; the project files get no path of this machine.
+// The apps run beside each other, each on a project of its own.
 func TestAgentAppsImportTheirServers(t *testing.T) {
 	t.Parallel() // minutes of the apps' own start-up, beside the other slow tests
 	brokertest.NodeModules(t, appsDir, "@anthropic-ai/claude-code", "the agent apps on npm")
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	home := userHome(t)
 	env := appEnv(t, home, b.Home)
-	run := func(dir string, args ...string) string {
+	run := func(t *testing.T, dir string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(brokertest.Berth(t), args...)
 		cmd.Env, cmd.Dir = env, dir
@@ -347,13 +353,14 @@ bearer_token_env_var = "API_TOKEN"
 `, []string{"--scope", "user"}, true, []string{"codex", "mcp", "list"}},
 	} {
 		t.Run(tc.app, func(t *testing.T) {
+			t.Parallel()
 			root := brokertest.Project(t, "imp-"+tc.app, nil)
 			file := filepath.Join(root, tc.file)
 			if tc.user {
 				file = filepath.Join(home, ".codex", "config.toml")
 			}
 			writeFile(t, file, tc.body)
-			out := run(root, append([]string{"ide-config", "import", tc.app}, tc.args...)...)
+			out := run(t, root, append([]string{"ide-config", "import", tc.app}, tc.args...)...)
 			target := filepath.Join(root, ".praxis-os", "config.yaml")
 			if tc.user {
 				target = filepath.Join(b.Home, "config.yaml") // BERTH_HOME is set: the broker reads its config there
