@@ -27,6 +27,8 @@ func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts brokers and runs go test -bench")
 	}
+	t.Parallel()
+	npmServers(t)
 	out := t.TempDir()
 	// The documented command builds berth and berth-shim from the source
 	// tree, and the shim again without cgo. Here the tests' build (linked
@@ -136,6 +138,17 @@ func TestBenchSmoke(t *testing.T) {
 	}
 }
 
+// npmServers installs the source tree's hosted npm servers (where Node.js
+// is) before a run that starts them: the smoke tests run beside each
+// other, and each run would otherwise install them into the user cache
+// on its own, into the same folder (installLocked).
+func npmServers(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err == nil {
+		brokertest.NPMServer(t, "server-memory")
+	}
+}
+
 // noneLeft checks that every process a --keep run started is gone: none
 // runs with a home in its kept temporary directory (named in its
 // progress), which it removes afterwards.
@@ -213,6 +226,8 @@ func TestScaleSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts brokers and npm servers")
 	}
+	t.Parallel()
+	npmServers(t)
 	out := t.TempDir()
 	stdout, stderr := runBench(t, "scale", "--quick", "--keep", "--bin", brokertest.Binaries(t), "--out", out)
 	noneLeft(t, stderr)
@@ -293,6 +308,7 @@ func TestWorktreesSmoke(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
+	t.Parallel()
 	out := t.TempDir()
 	stdout, stderr := runBench(t, "worktrees", "--quick", "--keep", "--bin", brokertest.Binaries(t), "--out", out)
 	noneLeft(t, stderr)
