@@ -307,16 +307,16 @@ func TestIdleExitWaitsForShimsAndControlConnections(t *testing.T) {
 	t.Parallel()
 	home := autostartHome(t)
 	ctx := testCtx(t, 60*time.Second)
-	root := brokertest.Project(t, "idle1s", nil)
+	root := brokertest.Project(t, "idle300ms", nil)
 	var pid int
 	killAtEnd(t, &pid)
-	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=1s")
+	tr, _ := shimTransport(t, home, root, "BERTH_IDLE_TIMEOUT=300ms")
 	s := connectMCP(t, ctx, tr)
 	pid = getServerInfo(t, ctx, s).Server.PID
 	// A broker that did not count what holds it would exit the mount grace
-	// (300 ms) plus idle_timeout (1 s) after it was let go; outlast is that
-	// twice over, so that a broker still there did not exit.
-	const outlast = 2 * (300*time.Millisecond + time.Second)
+	// (300 ms) plus idle_timeout (300 ms) after it was let go; outlast is
+	// that twice over, so that a broker still there did not exit.
+	const outlast = 2 * (300*time.Millisecond + 300*time.Millisecond)
 	time.Sleep(outlast) // with the shim attached: still there
 	if !brokertest.Alive(pid) {
 		t.Fatal("the broker exited while a shim was attached")

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -413,6 +414,9 @@ func sleepers(t *testing.T, marker string) []int {
 	return pids
 }
 
+// orphanCalls counts the calls of orphanProject.
+var orphanCalls atomic.Int32
+
 // orphanProject declares a server-memory started by a shell that leaves
 // three sleepers behind: one in the server's process group, one that
 // leaves it (setsid), and one that leaves it with its environment cleared.
@@ -428,10 +432,15 @@ func orphanProject(t *testing.T) (root string, inGroup, setsid, cleared string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := os.Getpid()%1000 + 1
-	inGroup, setsid, cleared = fmt.Sprintf("3601.%d", n), fmt.Sprintf("3602.%d", n), fmt.Sprintf("3603.%d", n)
+	// Markers of this test process (its pid) and of this call of it: the
+	// subtests run beside each other.
+	n := fmt.Sprintf("%04d%d", os.Getpid()%1000+1, orphanCalls.Add(1)%10)
+	inGroup, setsid, cleared = "3601."+n, "3602."+n, "3603."+n
+	// The markers as they are now: the return below sets the named
+	// results to the sleepers' commands.
+	markers := []string{inGroup, setsid, cleared}
 	t.Cleanup(func() {
-		for _, m := range []string{inGroup, setsid, cleared} {
+		for _, m := range markers {
 			for _, pid := range sleepers(t, "sleep "+m) {
 				brokertest.KillPID(pid)
 			}
@@ -452,8 +461,9 @@ func orphanProject(t *testing.T) (root string, inGroup, setsid, cleared string) 
 // group, and the processes tagged by that home).
 func TestHostedServersLeaveNoOrphans(t *testing.T) {
 	t.Parallel()
-	for _, how := range []string{"clean stop", "kill -9"} {
+	for _, how := range []string{"clean stop", "kill -9"} { // beside each other, each on a home of its own
 		t.Run(how, func(t *testing.T) {
+			t.Parallel()
 			ctx := testCtx(t, 2*time.Minute)
 			home := brokertest.Home(t)
 			root, inGroup, setsid, cleared := orphanProject(t)
