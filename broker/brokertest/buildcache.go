@@ -22,8 +22,10 @@ import (
 // others find them there, or wait on a lock file while it links.
 
 // sharedUnused is how long a shared build may go unused before a test
-// process making another removes it: longer than any test run.
-const sharedUnused = 2 * time.Hour
+// process making another removes it: longer than any test run, short
+// enough that a day of edits and test runs does not fill the disk (a
+// build is about 40 MB).
+const sharedUnused = time.Hour
 
 // sharedBuild returns the directory of berth and berth-shim linked with
 // args from the source tree at modRoot, linking them first unless a test
@@ -55,8 +57,10 @@ func sharedBuild(modRoot string, args []string) (dir string, ok bool, err error)
 		return "", false, err
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if use(dir) { // linked while this process waited
-		return dir, true, nil
+	now := time.Now()
+	_ = os.Chtimes(lock.Name(), now, now) // in use: not pruned
+	if use(dir) {
+		return dir, true, nil // linked while this process waited
 	}
 	prune(base, key)
 	tmp, err := os.MkdirTemp(base, key+".tmp-")
@@ -69,6 +73,9 @@ func sharedBuild(modRoot string, args []string) (dir string, ok bool, err error)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
+		if use(dir) { // another process linked the same tree meanwhile (its lock file was pruned)
+			return dir, true, nil
+		}
 		return "", false, err
 	}
 	return dir, true, nil
