@@ -44,6 +44,7 @@ func connectProject(t *testing.T, att api.AttachResponse) *mcp.ClientSession {
 // first two phases over streamable HTTP, and a feature_delivery_v1 session
 // survives a kill -9 of the broker with its generated phases and finishes.
 func TestPraxisFormatWorkflowsThroughBerthServe(t *testing.T) {
+	t.Parallel() // its own project and store (and broker): beside the other tests marked so
 	b := brokertest.StartBroker(t, brokertest.Options{})
 	root := brokertest.Project(t, "praxis-compat", map[string]string{
 		".praxis-os/config.yaml": "mcp:\n  enabled_tool_groups: [rag, workflow, pos]\n",

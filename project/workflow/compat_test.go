@@ -44,6 +44,7 @@ func compatProject(t *testing.T) (*Engine, string) {
 // phases with valid and with invalid evidence, through the workflow tools
 // and through pos_workflow.
 func TestPraxisFormatWorkflowsRunOverMCP(t *testing.T) {
+	t.Parallel() // its own project and store (and broker): beside the other tests marked so
 	e, _ := compatProject(t)
 	cs, _ := connect(t, e, true, true)
 	tools := &workflowtest.Client{TB: t, CS: cs}
@@ -65,6 +66,7 @@ func TestPraxisFormatWorkflowsRunOverMCP(t *testing.T) {
 // twice, through the workflow tools and through pos_workflow, and compares
 // every answer but the ids and times.
 func TestPOSWorkflowGivesTheSameAnswers(t *testing.T) {
+	t.Parallel() // its own project and store (and broker): beside the other tests marked so
 	e, _ := compatProject(t)
 	cs, _ := connect(t, e, true, true)
 	viaTools := workflowtest.WalkSpecExecution(&workflowtest.Client{TB: t, CS: cs}, "feature")

@@ -138,6 +138,7 @@ func TestMetadataGateAndTasksByName(t *testing.T) {
 // workflows.md and mcp_server/validation/validator_executor.py of
 // honeyhiveai/praxis-os), on the praxis-format workflows.
 func TestAnswersAsPraxisOSDocumentsThem(t *testing.T) {
+	t.Parallel() // its own project and store (and broker): beside the other tests marked so
 	e, _ := compatProject(t)
 	ctx := context.Background()
 	st, err := e.Start(ctx, "db_migration_v1", "db/docs", nil)
