@@ -3,6 +3,7 @@ package brokertest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -121,13 +122,16 @@ func buildKey(modRoot string, args []string) (string, error) {
 	fmt.Fprintf(h, "%s\x00%s\x00", env, strings.Join(args, "\x00"))
 	var files []string
 	err = filepath.WalkDir(modRoot, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed while the walk ran: a test's output
+		}
 		if err != nil {
 			return err
 		}
 		name := d.Name()
 		switch {
-		case d.IsDir() && path != modRoot && (name == ".git" || name == "node_modules"):
-			return filepath.SkipDir
+		case d.IsDir() && path != modRoot && (name == ".git" || name == "node_modules" || path == filepath.Join(modRoot, ".ci", "artifacts")):
+			return filepath.SkipDir // not built; the last written by tests as they run
 		case d.Type().IsRegular() && !strings.HasSuffix(name, "_test.go") && name != ".git":
 			files = append(files, path)
 		}
@@ -140,6 +144,9 @@ func buildKey(modRoot string, args []string) (string, error) {
 	for _, f := range files {
 		rel, _ := filepath.Rel(modRoot, f)
 		fh, err := os.Open(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since the walk
+		}
 		if err != nil {
 			return "", err
 		}
