@@ -30,6 +30,9 @@ const (
 	// With --baseline: the same HTTP calls on a broker of other binaries.
 	subjectBaseline    = "baseline"
 	subjectBaselineOwn = "baseline-own-tool"
+	// The baseline's berth-shim: its hosted server gets the calls of a
+	// window too, as this build's does, so that neither is the warmer.
+	subjectBaselineShim = "baseline-shim"
 )
 
 // hostedMetrics are every figure of the hosted bench, for a skip.
@@ -322,7 +325,7 @@ func (r *runner) hostedHop(ctx context.Context, h *hostedSetup) error {
 	}
 	if r.o.Baseline != "" {
 		bin := binaries{berth: filepath.Join(r.o.Baseline, "berth"), shim: filepath.Join(r.o.Baseline, "berth-shim")}
-		b, _, url, err := h.start(ctx, r.tmp, bin, "baseline", filepath.Join(r.tmp, "baseline-graph.jsonl"))
+		b, baseRoot, url, err := h.start(ctx, r.tmp, bin, "baseline", filepath.Join(r.tmp, "baseline-graph.jsonl"))
 		if b != nil {
 			defer b.stop()
 		}
@@ -334,9 +337,20 @@ func (r *runner) hostedHop(ctx context.Context, h *hostedSetup) error {
 			return err
 		}
 		defer base.close(context.WithoutCancel(ctx))
+		baseShim, err := startChild([]string{bin.shim, "--project", baseRoot}, brokerEnv(b.home, b.portsStart, 4), h.errLog)
+		if err != nil {
+			return err
+		}
+		defer baseShim.stop()
+		if err := baseShim.client.handshake(); err != nil {
+			return err
+		}
 		subjects = append(subjects,
 			&hopSubject{name: subjectBaseline, call: func(int) error { return base.callWith(ctx, "everything__echo", args) }},
-			&hopSubject{name: subjectBaselineOwn, call: func(int) error { return base.callTool(ctx, hopTool) }})
+			&hopSubject{name: subjectBaselineOwn, call: func(int) error { return base.callTool(ctx, hopTool) }},
+			&hopSubject{name: subjectBaselineShim, call: func(id int) error {
+				return baseShim.client.call(toolCallWith(id, "everything__echo", args), id)
+			}})
 	}
 	if err := interleave(subjects, r.o.HopCalls, 2); err != nil { // two untimed rounds warm every path
 		return err
