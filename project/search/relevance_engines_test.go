@@ -57,6 +57,12 @@ func (e *relBerth) rank(tb testing.TB, q string, n int) []string {
 	return e.rankIn(tb, q, n, "")
 }
 
+// rankPhrasings ranks q and its other phrasings in one search, as
+// search_standards' queries do.
+func (e *relBerth) rankPhrasings(tb testing.TB, q string, more []string, n int) []string {
+	return e.ranked(tb, Query{Text: q, Queries: more, N: n})
+}
+
 // prefixRanker is an engine that can limit a search to a folder.
 type prefixRanker interface {
 	rankIn(tb testing.TB, q string, n int, prefix string) []string
@@ -70,9 +76,14 @@ func (filteredBerth) filtered() bool { return true }
 func (*relBerth) filtered() bool     { return false }
 
 func (e *relBerth) rankIn(tb testing.TB, q string, n int, prefix string) []string {
-	res, err := e.ix.Search(context.Background(), Query{Text: q, N: n, PathPrefix: prefix})
+	return e.ranked(tb, Query{Text: q, N: n, PathPrefix: prefix})
+}
+
+// ranked is the keys of q's results, best first.
+func (e *relBerth) ranked(tb testing.TB, q Query) []string {
+	res, err := e.ix.Search(context.Background(), q)
 	if err != nil {
-		tb.Fatalf("%q: %v", q, err)
+		tb.Fatalf("%q: %v", q.Text, err)
 	}
 	out := make([]string, len(res.Results))
 	for i, h := range res.Results {
