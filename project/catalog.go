@@ -25,10 +25,10 @@ type catalog struct {
 	wf    *workflow.Engine // nil: no prompts
 	log   *slog.Logger
 
-	mu      sync.Mutex             // guards the fields below
-	servers []*mcp.Server          // every server built by the engine, which lives as long as it
-	files   map[string]search.File // published resources, by URI
-	prompts map[string]promptDef   // published prompts, by name
+	mu      sync.Mutex           // guards the fields below
+	servers []*mcp.Server        // every server built by the engine, which lives as long as it
+	files   map[string]published // published resources, by URI
+	prompts map[string]promptDef // published prompts, by name
 	// sessions are the published workflow sessions, by URI (sessionresources.go).
 	sessions map[string]workflow.SessionSummary
 
@@ -40,7 +40,7 @@ type catalog struct {
 // newCatalog starts following the index (when there is one).
 func newCatalog(root string, ix *search.Index, wf *workflow.Engine, log *slog.Logger) *catalog {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &catalog{root: root, index: ix, wf: wf, log: log, files: map[string]search.File{},
+	c := &catalog{root: root, index: ix, wf: wf, log: log, files: map[string]published{},
 		prompts: map[string]promptDef{}, sessions: map[string]workflow.SessionSummary{}, cancel: cancel,
 		done: make(chan struct{}), sessionsDone: make(chan struct{})}
 	c.prompts = c.loadPrompts(ctx)
@@ -66,8 +66,8 @@ func (c *catalog) serve(s *mcp.Server) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.servers = append(c.servers, s)
-	for uri, f := range c.files {
-		s.AddResource(c.resource(uri, f), c.read)
+	for _, p := range c.files {
+		s.AddResource(p.res, c.read)
 	}
 	for _, p := range c.prompts {
 		s.AddPrompt(p.prompt, c.startWorkflow)

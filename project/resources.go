@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unique"
 
 	"github.com/berth-dev/berth/project/search"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,20 +23,37 @@ func fileURI(abs string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 }
 
+// published is a file the catalog publishes: its resource, shared by
+// every server of the engine (its Name is the file's path), and the hash
+// of the content it was published with.
+//
+// A worktree's catalog publishes the same paths as its siblings': each
+// resource's description is one string for all of them (interned), and
+// its path is the index's own (a view of a shared index interns them
+// too), so that a sibling costs its URIs and little more.
+type published struct {
+	res  *mcp.Resource
+	hash [16]byte
+}
+
 // resource describes an indexed file as an MCP resource.
-func (c *catalog) resource(uri string, f search.File) *mcp.Resource {
-	title := f.Title
-	if title == "" {
-		title = strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
-	}
+func resource(uri string, f search.File) *mcp.Resource {
 	return &mcp.Resource{
 		URI:         uri,
 		Name:        f.Path,
-		Title:       title,
-		Description: "Project standard (markdown) at " + f.Path,
+		Title:       resourceTitle(f),
+		Description: unique.Make("Project standard (markdown) at " + f.Path).Value(),
 		MIMEType:    "text/markdown",
 		Size:        f.Size,
 	}
+}
+
+// resourceTitle is a file's title, else its name without the extension.
+func resourceTitle(f search.File) string {
+	if f.Title != "" {
+		return f.Title
+	}
+	return strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path))
 }
 
 // followIndex publishes the indexed files and follows every change to them
@@ -71,35 +89,34 @@ func follow(ctx context.Context, changed func() <-chan struct{}, sync func(conte
 // is announced to its subscribers (notifications/resources/updated).
 func (c *catalog) syncFiles(ctx context.Context) {
 	files := c.index.Files()
-	now := make(map[string]search.File, len(files))
-	for _, f := range files {
-		now[fileURI(filepath.Join(c.root, filepath.FromSlash(f.Path)))] = f
-	}
 	c.mu.Lock()
+	now := make(map[string]published, len(files))
+	var res []*mcp.Resource
+	for _, f := range files {
+		uri := fileURI(filepath.Join(c.root, filepath.FromSlash(f.Path)))
+		old, ok := c.files[uri]
+		if ok && old.hash == f.Hash && old.res.Title == resourceTitle(f) && old.res.Size == f.Size {
+			now[old.res.URI] = old
+			continue
+		}
+		p := published{res: resource(uri, f), hash: f.Hash}
+		now[uri] = p
+		res = append(res, p.res)
+	}
 	var gone, updated []string
-	added := map[string]search.File{}
 	for uri, old := range c.files {
-		f, ok := now[uri]
+		p, ok := now[uri]
 		switch {
 		case !ok:
 			gone = append(gone, uri)
-		case f.Hash != old.Hash:
+		case p.hash != old.hash:
 			updated = append(updated, uri)
-		}
-	}
-	for uri, f := range now {
-		if old, ok := c.files[uri]; !ok || old.Hash != f.Hash || old.Title != f.Title || old.Size != f.Size {
-			added[uri] = f
 		}
 	}
 	c.files = now
 	servers := append([]*mcp.Server(nil), c.servers...)
 	c.mu.Unlock()
 
-	var res []*mcp.Resource
-	for uri, f := range added {
-		res = append(res, c.resource(uri, f))
-	}
 	c.publish(ctx, servers, res, c.read, gone, updated)
 }
 
@@ -123,27 +140,31 @@ func (c *catalog) publish(ctx context.Context, servers []*mcp.Server, added []*m
 	}
 }
 
-// lookup returns the indexed file a URI names.
-func (c *catalog) lookup(uri string) (search.File, bool) {
+// lookup returns the path (relative to the root) of the indexed file a
+// URI names.
+func (c *catalog) lookup(uri string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f, ok := c.files[uri]
-	return f, ok
+	p, ok := c.files[uri]
+	if !ok {
+		return "", false
+	}
+	return p.res.Name, true
 }
 
 // read answers resources/read with the file's current content.
 func (c *catalog) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	f, ok := c.lookup(uri)
+	rel, ok := c.lookup(uri)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	data, err := readCapped(filepath.Join(c.root, filepath.FromSlash(f.Path)), maxResourceBytes)
+	data, err := readCapped(filepath.Join(c.root, filepath.FromSlash(rel)), maxResourceBytes)
 	if os.IsNotExist(err) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", f.Path, err)
+		return nil, fmt.Errorf("read %s: %w", rel, err)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
 		{URI: uri, MIMEType: "text/markdown", Text: string(data)},

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/berth-dev/berth/store"
 )
@@ -199,6 +200,9 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 	}
 	ups, reread := sh.heldOnly(ups)
 	next := maps.Clone(v.w.files)
+	if len(next) == 0 {
+		next = make(map[string]*fileEntry, len(ups)) // a first catch-up: no growth step by step
+	}
 	delta := make(map[string]int, len(ups))
 	fresh := make(map[string]fileUpdate, len(ups))
 	changed := false
@@ -225,7 +229,9 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		if u.entry == nil {
 			delete(next, u.rel)
 		} else {
-			next[u.rel] = u.entry
+			// One string for a path in every view holding it (and in
+			// each worktree's published resources, named by it).
+			next[unique.Make(u.rel).Value()] = u.entry
 		}
 	}
 	if !changed {
