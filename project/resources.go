@@ -27,22 +27,29 @@ func fileURI(abs string) string {
 // every server of the engine (its Name is the file's path), and the hash
 // of the content it was published with.
 //
-// A worktree's catalog publishes the same paths as its siblings': each
-// resource's description is one string for all of them (interned), and
-// its path is the index's own (a view of a shared index interns them
-// too), so that a sibling costs its URIs and little more.
+// A worktree's catalog publishes the same paths as its siblings': there,
+// each resource's description is one string for all of them (interned),
+// and its path is the index's own, which a view of a shared index interns
+// too, so that a sibling costs its URIs and little more. A project of its
+// own interns nothing: no other project shares its strings, and interning
+// costs a few microseconds a string.
 type published struct {
 	res  *mcp.Resource
 	hash [16]byte
 }
 
-// resource describes an indexed file as an MCP resource.
-func resource(uri string, f search.File) *mcp.Resource {
+// resource describes an indexed file as an MCP resource; intern shares
+// its description with other worktrees'.
+func resource(uri string, f search.File, intern bool) *mcp.Resource {
+	desc := "Project standard (markdown) at " + f.Path
+	if intern {
+		desc = unique.Make(desc).Value()
+	}
 	return &mcp.Resource{
 		URI:         uri,
 		Name:        f.Path,
 		Title:       resourceTitle(f),
-		Description: unique.Make("Project standard (markdown) at " + f.Path).Value(),
+		Description: desc,
 		MIMEType:    "text/markdown",
 		Size:        f.Size,
 	}
@@ -99,7 +106,7 @@ func (c *catalog) syncFiles(ctx context.Context) {
 			now[old.res.URI] = old
 			continue
 		}
-		p := published{res: resource(uri, f), hash: f.Hash}
+		p := published{res: resource(uri, f, c.index.SharesContent()), hash: f.Hash}
 		now[uri] = p
 		res = append(res, p.res)
 	}

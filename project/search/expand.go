@@ -12,8 +12,10 @@ import (
 // expand turns changed paths (files or folders, relative to the root) into
 // the sorted list of file paths to bring up to date: indexable files named
 // directly, files the index holds under a named folder, and files on disk
-// under a named folder. The caller holds writeMu.
-func (ix *Index) expand(changed []string) []string {
+// under a named folder. disk, when not nil, is a walk of the sources made
+// after the change (see settleCheckout): a path it found as a regular file
+// is no folder, and is not stat'ed again. The caller holds writeMu.
+func (ix *Index) expand(changed []string, disk map[string]diskFile) []string {
 	set := make(map[string]struct{})
 	var known []string // the index's files, sorted, to find a folder's
 	for _, p := range changed {
@@ -31,6 +33,9 @@ func (ix *Index) expand(changed []string) []string {
 		if !underSource && len(inner) == 0 {
 			continue
 		}
+		if _, seen := set[rel]; seen {
+			continue // named twice: by the watcher and by the walk
+		}
 		if ix.opts.indexable(rel) {
 			set[rel] = struct{}{}
 		}
@@ -41,6 +46,9 @@ func (ix *Index) expand(changed []string) []string {
 		i, _ := slices.BinarySearch(known, prefix)
 		for ; i < len(known) && strings.HasPrefix(known[i], prefix); i++ {
 			set[known[i]] = struct{}{}
+		}
+		if df, ok := disk[rel]; ok && df.skip == "" {
+			continue
 		}
 		fi, err := os.Stat(filepath.Join(ix.opts.Root, filepath.FromSlash(rel)))
 		if err != nil || !fi.IsDir() {

@@ -239,7 +239,7 @@ func (ix *Index) apply(ctx context.Context, changed []string, disk map[string]di
 	if ix.closed {
 		return ErrClosed
 	}
-	paths := ix.expand(changed)
+	paths := ix.expand(changed, disk)
 	if len(paths) == 0 {
 		return nil
 	}

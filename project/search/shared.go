@@ -165,6 +165,10 @@ func (v *viewBits) count() int {
 	return n
 }
 
+// SharesContent reports whether ix is a worktree's view of a shared
+// content index (see [Shared]): its sibling worktrees hold the same paths.
+func (ix *Index) SharesContent() bool { return ix.opts.Shared != nil }
+
 // searchState is the index a search of ix ranks with and the snapshot it
 // reads: ix's own, or for a view the content index's, restricted to the
 // view's sections. Both come from one atomic load, so a search sees one
@@ -270,7 +274,7 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		}
 	}
 	sh.mu.Unlock()
-	err := core.commitWith(coreUps, func(ns *snapshot, entry func(key string) *fileEntry) {
+	err := sh.commitContent(coreUps, func(ns *snapshot, entry func(key string) *fileEntry) {
 		vb := &viewBits{}
 		vs := &snapshot{chunks: ns.chunks, terms: ns.terms, updated: ns.updated, fileNos: ns.fileNos}
 		for rel, e := range next {
@@ -301,6 +305,24 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 	v.w.files = next
 	v.noteFilesChanged()
 	return reread, err
+}
+
+// commitContent commits ups to the content index and calls hook with the
+// new snapshot before it is swapped in (see Index.commitWith). With no
+// update (a sibling's attach, a switch to content the siblings hold) the
+// content is what it was: the snapshot is the current one with hook's
+// change, its sections, postings and norms shared rather than copied and
+// computed again. The caller holds core.writeMu.
+func (sh *Shared) commitContent(ups []fileUpdate, hook func(ns *snapshot, entry func(key string) *fileEntry)) error {
+	core := sh.core
+	if len(ups) > 0 {
+		return core.commitWith(ups, hook)
+	}
+	ns := *core.snap.Load()
+	ns.updated = time.Now().UTC()
+	hook(&ns, func(k string) *fileEntry { return core.w.files[k] })
+	core.snap.Store(&ns)
+	return nil
 }
 
 // contentUpdate is the content index's update adding content k, from the

@@ -83,9 +83,16 @@ func TestSharedContentIndexedOnce(t *testing.T) {
 	twin := filepath.Join(base, "twin")
 	writeFiles(t, twin, commonFiles(100))
 	writeFiles(t, twin, map[string]string{".praxis-os/standards/own.md": "# Own\n\nOnly alpha has solitaryalpha.\n"})
+	before := sh.core.snap.Load()
 	tv := openView(t, db, sh, "twin", twin)
 	if got := sh.Status(); got.Contents != st.Contents || got.Chunks != st.Chunks {
 		t.Fatalf("a twin worktree changed the content index: %+v, was %+v", got, st)
+	}
+	// Its view was swapped in without copying or computing the content
+	// index's tables again.
+	if after := sh.core.snap.Load(); after == before || &after.postings[0] != &before.postings[0] ||
+		&after.bodyNorm[0] != &before.bodyNorm[0] || &after.chunks[0] != &before.chunks[0] {
+		t.Fatal("a twin worktree's attach copied the content index's sections, postings or norms")
 	}
 	if res := search(t, tv, "solitaryalpha"); res.Total != 1 {
 		t.Fatalf("twin: found %d sections of its own file, want 1", res.Total)
