@@ -36,16 +36,19 @@ func fileURI(abs string) string {
 type published struct {
 	res  *mcp.Resource
 	hash [16]byte
+	desc unique.Handle[string] // keeps res.Description interned; zero when not
 }
 
-// resource describes an indexed file as an MCP resource; intern shares
-// its description with other worktrees'.
-func resource(uri string, f search.File, intern bool) *mcp.Resource {
+// publishFile describes an indexed file as an MCP resource; intern shares its
+// description with other worktrees'.
+func publishFile(uri string, f search.File, intern bool) published {
+	p := published{hash: f.Hash}
 	desc := "Project standard (markdown) at " + f.Path
 	if intern {
-		desc = unique.Make(desc).Value()
+		p.desc = unique.Make(desc)
+		desc = p.desc.Value()
 	}
-	return &mcp.Resource{
+	p.res = &mcp.Resource{
 		URI:         uri,
 		Name:        f.Path,
 		Title:       resourceTitle(f),
@@ -53,6 +56,7 @@ func resource(uri string, f search.File, intern bool) *mcp.Resource {
 		MIMEType:    "text/markdown",
 		Size:        f.Size,
 	}
+	return p
 }
 
 // resourceTitle is a file's title, else its name without the extension.
@@ -106,7 +110,7 @@ func (c *catalog) syncFiles(ctx context.Context) {
 			now[old.res.URI] = old
 			continue
 		}
-		p := published{res: resource(uri, f, c.index.SharesContent()), hash: f.Hash}
+		p := publishFile(uri, f, c.index.SharesContent())
 		now[uri] = p
 		res = append(res, p.res)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"unique"
 )
 
 // indexFormat is the version of the stored index: the record encodings
@@ -45,6 +46,10 @@ type fileEntry struct {
 	hash   [16]byte // first 16 bytes of the content's SHA-256
 	skip   string   // why the file is not indexed ("" when it is)
 	chunks []uint32 // its chunk ids, in file order
+	// path, in a view of a shared index, is the file's path interned: the
+	// view's key for it is path.Value(), one string for every view
+	// holding the path, and the handle keeps it interned.
+	path unique.Handle[string]
 }
 
 func encodeFile(f *fileEntry) []byte {

@@ -235,7 +235,8 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		} else {
 			// One string for a path in every view holding it (and in
 			// each worktree's published resources, named by it).
-			next[unique.Make(u.rel).Value()] = u.entry
+			u.entry.path = unique.Make(u.rel)
+			next[u.entry.path.Value()] = u.entry
 		}
 	}
 	if !changed {

@@ -6,11 +6,13 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/berth-dev/berth/store"
 )
@@ -96,6 +98,17 @@ func TestSharedContentIndexedOnce(t *testing.T) {
 	}
 	if res := search(t, tv, "solitaryalpha"); res.Total != 1 {
 		t.Fatalf("twin: found %d sections of its own file, want 1", res.Total)
+	}
+	// Its paths are its siblings' strings, not copies of them.
+	runtime.GC()
+	paths := map[string]*byte{}
+	for _, f := range views["alpha"].Files() {
+		paths[f.Path] = unsafe.StringData(f.Path)
+	}
+	for _, f := range tv.Files() {
+		if p, ok := paths[f.Path]; !ok || p != unsafe.StringData(f.Path) {
+			t.Fatalf("twin: path %s is not the string its sibling holds (found=%v)", f.Path, ok)
+		}
 	}
 
 	// Closing views drops the content only they held.
