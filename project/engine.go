@@ -165,7 +165,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.base = log.With("project", opts.ID)
 	e.log = slog.New(e.slog.handler(e.base.Handler()))
-	e.name = projectName(e.git.get(ctx, opts.Root), opts.Root)
+	e.name = projectName(readRemote(ctx, opts.Root), opts.Root)
 	e.policy = links.New(e.root, append(slices.Clone(opts.AllowOutside), cfg.RAG.AllowOutside...))
 	e.embedder = opts.Embedder
 	e.shared = opts.SharedIndex
@@ -234,11 +234,11 @@ func sources(cfg config.Config) []string {
 	return []string{cfg.RAG.StandardsPath, cfg.RAG.UsagePath, cfg.RAG.WorkflowsPath}
 }
 
-func projectName(g *GitInfo, root string) string {
-	if g != nil {
-		if n := NameFromRemote(g.Remote); n != "" {
-			return n
-		}
+// projectName is the repository name of the origin remote's URL, else
+// the root folder's name.
+func projectName(remote, root string) string {
+	if n := NameFromRemote(remote); n != "" {
+		return n
 	}
 	return filepath.Base(root)
 }

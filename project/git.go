@@ -17,16 +17,21 @@ type GitInfo struct {
 	Status      string `json:"status"` // "clean" or "dirty"
 }
 
+// gitRunner runs git in root, each call bounded by the 3 s of ctx.
+func gitRunner(ctx context.Context, root string) func(args ...string) (string, bool) {
+	return func(args ...string) (string, bool) {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...)
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err == nil
+	}
+}
+
 // ReadGit reads root's git state fresh; nil when root is not in a git
 // repository or git is not installed.
 func ReadGit(ctx context.Context, root string) *GitInfo {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	run := func(args ...string) (string, bool) {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...)
-		out, err := cmd.Output()
-		return strings.TrimSpace(string(out)), err == nil
-	}
+	run := gitRunner(ctx, root)
 	if inside, ok := run("rev-parse", "--is-inside-work-tree"); !ok || inside != "true" {
 		return nil
 	}
@@ -43,6 +48,22 @@ func ReadGit(ctx context.Context, root string) *GitInfo {
 		g.Status = "dirty"
 	}
 	return g
+}
+
+// readRemote reads the URL of root's origin remote, as ReadGit does and
+// without the rest: "" when root is not in a git work tree, has no such
+// remote, or git is not installed. A project's name needs only this, and
+// ReadGit's `git status` reads every file of the checkout (a third of a
+// git worktree's attach when it ran at every mount).
+func readRemote(ctx context.Context, root string) string {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	run := gitRunner(ctx, root)
+	if inside, ok := run("rev-parse", "--is-inside-work-tree"); !ok || inside != "true" {
+		return ""
+	}
+	remote, _ := run("config", "--get", "remote.origin.url")
+	return remote
 }
 
 // NameFromRemote is the repository name of a git remote URL:

@@ -100,11 +100,15 @@ func follow(ctx context.Context, changed func() <-chan struct{}, sync func(conte
 // is announced to its subscribers (notifications/resources/updated).
 func (c *catalog) syncFiles(ctx context.Context) {
 	files := c.index.Files()
+	uris := make([]string, len(files))
+	for i, f := range files {
+		uris[i] = fileURI(filepath.Join(c.root, filepath.FromSlash(f.Path)))
+	}
 	c.mu.Lock()
 	now := make(map[string]published, len(files))
 	var res []*mcp.Resource
-	for _, f := range files {
-		uri := fileURI(filepath.Join(c.root, filepath.FromSlash(f.Path)))
+	for i, f := range files {
+		uri := uris[i]
 		old, ok := c.files[uri]
 		if ok && old.hash == f.Hash && old.res.Title == resourceTitle(f) && old.res.Size == f.Size {
 			now[old.res.URI] = old

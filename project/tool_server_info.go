@@ -145,7 +145,11 @@ func noArguments(args json.RawMessage) error {
 
 func (e *Engine) serverInfo(ctx context.Context, transport string) ServerInfoResult {
 	g := e.git.get(ctx, e.root)
-	name := projectName(g, e.root)
+	var remote string
+	if g != nil {
+		remote = g.Remote
+	}
+	name := projectName(remote, e.root)
 	var dirs []string
 	rag := e.Config().RAG
 	for _, d := range []string{rag.StandardsPath, rag.UsagePath, rag.WorkflowsPath} {
