@@ -49,8 +49,37 @@ func (a *analyzer) stream(text string, fn func(term string)) {
 	})
 }
 
+// streamAgainst is stream for a search for some terms, starts marking the
+// first bytes of those terms: a word of ASCII lowercase letters and digits
+// whose first byte begins none of them is passed as "", a term that equals
+// none of them, unless it yields no term at all (a stop word, or too
+// long), without looking its stem up. The term of such a word begins with
+// its first byte (the stemmer takes suffixes off a word longer than two
+// letters and changes no letter before them; erNoun cuts a suffix too), so
+// the caller sees every term it looks for where stream gives it, and in
+// place of each other term one that matches none: the same matches, for a
+// small share of the lookups in a stem cache that holds every word of the
+// project and misses the processor's cache at most of them.
+func (a *analyzer) streamAgainst(text string, starts *[256]bool, fn func(term string)) {
+	tokenize(text, func(start, end int) {
+		w := text[start:end]
+		if starts[w[0]] || !isPlainLower(w) {
+			a.word(w, false, fn)
+		} else if len(w) <= maxTermLen && !isStopWord(w) {
+			fn("")
+		}
+	})
+}
+
 // word analyzes one word from the tokenizer.
 func (a *analyzer) word(w string, compound bool, fn func(term string)) {
+	if isPlainLower(w) {
+		// Most words: one part, lowercase already.
+		if t := a.stemLower(w); t != "" {
+			fn(t)
+		}
+		return
+	}
 	a.parts = splitIdentifier(w, a.parts[:0])
 	whole := ""
 	if len(a.parts) > 1 {
@@ -90,7 +119,33 @@ func (a *analyzer) stem(part string) string {
 	if t, ok := a.stems[string(a.lower)]; ok {
 		return t
 	}
-	low := string(a.lower)
+	return a.newStem(string(a.lower))
+}
+
+// stemLower is stem for a part that appendLower would leave as it is.
+func (a *analyzer) stemLower(low string) string {
+	if len(low) > maxTermLen {
+		return ""
+	}
+	if t, ok := a.stems[low]; ok {
+		return t
+	}
+	return a.newStem(strings.Clone(low)) // not a slice of the text: the cache keeps it
+}
+
+// isPlainLower reports whether w holds only ASCII lowercase letters and
+// digits: splitIdentifier leaves it whole and appendLower as it is.
+func isPlainLower(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// newStem computes the term of lowercased part low and caches it.
+func (a *analyzer) newStem(low string) string {
 	t := low
 	if isStopWord(low) {
 		t = ""

@@ -1,7 +1,10 @@
 package search
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -157,5 +160,62 @@ func FuzzAnalyze(f *testing.F) {
 		if len(stream) > 0 && !containsPhrase(an, text, stream) {
 			t.Fatalf("text %q does not contain its own phrase %v", text, stream)
 		}
+		// streamAgainst gives every term of the stream that begins with a
+		// marked byte where stream does, and in place of another term
+		// either it or "" (here every other term's first byte is marked).
+		var starts [256]bool
+		for i, s := range stream {
+			starts[s[0]] = starts[s[0]] || i%2 == 0
+		}
+		var against []string
+		newAnalyzer().streamAgainst(text, &starts, func(s string) { against = append(against, s) })
+		if len(against) != len(stream) {
+			t.Fatalf("streamAgainst of %q gave %q, stream %q", text, against, stream)
+		}
+		for i, s := range stream {
+			if against[i] != s && (against[i] != "" || starts[s[0]]) {
+				t.Fatalf("streamAgainst of %q gave %q, stream %q", text, against, stream)
+			}
+		}
 	})
+}
+
+// TestPlainWordTermBeginsWithItsFirstByte checks, over the words of the
+// generated corpus, of Berth's documentation and of the stemmer's special
+// cases, what streamAgainst relies on: the term of a word of ASCII
+// lowercase letters and digits, when it has one, begins with the word's
+// first byte.
+func TestPlainWordTermBeginsWithItsFirstByte(t *testing.T) {
+	words := slices.Clone(newCorpusGen(1).vocab)
+	words = append(words, strings.Fields(`skis skies dying lying tying idly gently ugly early only singly
+		sky news howe atlas cosmos bias andes inning innings outing outings canning cannings herring
+		herrings earring earrings proceed proceeds proceeded proceeding exceed succeed ies ied eed eing
+		aing yes yelled ayes sensational possibility organization relational generously hopping hoping
+		filing cries ties happy agreed feed bed cry by ys ya y2k 3des x86 resolvers registered`)...)
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no documents to take words from: %v", err)
+	}
+	for _, d := range docs {
+		data, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ToLower(string(data))
+		tokenize(text, func(start, end int) { words = append(words, text[start:end]) })
+	}
+	an := newAnalyzer()
+	checked := 0
+	for _, w := range words {
+		if !isPlainLower(w) {
+			continue
+		}
+		checked++
+		if term := an.stemLower(w); term != "" && term[0] != w[0] {
+			t.Errorf("%q analyzes to %q", w, term)
+		}
+	}
+	if checked < 30000 {
+		t.Fatalf("only %d words checked", checked)
+	}
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 var (
 	benchLarge = flag.Bool("large", false, "also run the engine benchmarks on the 10k-file corpus")
 	benchFiles = flag.Int("files", 0, "run the engine benchmarks on one corpus of this many files only")
+	benchSlow  = flag.Int("slowest", 0, "log each engine's this many slowest queries of the timed rounds")
 )
 
 const (
@@ -117,6 +119,7 @@ func measure(b *testing.B, e benchEngine, root string, queries []string, reps in
 			lat = append(lat, time.Since(t))
 		}
 	}
+	logSlowest(b, queries, lat, *benchSlow)
 	slices.Sort(lat)
 	p50, p99 := lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
 
@@ -135,6 +138,28 @@ func measure(b *testing.B, e benchEngine, root string, queries []string, reps in
 	}
 	e.close()
 	b.ReportMetric(0, "ns/op")
+}
+
+// logSlowest logs the n slowest of the timed queries, lat[i] being the time
+// of queries[i%len(queries)], and each one's median over its rounds.
+func logSlowest(b *testing.B, queries []string, lat []time.Duration, n int) {
+	if n <= 0 {
+		return
+	}
+	idx := make([]int, len(lat))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(x, y int) int { return cmp.Compare(lat[y], lat[x]) })
+	for _, i := range idx[:min(n, len(idx))] {
+		q := queries[i%len(queries)]
+		var own []time.Duration
+		for j := i % len(queries); j < len(lat); j += len(queries) {
+			own = append(own, lat[j])
+		}
+		slices.Sort(own)
+		b.Logf("slow: %8.0f us  round %2d  (its median %6.0f us)  %q", float64(lat[i].Nanoseconds())/1e3, i/len(queries), float64(own[len(own)/2].Nanoseconds())/1e3, q)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }

@@ -110,6 +110,9 @@ type plan struct {
 	fileNames map[string][]string
 }
 
+// filters reports whether p has a filter for admits to check.
+func (p *plan) filters() bool { return p.prefix != "" || p.phase >= 0 || len(p.tags) > 0 }
+
 // admits reports whether c passes p's filters: path prefix, phase, tags.
 func (p *plan) admits(c *chunk) bool {
 	if p.prefix != "" && !strings.HasPrefix(c.file, p.prefix) {
@@ -306,7 +309,13 @@ func containsPhrases(an *analyzer, text string, phrases [][]string) bool {
 	}
 	matched := make([]int, len(phrases)) // per phrase: its terms matched so far; -1 once found
 	left := len(phrases)
-	an.stream(text, func(t string) {
+	var starts [256]bool
+	for _, phrase := range phrases {
+		for _, t := range phrase {
+			starts[t[0]] = true
+		}
+	}
+	an.streamAgainst(text, &starts, func(t string) {
 		if left == 0 {
 			return
 		}

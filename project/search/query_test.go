@@ -167,3 +167,52 @@ func TestCompoundPiecesShareAWord(t *testing.T) {
 		}
 	}
 }
+
+// TestPhraseCheckOfManySections checks a phrase in more sections than one
+// goroutine checks (withPhrases splits them between the cores), built and
+// reopened (texts read from the store): the sections that hold the phrase,
+// and only they, match, and a required word missing from the index matches
+// nothing.
+func TestPhraseCheckOfManySections(t *testing.T) {
+	files := map[string]string{}
+	want := map[string]bool{}
+	for i := range 5 * phraseTextsEach {
+		rel := fmt.Sprintf(".praxis-os/standards/s%03d.md", i)
+		switch i % 3 {
+		case 0: // the phrase, once as an identifier's pieces
+			files[rel] = fmt.Sprintf("# Doc %d\n\nSome text on the quorum ledger, section %d.\n", i, i)
+			if i%2 == 0 {
+				files[rel] = fmt.Sprintf("# Doc %d\n\nCall QuorumLedgers here, section %d.\n", i, i)
+			}
+			want[rel] = true
+		case 1: // both words, not next to each other
+			files[rel] = fmt.Sprintf("# Doc %d\n\nThe ledger of a quorum, section %d.\n", i, i)
+		default: // stop words between them do not count
+			files[rel] = fmt.Sprintf("# Doc %d\n\nA quorum of the ledger. Quorum, then ledgers: %d.\n", i, i)
+			want[rel] = true
+		}
+	}
+	root, db := standardsDB(t, files)
+	built := openReady(t, db, "p", root)
+	check := func(ix *Index) {
+		t.Helper()
+		res, err := ix.Search(context.Background(), Query{Text: `"quorum ledger"`, N: MaxResults})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != len(want) {
+			t.Errorf("%d sections match, want %d", res.Total, len(want))
+		}
+		for _, h := range res.Results {
+			if !want[h.File] {
+				t.Errorf("%s matches: %q", h.File, h.Content)
+			}
+		}
+		if res, err := ix.Search(context.Background(), Query{Text: `"quorum zzunknown" ledger`}); err != nil || res.Total != 0 {
+			t.Errorf("a phrase with a word no section holds: %+v, %v", res, err)
+		}
+	}
+	check(built)
+	built.Close()
+	check(openReady(t, db, "p", root))
+}

@@ -23,6 +23,17 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 	rk := ix.rk
 	k1 := rk.k1
 	n := float64(s.live)
+	// A section must hold every required term to match: when there are
+	// some, only the sections holding them all are scored, each term's
+	// postings visited at those sections alone. A phrase of a rare word
+	// and a common one no longer scores every section of the common word.
+	restrict := p.need > 0
+	if restrict {
+		sc.only = ix.holdingAll(s, p, sc.only[:0])
+		if len(sc.only) == 0 {
+			return nil
+		}
+	}
 	for i, term := range p.terms {
 		if ix.interrupted(ctx) {
 			return ctx.Err()
@@ -39,10 +50,24 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 		req := p.required[i]
 		variant := slices.Contains(p.variants, term)
 		names := ix.nameCounts(s, p.fileNames[term])
-		for j, id := range pl.ids {
-			if j > 0 && j%checkEvery == 0 && ix.interrupted(ctx) {
+		visits := len(pl.ids)
+		if restrict {
+			visits = len(sc.only)
+		}
+		for k, j := 0, 0; k < visits; k++ {
+			if k > 0 && k%checkEvery == 0 && ix.interrupted(ctx) {
 				return ctx.Err()
 			}
+			if restrict {
+				// The next section to score; pl.ids and sc.only ascend.
+				off, found := slices.BinarySearch(pl.ids[j:], sc.only[k])
+				if j += off; !found {
+					continue
+				}
+			} else {
+				j = k
+			}
+			id := pl.ids[j]
 			tf, ht := pl.tfs[j], pl.hts[j]
 			if nc, ok := names[id]; ok {
 				// The pieces of file names are not the query's word.
@@ -65,6 +90,42 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 		}
 	}
 	return nil
+}
+
+// holdingAll appends to ids, ascending, the sections whose postings hold
+// every required term of p, and returns it: the only sections that can
+// match p. The rarest term's list is intersected with each other's.
+func (ix *Index) holdingAll(s *snapshot, p *plan, ids []uint32) []uint32 {
+	var lists []*postingList
+	for i, term := range p.terms {
+		if !p.required[i] {
+			continue
+		}
+		tid, ok := ix.dict.lookup(term)
+		if !ok {
+			return ids
+		}
+		pl := s.postingsOf(tid)
+		if pl == nil {
+			return ids
+		}
+		lists = append(lists, pl)
+	}
+	slices.SortFunc(lists, func(a, b *postingList) int { return len(a.ids) - len(b.ids) })
+	ids = append(ids, lists[0].ids...)
+	for _, pl := range lists[1:] {
+		kept, j := ids[:0], 0
+		for _, id := range ids {
+			off, found := slices.BinarySearch(pl.ids[j:], id)
+			if j += off; found {
+				kept = append(kept, id)
+			}
+		}
+		if ids = kept; len(ids) == 0 {
+			break
+		}
+	}
+	return ids
 }
 
 // nameCount is how many times a section holds some names, in its body

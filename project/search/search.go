@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -63,6 +64,7 @@ type scratch struct {
 	scores  []float32
 	req     []uint8
 	touched []uint32
+	only    []uint32 // the sections holding every required term (see score)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -155,9 +157,10 @@ func (ix *Index) searchIn(ctx context.Context, start time.Time, plans []*plan, s
 type candidate struct {
 	id    uint32
 	score float32
-	// fileNo is the chunk's file number, copied by candidates (0 from
-	// elsewhere): addFilePrior reads it without reaching for the chunk,
-	// a cache miss per candidate on the largest candidate lists.
+	// fileNo is the chunk's file number, copied by candidates from
+	// snapshot.fileOf (0 from elsewhere): addFilePrior reads it without
+	// reaching for the chunk, a cache miss per candidate on the largest
+	// candidate lists.
 	fileNo uint32
 }
 
@@ -343,6 +346,7 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 		return nil, err
 	}
 	from := len(cands)
+	filtered := p.filters()
 	for i, id := range sc.touched {
 		score, req := sc.scores[id], sc.req[id]
 		if int(req) < p.need {
@@ -354,11 +358,10 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 		if s.view != nil && !s.view.has(id) {
 			continue // another worktree's section
 		}
-		c := s.chunks[id]
-		if !p.admits(c) {
+		if filtered && !p.admits(s.chunks[id]) {
 			continue
 		}
-		cands = append(cands, candidate{id: id, score: score, fileNo: c.fileNo})
+		cands = append(cands, candidate{id: id, score: score, fileNo: s.fileOf[id]})
 	}
 	if len(p.phrases) > 0 {
 		return ix.withPhrases(ctx, s, p, an, cands, from)
@@ -367,30 +370,59 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 }
 
 // withPhrases keeps, of cands[from:], the candidates whose text holds every
-// one of p's phrases.
+// one of p's phrases. Many texts to check are split between the cores, each
+// part checked by a goroutine with an analyzer and read transactions of its
+// own: reading and analyzing them is most of such a search.
 func (ix *Index) withPhrases(ctx context.Context, s *snapshot, p *plan, an *analyzer, cands []candidate, from int) ([]candidate, error) {
 	cs := make([]*chunk, len(cands)-from)
 	for i := range cs {
 		cs[i] = s.chunks[cands[from+i].id]
 	}
-	kept := cands[:from]
-	err := ix.eachText(s, cs, func(i int, text string) bool {
-		if ix.interrupted(ctx) {
-			return false
+	holds := make([]bool, len(cs))
+	check := func(an *analyzer, part []*chunk, holds []bool) error {
+		return ix.eachText(s, part, func(i int, text string) bool {
+			if ix.interrupted(ctx) {
+				return false
+			}
+			holds[i] = containsPhrases(an, text, p.phrases)
+			return true
+		})
+	}
+	var err error
+	if parts := min(runtime.GOMAXPROCS(0), len(cs)/phraseTextsEach); parts > 1 {
+		errs := make([]error, parts)
+		var wg sync.WaitGroup
+		for k := range parts {
+			lo, hi := k*len(cs)/parts, (k+1)*len(cs)/parts
+			wg.Go(func() {
+				an := queryAnalyzers.Get().(*analyzer)
+				defer queryAnalyzers.Put(an)
+				errs[k] = check(an, cs[lo:hi], holds[lo:hi])
+			})
 		}
-		if containsPhrases(an, text, p.phrases) {
-			kept = append(kept, cands[from+i])
-		}
-		return true
-	})
+		wg.Wait()
+		err = firstErr(errs)
+	} else {
+		err = check(an, cs, holds)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	kept := cands[:from]
+	for i, ok := range holds {
+		if ok {
+			kept = append(kept, cands[from+i])
+		}
+	}
 	return kept, nil
 }
+
+// phraseTextsEach is the fewest texts a goroutine of withPhrases checks:
+// below it, starting one costs more than it saves.
+const phraseTextsEach = 64
 
 // why returns the query's words that chunk id holds and the expansion
 // terms it holds (as surface gives them).
@@ -465,38 +497,47 @@ func (ix *Index) surfaceForms(ctx context.Context, s *snapshot, terms []string, 
 func addFilePrior(s *snapshot, cands []candidate, w float32) {
 	fs := filePriorPool.Get().(*fileScratch)
 	defer filePriorPool.Put(fs)
-	if len(fs.best) < int(s.fileNos) {
-		fs.best = make([]float32, s.fileNos)
-		fs.second = make([]float32, s.fileNos)
-		fs.bestID = make([]uint32, s.fileNos)
+	if len(fs.files) < int(s.fileNos) {
+		fs.files = make([]fileBest, s.fileNos)
 	}
+	files := fs.files
 	for _, c := range cands {
-		f := c.fileNo
-		switch {
-		case c.score > fs.best[f]:
-			fs.second[f], fs.best[f], fs.bestID[f] = fs.best[f], c.score, c.id
-		case c.score > fs.second[f]:
-			fs.second[f] = c.score
+		// The best two scores of the file so far and the best one's
+		// section, kept without a branch on the scores, which no
+		// processor predicts: they cost more than the rest of the loop.
+		fb := &files[c.fileNo]
+		id := fb.id
+		if c.score > fb.best {
+			id = c.id
 		}
+		fb.id = id
+		fb.second = max(fb.second, min(fb.best, c.score))
+		fb.best = max(fb.best, c.score)
 	}
 	for i, c := range cands {
-		f := c.fileNo
-		other := fs.best[f]
-		if fs.bestID[f] == c.id {
-			other = fs.second[f]
+		fb := &files[c.fileNo]
+		other := fb.best
+		if fb.id == c.id {
+			other = fb.second
 		}
 		cands[i].score += w * other
 	}
 	for _, c := range cands { // back to the pool zeroed
-		f := c.fileNo
-		fs.best[f], fs.second[f] = 0, 0
+		fb := &files[c.fileNo]
+		fb.best, fb.second = 0, 0
 	}
 }
 
-// fileScratch holds addFilePrior's per-file arrays, indexed by file number.
+// fileScratch holds addFilePrior's per-file scores, indexed by file number.
 type fileScratch struct {
-	best, second []float32
-	bestID       []uint32
+	files []fileBest
+}
+
+// fileBest is the best score among a file's candidates, the section that
+// has it, and the second best.
+type fileBest struct {
+	best, second float32
+	id           uint32
 }
 
 var filePriorPool = sync.Pool{New: func() any { return new(fileScratch) }}

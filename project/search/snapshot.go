@@ -76,6 +76,10 @@ type snapshot struct {
 	// each field: BM25F's length normalization, inverted.
 	bodyNorm []float32
 	headNorm []float32
+	// fileOf is, by chunk id, its chunk's fileNo: a search reads it for
+	// every candidate, and reaching for the chunk instead cost a cache
+	// miss a candidate, most of a common word's search on a large index.
+	fileOf []uint32
 	// postings is by term id; nil when the term occurs nowhere, or, for a
 	// term of stored, when its stored list still holds (noPostings when
 	// it emptied out since the load).
@@ -132,10 +136,17 @@ func (s *snapshot) removeChunk(c *chunk) {
 	s.totalHead -= uint64(c.headLen)
 }
 
-// computeNorms fills the length normalizations from the chunk lengths.
+// computeNorms fills the length normalizations from the chunk lengths, and
+// fileOf from their files' numbers.
 func (s *snapshot) computeNorms(rk *ranking) {
 	s.bodyNorm = make([]float32, len(s.chunks))
 	s.headNorm = make([]float32, len(s.chunks))
+	s.fileOf = make([]uint32, len(s.chunks))
+	for id, c := range s.chunks {
+		if c != nil {
+			s.fileOf[id] = c.fileNo
+		}
+	}
 	if s.live == 0 {
 		return
 	}

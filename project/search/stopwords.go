@@ -16,10 +16,18 @@ func init() {
 		"whom", "why", "will", "with", "you", "your",
 	} {
 		stopWords[w] = struct{}{}
+		maxStopWord = max(maxStopWord, len(w))
 	}
 }
 
+// maxStopWord is the length of the longest stop word: a longer word is
+// none, without a lookup.
+var maxStopWord int
+
 func isStopWord(w string) bool {
+	if len(w) > maxStopWord {
+		return false
+	}
 	_, ok := stopWords[w]
 	return ok
 }

@@ -13,6 +13,14 @@ import (
 func tokenize(text string, fn func(start, end int)) {
 	start := -1
 	for i := 0; i < len(text); {
+		if c := text[i]; asciiWord[c] {
+			// Most bytes: an ASCII letter, digit or underscore.
+			if start < 0 {
+				start = i
+			}
+			i++
+			continue
+		}
 		r, size := rune(text[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(text[i:])
@@ -36,6 +44,14 @@ func tokenize(text string, fn func(start, end int)) {
 		fn(start, len(text))
 	}
 }
+
+// asciiWord marks the ASCII bytes isWordRune takes for a word's.
+var asciiWord = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = isWordRune(rune(c), 1)
+	}
+	return t
+}()
 
 // isWordRune reports whether r (decoded from size bytes) belongs to a word.
 func isWordRune(r rune, size int) bool {
