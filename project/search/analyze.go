@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -49,26 +50,87 @@ func (a *analyzer) stream(text string, fn func(term string)) {
 	})
 }
 
-// streamAgainst is stream for a search for some terms, starts marking the
-// first bytes of those terms: a word of ASCII lowercase letters and digits
-// whose first byte begins none of them is passed as "", a term that equals
-// none of them, unless it yields no term at all (a stop word, or too
-// long), without looking its stem up. The term of such a word begins with
-// its first byte (the stemmer takes suffixes off a word longer than two
-// letters and changes no letter before them; erNoun cuts a suffix too), so
-// the caller sees every term it looks for where stream gives it, and in
-// place of each other term one that matches none: the same matches, for a
-// small share of the lookups in a stem cache that holds every word of the
-// project and misses the processor's cache at most of them.
-func (a *analyzer) streamAgainst(text string, starts *[256]bool, fn func(term string)) {
+// streamAgainst is stream for a search for the terms marked in starts: a
+// word of ASCII lowercase letters and digits, or a capitalized one, that
+// cannot analyze to one of them (see termStarts.may) is passed as "", a
+// term that equals none of them, unless it yields no term at all (a stop
+// word, or too long), without looking its stem up. So the caller sees
+// every term it looks for where stream gives it, and in place of each
+// other term one that matches none: the same matches, for a small share of
+// the lookups in a stem cache that holds every word of the project and
+// misses the processor's cache at most of them.
+func (a *analyzer) streamAgainst(text string, starts *termStarts, fn func(term string)) {
 	tokenize(text, func(start, end int) {
 		w := text[start:end]
-		if starts[w[0]] || !isPlainLower(w) {
+		first := w[0]
+		switch {
+		case !isPlainLower(w[1:]):
 			a.word(w, false, fn)
-		} else if len(w) <= maxTermLen && !isStopWord(w) {
+			return
+		case 'A' <= first && first <= 'Z':
+			// Capitalized: one part, lowercase but for its first letter.
+			first += 'a' - 'A'
+		case !isPlainLower(w[:1]):
+			a.word(w, false, fn)
+			return
+		}
+		switch {
+		case starts.may(first, w[1:]):
+			a.word(w, false, fn)
+		case len(w) > maxTermLen:
+		case len(w) <= maxStopWord:
+			a.lower = append(append(a.lower[:0], first), w[1:]...)
+			if _, stop := stopWords[string(a.lower)]; !stop {
+				fn("")
+			}
+		default:
 			fn("")
 		}
 	})
+}
+
+// termStarts marks the beginnings of some terms: their first bytes, and
+// their first two.
+//
+// The term of a word of ASCII lowercase letters and digits begins with the
+// word's first two bytes when it is two bytes long or more, and with its
+// first byte always: the stemmer leaves a word of one or two letters as it
+// is, and of a longer one takes or changes only suffixes that leave two
+// letters before them (R1 begins after a vowel and a consonant; a suffix
+// cut at "a vowel before it" is not followed by an added e when one letter
+// is left), but for its special words dying, lying and tying, which become
+// die, lie and tie; erNoun cuts a suffix too. TestPlainWordTermBeginsLikeIt
+// checks it over the words of the corpus, of the docs and of the stemmer's
+// special cases.
+type termStarts struct {
+	first [256]bool
+	pairs []string // each term's first two bytes; "" for a term of one byte
+}
+
+func (s *termStarts) add(term string) {
+	s.first[term[0]] = true
+	if p := term[:min(2, len(term))]; len(p) == 1 {
+		s.pairs = append(s.pairs, "")
+	} else if !slices.Contains(s.pairs, p) {
+		s.pairs = append(s.pairs, p)
+	}
+}
+
+// may reports whether a plain word that begins with the byte first, rest
+// following it, may analyze to a term of s.
+func (s *termStarts) may(first byte, rest string) bool {
+	if !s.first[first] {
+		return false
+	}
+	if rest == "" || rest[0] == 'y' { // dying, lying, tying
+		return true
+	}
+	for _, p := range s.pairs {
+		if p == "" || p[0] == first && p[1] == rest[0] {
+			return true
+		}
+	}
+	return false
 }
 
 // word analyzes one word from the tokenizer.

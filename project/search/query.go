@@ -304,18 +304,36 @@ func containsPhrase(an *analyzer, text string, phrase []string) bool {
 // of phrases as a contiguous run. It analyzes text once, whatever the
 // number of phrases.
 func containsPhrases(an *analyzer, text string, phrases [][]string) bool {
+	return newPhraseCheck(phrases).in(an, text)
+}
+
+// phraseCheck checks texts for phrases (see containsPhrases), the
+// beginnings of their terms marked once for all the texts.
+type phraseCheck struct {
+	phrases [][]string
+	starts  termStarts
+}
+
+func newPhraseCheck(phrases [][]string) *phraseCheck {
+	pc := &phraseCheck{phrases: phrases}
+	for _, phrase := range phrases {
+		for _, t := range phrase {
+			pc.starts.add(t)
+		}
+	}
+	return pc
+}
+
+// in reports whether the term stream of text holds every phrase of pc as a
+// contiguous run.
+func (pc *phraseCheck) in(an *analyzer, text string) bool {
+	phrases := pc.phrases
 	if len(phrases) == 0 {
 		return true
 	}
 	matched := make([]int, len(phrases)) // per phrase: its terms matched so far; -1 once found
 	left := len(phrases)
-	var starts [256]bool
-	for _, phrase := range phrases {
-		for _, t := range phrase {
-			starts[t[0]] = true
-		}
-	}
-	an.streamAgainst(text, &starts, func(t string) {
+	an.streamAgainst(text, &pc.starts, func(t string) {
 		if left == 0 {
 			return
 		}

@@ -379,12 +379,13 @@ func (ix *Index) withPhrases(ctx context.Context, s *snapshot, p *plan, an *anal
 		cs[i] = s.chunks[cands[from+i].id]
 	}
 	holds := make([]bool, len(cs))
+	pc := newPhraseCheck(p.phrases)
 	check := func(an *analyzer, part []*chunk, holds []bool) error {
 		return ix.eachText(s, part, func(i int, text string) bool {
 			if ix.interrupted(ctx) {
 				return false
 			}
-			holds[i] = containsPhrases(an, text, p.phrases)
+			holds[i] = pc.in(an, text)
 			return true
 		})
 	}
