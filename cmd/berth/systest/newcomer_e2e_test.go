@@ -107,7 +107,7 @@ func TestImportProjectLooksWhereTheAppLooks(t *testing.T) {
 // server has its own bound, and one that never ran has nothing to wait
 // for. The stop's duration is logged.
 func TestStopEndsHostedServersWithoutDeadlineErrors(t *testing.T) {
-	// Serial: failed to approve its servers when run beside the others (not yet understood).
+	t.Parallel()
 	ctx := testCtx(t, 3*time.Minute)
 	node, script := brokertest.NPMServer(t, "server-everything")
 	b := brokertest.StartBroker(t, brokertest.Options{MountGrace: "1s"})
