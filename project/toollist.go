@@ -48,17 +48,27 @@ func (l *toolLister) names(ctx context.Context) ([]string, error) {
 // tools lists the tools the server offers, in its order.
 func (l *toolLister) tools(ctx context.Context) ([]*mcp.Tool, error) {
 	// The handler needs a session of the server; this one never hears a
-	// word, and nobody hears what it says: its client end is closed at
-	// once. The server sends a tools/list_changed to every session, this
-	// one too while it lists; on an end nobody read, that write would
-	// block for good, and with it the session's Close and every later
-	// change announced.
+	// word, and what it is told is read and dropped. The server sends a
+	// tools/list_changed to every session, this one too while it lists: on
+	// an end nobody read, that write would block for good, and with it the
+	// session's Close and every later change announced. (Closing the
+	// client end instead would end the connection while Connect is still
+	// binding the session, which the go-sdk does not survive.)
 	ct, st := mcp.NewInMemoryTransports()
 	client, err := ct.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	client.Close()
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			if _, err := client.Read(context.Background()); err != nil {
+				return // the session closed its end
+			}
+		}
+	}()
+	defer func() { client.Close(); <-drained }()
 	ss, err := l.s.Connect(ctx, st, nil)
 	if err != nil {
 		return nil, err
