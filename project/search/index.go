@@ -35,6 +35,8 @@ type Index struct {
 
 	// snap is the state searches read. Only the holder of writeMu stores it.
 	snap atomic.Pointer[snapshot]
+	// warm holds a reopened index's texts once they are read (warmtexts.go).
+	warm atomic.Pointer[warmTexts]
 
 	// writeMu serializes every change: the catch-up, Apply and Close. It
 	// guards w and the index area of the store.
@@ -202,6 +204,7 @@ func (ix *Index) catchUp(ctx context.Context, scanned <-chan scanResult) {
 	ix.writeMu.Unlock()
 	ix.finishCatchUp(ctx, start, err)
 	ix.kickEmbedder()
+	ix.loadTexts(ctx)
 }
 
 // finishCatchUp logs the first catch-up's outcome and marks the index ready.

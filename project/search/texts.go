@@ -32,11 +32,16 @@ const textBatch = 256
 // errTextMoved when s is no longer the current snapshot, and a
 // [damagedText] when it is.
 func (ix *Index) eachText(s *snapshot, cs []*chunk, fn func(i int, text string) bool) error {
+	warm := ix.warm.Load()
 	for lo := 0; lo < len(cs); lo += textBatch {
 		batch := cs[lo:min(lo+textBatch, len(cs))]
-		if !slices.ContainsFunc(batch, func(c *chunk) bool { return c.stored }) {
+		if !slices.ContainsFunc(batch, func(c *chunk) bool { return c.stored && !warm.has(c) }) {
 			for i, c := range batch {
-				if !fn(lo+i, c.text) {
+				text := c.text
+				if c.stored {
+					text, _ = warm.text(c)
+				}
+				if !fn(lo+i, text) {
 					return nil
 				}
 			}
@@ -46,8 +51,11 @@ func (ix *Index) eachText(s *snapshot, cs []*chunk, fn func(i int, text string) 
 		var failed *chunk
 		err := ix.viewTexts(func(tb *store.Bucket) error {
 			for i, c := range batch {
-				text := c.text
-				if c.stored {
+				text, ok := c.text, !c.stored
+				if !ok {
+					text, ok = warm.text(c)
+				}
+				if !ok {
 					var err error
 					if text, err = readText(tb, c); err != nil {
 						failed = c

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/berth-dev/berth/store"
 )
@@ -19,12 +20,17 @@ var textCorpus = map[string]string{
 }
 
 // reopenedTextCorpus writes textCorpus, builds its index and reopens it:
-// its sections are loaded without their texts.
+// its sections are loaded without their texts. The texts the reopen then
+// reads into memory (warmtexts.go) are set aside, so that its searches
+// read the store.
 func reopenedTextCorpus(t *testing.T) (string, *store.DB, *Index) {
 	t.Helper()
 	root, db := standardsDB(t, textCorpus)
 	openReady(t, db, "p", root).Close()
-	return root, db, openReady(t, db, "p", root)
+	ix := openReady(t, db, "p", root)
+	<-ix.done // the catch-up, and the texts' loading after it, are over
+	ix.warm.Store(nil)
+	return root, db, ix
 }
 
 // editInTurn writes and applies each file of pairs (path, content) in
@@ -48,6 +54,22 @@ func onlyContent(t *testing.T, ix *Index, word, rel string) string {
 		t.Fatalf("search %q: want one hit in %s, got %v", word, rel, files(res))
 	}
 	return res.Results[0].Content
+}
+
+// storedOf returns the sections of file rel in s loaded without their
+// text, failing t when there are none.
+func storedOf(t *testing.T, s *snapshot, rel string) []*chunk {
+	t.Helper()
+	var out []*chunk
+	for _, c := range storedChunks(t, s) {
+		if c.file == rel {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no section of %s loaded without its text", rel)
+	}
+	return out
 }
 
 // storedChunks returns the live sections of ix's snapshot loaded without
@@ -107,12 +129,7 @@ func TestReopenedIndexReadsSectionTextsWhenSearched(t *testing.T) {
 func TestSectionTextAfterEditIsNeverAnotherSections(t *testing.T) {
 	root, db, ix := reopenedTextCorpus(t)
 	before := ix.snap.Load()
-	var aChunks []*chunk
-	for _, c := range storedChunks(t, before) {
-		if c.file == ".praxis-os/standards/a.md" {
-			aChunks = append(aChunks, c)
-		}
-	}
+	aChunks := storedOf(t, before, ".praxis-os/standards/a.md")
 	// a.md's edit frees its ids; b.md's edit then takes them.
 	editInTurn(t, ix, root,
 		".praxis-os/standards/a.md", "# Alpha\n\nThe elderberry section of alpha.\n",
@@ -271,5 +288,68 @@ func TestDamagedSectionTextIsMended(t *testing.T) {
 				t.Fatalf("b.md after a reopen: %q", got)
 			}
 		})
+	}
+}
+
+// TestReopenedIndexReadsTextsIntoMemory: after a reopen the sections'
+// texts are read into memory behind the ready index, and searches take
+// them from there: a text damaged in the store afterwards is still
+// answered right, without mending. A section replaced since, whose id
+// another section took, is never answered with the text read for the id.
+func TestReopenedIndexReadsTextsIntoMemory(t *testing.T) {
+	root, db := standardsDB(t, textCorpus)
+	openReady(t, db, "p", root).Close()
+	ix := openReady(t, db, "p", root)
+	select {
+	case <-ix.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the texts were not read into memory within 10s")
+	}
+	w := ix.warm.Load()
+	stored := storedChunks(t, ix.snap.Load())
+	for _, c := range stored {
+		got, ok := w.text(c)
+		want, err := ix.textsOf(ix.snap.Load(), []*chunk{c})
+		if !ok || err != nil || got != want[0] {
+			t.Fatalf("section of %s in memory: %q %v, in the store %q %v", c.file, got, ok, want, err)
+		}
+	}
+	cherry := storedOf(t, ix.snap.Load(), ".praxis-os/standards/b.md")[0]
+	if err := db.Area("p", "index").Update(func(b *store.Bucket) error {
+		tb := b.Bucket(bucketTexts)
+		v := tb.Get(chunkKey(cherry.textID))
+		return tb.Put(chunkKey(cherry.textID), append(append([]byte(nil), v[:len(v)-5]...), '!', v[len(v)-4], v[len(v)-3], v[len(v)-2], v[len(v)-1]))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := onlyContent(t, ix, "cherry", ".praxis-os/standards/b.md"); !strings.Contains(got, "The cherry section of beta.") {
+		t.Fatalf("search after the store's copy was damaged: %q", got)
+	}
+	if st := ix.Status(); st.FilesRead != 0 {
+		t.Fatalf("searches read %d files: the text was not taken from memory", st.FilesRead)
+	}
+	// a.md's edit frees its ids and b.md's takes them. A snapshot from
+	// before the edits still reads a.md's old texts (from memory; the
+	// store holds b.md's under those ids now), and a section that names
+	// another text than the one read for its id gets none from memory.
+	before := ix.snap.Load()
+	aChunks := storedOf(t, before, ".praxis-os/standards/a.md")
+	editInTurn(t, ix, root,
+		".praxis-os/standards/a.md", "# Alpha\n\nThe elderberry section of alpha.\n",
+		".praxis-os/standards/b.md", "# Beta\n\nThe fig section of beta.\n\n## More\n\nThe grape section of beta.\n")
+	old, err := ix.textsOf(before, aChunks)
+	if err != nil || len(old) == 0 || !strings.Contains(strings.Join(old, ""), "apricot") {
+		t.Fatalf("the snapshot before the edits read %q, %v: want a.md's old texts", old, err)
+	}
+	other := *aChunks[0]
+	other.textCRC++
+	if got, ok := w.text(&other); ok {
+		t.Fatalf("a section naming another text got %q from memory", got)
+	}
+	if got := onlyContent(t, ix, "grape", ".praxis-os/standards/b.md"); !strings.Contains(got, "grape") {
+		t.Fatalf("edited b.md: %q", got)
+	}
+	if res := search(t, ix, "apricot"); len(res.Results) != 0 {
+		t.Fatalf("a.md's old text still found: %v", files(res))
 	}
 }
