@@ -51,9 +51,11 @@ func BenchmarkSearchDefaults(b *testing.B) {
 }
 
 // BenchmarkSearchReopened measures search latency on an index as built (its
-// sections' texts in memory) and on the same index reopened (each text read
-// from the store when a search returns it), query by query in turn, and
-// reports each one's p50 and p99 and their ratios (reopened over built):
+// sections' texts in memory) and on the same index from the moment it is
+// reopened and ready (each text read from the store when a search returns
+// it, until the texts are read into memory behind it: warmtexts.go), query
+// by query in turn, and reports each one's p50 and p99 and their ratios
+// (reopened over built):
 //
 //	go test ./project/search -run '^$' -bench SearchReopened -benchtime 1x
 func BenchmarkSearchReopened(b *testing.B) {
