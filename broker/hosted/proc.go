@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/berth-dev/berth/broker/pollio"
 )
 
 // proc is one server process: its own process group, stdin and stdout as
@@ -67,7 +69,9 @@ func startProc(procs *tracker, server, command string, args []string, dir string
 		outR.Close()
 		return nil, err
 	}
-	p := &proc{procs: procs, tag: tag, cmd: cmd, stdin: inW, stdout: outR, pid: cmd.Process.Pid, exited: make(chan struct{})}
+	// The pipes are read and written directly (broker/pollio): a forwarded
+	// call crosses each once.
+	p := &proc{procs: procs, tag: tag, cmd: cmd, stdin: pollio.File(inW), stdout: pollio.File(outR), pid: cmd.Process.Pid, exited: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		stderr.flush()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/berth-dev/berth/broker/mcpserve"
+	"github.com/berth-dev/berth/broker/pollio"
 )
 
 // The IDE never depends on the HTTP side. A project mounts without a port
@@ -40,7 +41,9 @@ func (m *Mount) serve(ln net.Listener) {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	m.guard.Install(m.srv)
-	ln = m.guard.Listener(ln)
+	// Its connections are read and written directly (broker/pollio):
+	// each call on the port is a read and a write of one.
+	ln = m.guard.Listener(pollio.Listener(ln))
 	m.done = make(chan struct{})
 	srv, done := m.srv, m.done
 	go func() {

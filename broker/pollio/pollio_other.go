@@ -1,0 +1,17 @@
+//go:build !linux
+
+package pollio
+
+import (
+	"io"
+	"net"
+	"os"
+)
+
+const supported = false
+
+// Conn returns c: reads and writes are made directly on Linux only.
+func Conn(c net.Conn) net.Conn { return c }
+
+// File returns f: reads and writes are made directly on Linux only.
+func File(f *os.File) io.ReadWriteCloser { return f }
