@@ -27,7 +27,7 @@ type catalog struct {
 
 	mu      sync.Mutex           // guards the fields below
 	servers []*mcp.Server        // every server built by the engine, which lives as long as it
-	files   map[string]published // published resources, by URI
+	files   []fileEntry          // the indexed files served as resources, in URI order (resources.go)
 	prompts map[string]promptDef // published prompts, by name
 	// sessions are the published workflow sessions, by URI (sessionresources.go).
 	sessions map[string]workflow.SessionSummary
@@ -40,8 +40,7 @@ type catalog struct {
 // newCatalog starts following the index (when there is one).
 func newCatalog(root string, ix *search.Index, wf *workflow.Engine, log *slog.Logger) *catalog {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &catalog{root: root, index: ix, wf: wf, log: log, files: map[string]published{},
-		prompts: map[string]promptDef{}, sessions: map[string]workflow.SessionSummary{}, cancel: cancel,
+	c := &catalog{root: root, index: ix, wf: wf, log: log, prompts: map[string]promptDef{}, sessions: map[string]workflow.SessionSummary{}, cancel: cancel,
 		done: make(chan struct{}), sessionsDone: make(chan struct{})}
 	c.prompts = c.loadPrompts(ctx)
 	if wf != nil {
@@ -66,8 +65,8 @@ func (c *catalog) serve(s *mcp.Server) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.servers = append(c.servers, s)
-	for _, p := range c.files {
-		s.AddResource(p.res, c.read)
+	if len(c.files) > 0 {
+		listChanged(s)
 	}
 	for _, p := range c.prompts {
 		s.AddPrompt(p.prompt, c.startWorkflow)
@@ -98,10 +97,15 @@ func (c *catalog) withdraw() {
 	c.mu.Lock()
 	servers := c.servers
 	c.servers = nil
-	uris := append(slices.Collect(maps.Keys(c.files)), slices.Collect(maps.Keys(c.sessions))...)
+	hadFiles := len(c.files) > 0
+	c.files = nil
+	uris := slices.Collect(maps.Keys(c.sessions))
 	names := slices.Collect(maps.Keys(c.prompts))
 	c.mu.Unlock()
 	for _, s := range servers {
+		if hadFiles {
+			listChanged(s)
+		}
 		if len(uris) > 0 {
 			s.RemoveResources(uris...)
 		}

@@ -291,11 +291,12 @@ func (e *Engine) openServer(ctx context.Context, schemas *mcp.SchemaCache) error
 		SubscribeHandler:   e.subscribe,   // hosted.go
 		UnsubscribeHandler: e.unsubscribe, // hosted.go
 		CompletionHandler:  e.complete,    // complete.go
+		PageSize:           resourcePageSize,
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "berth", Title: "Berth: " + e.name, Version: e.server.Version}, opts)
 	e.lister = newToolLister(s) // before any middleware
 	e.schemaJSON.group = func(tool string) string { return toolGroup(e.current().groups, tool) }
-	s.AddReceivingMiddleware(e.schemaJSON.toolList, e.tellMissing)
+	s.AddReceivingMiddleware(e.schemaJSON.toolList, e.tellMissing, e.serveFiles)
 	addServerInfo(s, e)
 	p := e.current()
 	p.tools, p.groups = addGroupTools(s, p)

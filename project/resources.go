@@ -7,8 +7,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
-	"unique"
 
 	"github.com/berth-dev/berth/project/search"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,40 +23,34 @@ func fileURI(abs string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 }
 
-// published is a file the catalog publishes: its resource, shared by
-// every server of the engine (its Name is the file's path), and the hash
-// of the content it was published with.
-//
-// A worktree's catalog publishes the same paths as its siblings': there,
-// each resource's description is one string for all of them (interned),
-// and its path is the index's own, which a view of a shared index interns
-// too, so that a sibling costs its URIs and little more. A project of its
-// own interns nothing: no other project shares its strings, and interning
-// costs a few microseconds a string.
-type published struct {
-	res  *mcp.Resource
-	hash [16]byte
-	desc unique.Handle[string] // keeps res.Description interned; zero when not
+// fileEntry is an indexed file the catalog serves as a resource. It keeps
+// the index's own strings (a worktree's view of a shared index interns its
+// paths, and titles are its sections'), and nothing per file is
+// registered with the go-sdk: resources/list and resources/read of files
+// are answered from the catalog's table (filemw.go), so that a sibling
+// worktree costs its table and little more. Its URI is made when asked.
+type fileEntry struct {
+	path  string // relative to the root, slash-separated: the resource's Name
+	title string
+	size  int64
+	hash  [16]byte
 }
 
-// publishFile describes an indexed file as an MCP resource; intern shares its
-// description with other worktrees'.
-func publishFile(uri string, f search.File, intern bool) published {
-	p := published{hash: f.Hash}
-	desc := "Project standard (markdown) at " + f.Path
-	if intern {
-		p.desc = unique.Make(desc)
-		desc = p.desc.Value()
-	}
-	p.res = &mcp.Resource{
+// uriOf is the resource URI of the file at rel (relative to the root).
+func (c *catalog) uriOf(rel string) string {
+	return fileURI(filepath.Join(c.root, filepath.FromSlash(rel)))
+}
+
+// resource describes a file, at uri, as an MCP resource.
+func (f fileEntry) resource(uri string) *mcp.Resource {
+	return &mcp.Resource{
 		URI:         uri,
-		Name:        f.Path,
-		Title:       resourceTitle(f),
-		Description: desc,
+		Name:        f.path,
+		Title:       f.title,
+		Description: "Project standard (markdown) at " + f.path,
 		MIMEType:    "text/markdown",
-		Size:        f.Size,
+		Size:        f.size,
 	}
-	return p
 }
 
 // resourceTitle is a file's title, else its name without the extension.
@@ -94,45 +88,70 @@ func follow(ctx context.Context, changed func() <-chan struct{}, sync func(conte
 	}
 }
 
-// syncFiles brings the published resources in line with the index: new
-// files are added and gone ones removed on every server (each sends
-// notifications/resources/list_changed), and a file whose content changed
+// syncFiles brings the served files in line with the index: when files
+// come, go or change, every server tells its sessions the list changed
+// (notifications/resources/list_changed), and a file whose content changed
 // is announced to its subscribers (notifications/resources/updated).
 func (c *catalog) syncFiles(ctx context.Context) {
 	files := c.index.Files()
-	uris := make([]string, len(files))
+	type keyed struct {
+		uri string
+		f   fileEntry
+	}
+	now := make([]keyed, len(files))
 	for i, f := range files {
-		uris[i] = fileURI(filepath.Join(c.root, filepath.FromSlash(f.Path)))
+		now[i] = keyed{c.uriOf(f.Path), fileEntry{path: f.Path, title: resourceTitle(f), size: f.Size, hash: f.Hash}}
+	}
+	slices.SortFunc(now, func(a, b keyed) int { return strings.Compare(a.uri, b.uri) })
+	table := make([]fileEntry, len(now))
+	for i, k := range now {
+		table[i] = k.f
 	}
 	c.mu.Lock()
-	now := make(map[string]published, len(files))
-	var res []*mcp.Resource
-	for i, f := range files {
-		uri := uris[i]
-		old, ok := c.files[uri]
-		if ok && old.hash == f.Hash && old.res.Title == resourceTitle(f) && old.res.Size == f.Size {
-			now[old.res.URI] = old
-			continue
-		}
-		p := publishFile(uri, f, c.index.SharesContent())
-		now[uri] = p
-		res = append(res, p.res)
-	}
-	var gone, updated []string
-	for uri, old := range c.files {
-		p, ok := now[uri]
-		switch {
-		case !ok:
-			gone = append(gone, uri)
-		case p.hash != old.hash:
-			updated = append(updated, uri)
-		}
-	}
-	c.files = now
-	servers := append([]*mcp.Server(nil), c.servers...)
+	old := c.files
+	c.files = table
+	servers := slices.Clone(c.servers)
 	c.mu.Unlock()
 
-	c.publish(ctx, servers, res, c.read, gone, updated)
+	// Both are in URI order: walk them side by side.
+	changed := len(old) != len(now)
+	var updated []string
+	for i, j := 0, 0; i < len(old) || j < len(now); {
+		var cmp int
+		var oldURI string
+		switch {
+		case i == len(old):
+			cmp = 1
+		case j == len(now):
+			cmp = -1
+		default:
+			oldURI = c.uriOf(old[i].path)
+			cmp = strings.Compare(oldURI, now[j].uri)
+		}
+		switch {
+		case cmp < 0: // gone
+			changed = true
+			i++
+		case cmp > 0: // new
+			changed = true
+			j++
+		default:
+			if old[i] != now[j].f {
+				changed = true // the go-sdk announced a resource replaced by another as a list change
+			}
+			if old[i].hash != now[j].f.hash {
+				updated = append(updated, oldURI)
+			}
+			i++
+			j++
+		}
+	}
+	if changed {
+		for _, s := range servers {
+			listChanged(s)
+		}
+	}
+	c.publish(ctx, servers, nil, nil, nil, updated)
 }
 
 // publish adds (or replaces) added, removes gone and announces updated to
@@ -158,22 +177,36 @@ func (c *catalog) publish(ctx context.Context, servers []*mcp.Server, added []*m
 // lookup returns the path (relative to the root) of the indexed file a
 // URI names.
 func (c *catalog) lookup(uri string) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, ok := c.files[uri]
+	if c == nil {
+		return "", false
+	}
+	files := c.table()
+	i, ok := c.find(files, uri)
 	if !ok {
 		return "", false
 	}
-	return p.res.Name, true
+	return files[i].path, true
 }
 
-// read answers resources/read with the file's current content.
-func (c *catalog) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	rel, ok := c.lookup(uri)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
+// table is the files served now, in URI order. It is never changed once
+// set: syncFiles sets a new one.
+func (c *catalog) table() []fileEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.files
+}
+
+// find is the position in files (in URI order) of the first file whose
+// URI is uri or above, and whether that one is uri.
+func (c *catalog) find(files []fileEntry, uri string) (int, bool) {
+	return slices.BinarySearchFunc(files, uri, func(f fileEntry, uri string) int {
+		return strings.Compare(c.uriOf(f.path), uri)
+	})
+}
+
+// read answers resources/read of the file at rel, whose URI is uri, with
+// its current content.
+func (c *catalog) read(uri, rel string) (*mcp.ReadResourceResult, error) {
 	data, err := readCapped(filepath.Join(c.root, filepath.FromSlash(rel)), maxResourceBytes)
 	if os.IsNotExist(err) {
 		return nil, mcp.ResourceNotFoundError(uri)

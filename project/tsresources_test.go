@@ -17,22 +17,26 @@ import (
 
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/workflow"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tsResourcesDir holds the TypeScript client script and its locked SDK.
 const tsResourcesDir = "testdata/tsresources"
 
-// serveHTTP serves a new server of e over streamable HTTP on a loopback
-// port until the test ends, and returns its URL.
+// serveHTTP serves e's server over streamable HTTP on a loopback port
+// until the test ends, and returns its URL.
 func serveHTTP(t *testing.T, e *Engine) string {
+	t.Helper()
+	return serveMCP(t, e.Server(), nil)
+}
+
+// serveOn serves srv on a loopback port until the test ends, and returns
+// its /mcp URL.
+func serveOn(t *testing.T, srv *http.Server) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := e.Server()
-	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	t.Cleanup(func() {
