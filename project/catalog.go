@@ -20,10 +20,11 @@ import (
 //
 // A nil *catalog publishes nothing; its methods may be called on it.
 type catalog struct {
-	root  string
-	index *search.Index    // nil: no resources
-	wf    *workflow.Engine // nil: no prompts
-	log   *slog.Logger
+	root      string
+	uriPrefix string           // the root's URI and a slash (resources.go)
+	index     *search.Index    // nil: no resources
+	wf        *workflow.Engine // nil: no prompts
+	log       *slog.Logger
 
 	mu      sync.Mutex           // guards the fields below
 	servers []*mcp.Server        // every server built by the engine, which lives as long as it
@@ -40,7 +41,7 @@ type catalog struct {
 // newCatalog starts following the index (when there is one).
 func newCatalog(root string, ix *search.Index, wf *workflow.Engine, log *slog.Logger) *catalog {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &catalog{root: root, index: ix, wf: wf, log: log, prompts: map[string]promptDef{}, sessions: map[string]workflow.SessionSummary{}, cancel: cancel,
+	c := &catalog{root: root, uriPrefix: uriPrefix(root), index: ix, wf: wf, log: log, prompts: map[string]promptDef{}, sessions: map[string]workflow.SessionSummary{}, cancel: cancel,
 		done: make(chan struct{}), sessionsDone: make(chan struct{})}
 	c.prompts = c.loadPrompts(ctx)
 	if wf != nil {

@@ -250,3 +250,28 @@ func FuzzCursor(f *testing.F) {
 		decodeCursor(cursor)
 	})
 }
+
+// FuzzURIOf: a file's URI made from the root's is the URI of its absolute
+// path, and plain paths sort as their URIs do, under a root whose own URI
+// escapes.
+func FuzzURIOf(f *testing.F) {
+	for _, seed := range [][2]string{{"a/b.md", "a/c.md"}, {"sub dir/r ü.md", "sub!dir/x.md"}, {"../x", "./y"}, {"a//b", "a/./b"}, {"", "."}, {"a~b/-_.md", "a/b/"}} {
+		f.Add(seed[0], seed[1])
+	}
+	root := filepath.Join(f.TempDir(), "a b ü%")
+	c := &catalog{root: root, uriPrefix: uriPrefix(root)}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ua, ub := fileURI(filepath.Join(root, filepath.FromSlash(a))), fileURI(filepath.Join(root, filepath.FromSlash(b)))
+		if got := c.uriOf(a); got != ua {
+			t.Fatalf("uriOf(%q) = %q, want %q", a, got, ua)
+		}
+		if got, want := c.compareURI(a, ub), strings.Compare(ua, ub); got != want {
+			t.Fatalf("compareURI(%q, %q) = %d, want %d", a, ub, got, want)
+		}
+		files := []fileEntry{{path: a}, {path: b}}
+		c.sortByURI(files)
+		if u0, u1 := c.uriOf(files[0].path), c.uriOf(files[1].path); u0 > u1 {
+			t.Fatalf("sorted %q before %q", u0, u1)
+		}
+	})
+}

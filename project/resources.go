@@ -38,7 +38,71 @@ type fileEntry struct {
 
 // uriOf is the resource URI of the file at rel (relative to the root).
 func (c *catalog) uriOf(rel string) string {
+	if plainPath(rel) {
+		return c.uriPrefix + rel
+	}
 	return fileURI(filepath.Join(c.root, filepath.FromSlash(rel)))
+}
+
+// uriPrefix is the root's URI with a slash after it: a plain path's URI is
+// it and the path.
+func uriPrefix(root string) string {
+	p := fileURI(root)
+	if !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return p
+}
+
+// plainPath reports whether rel is a clean relative path of letters,
+// digits and -._~ only, which a file URI holds as is: its URI is the
+// root's and rel after it, and plain paths are in the order of their URIs.
+func plainPath(rel string) bool {
+	for i := 0; i < len(rel); i++ {
+		switch b := rel[i]; {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '-', b == '_', b == '.', b == '~', b == '/':
+		default:
+			return false
+		}
+	}
+	return rel != "" && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") && path.Clean(rel) == rel && !path.IsAbs(rel)
+}
+
+// compareURI compares the URI of the file at rel with uri, making no URI
+// for a plain path.
+func (c *catalog) compareURI(rel, uri string) int {
+	if rest, ok := strings.CutPrefix(uri, c.uriPrefix); ok && plainPath(rel) {
+		return strings.Compare(rel, rest)
+	}
+	return strings.Compare(c.uriOf(rel), uri)
+}
+
+// sortByURI sorts files in the order of their URIs: by path when every
+// path is plain, which is the same order.
+func (c *catalog) sortByURI(files []fileEntry) {
+	plain := true
+	for _, f := range files {
+		if !plainPath(f.path) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		slices.SortFunc(files, func(a, b fileEntry) int { return strings.Compare(a.path, b.path) })
+		return
+	}
+	type keyed struct {
+		uri string
+		f   fileEntry
+	}
+	byURI := make([]keyed, len(files))
+	for i, f := range files {
+		byURI[i] = keyed{c.uriOf(f.path), f}
+	}
+	slices.SortFunc(byURI, func(a, b keyed) int { return strings.Compare(a.uri, b.uri) })
+	for i, k := range byURI {
+		files[i] = k.f
+	}
 }
 
 // resource describes a file, at uri, as an MCP resource.
@@ -94,19 +158,11 @@ func follow(ctx context.Context, changed func() <-chan struct{}, sync func(conte
 // is announced to its subscribers (notifications/resources/updated).
 func (c *catalog) syncFiles(ctx context.Context) {
 	files := c.index.Files()
-	type keyed struct {
-		uri string
-		f   fileEntry
-	}
-	now := make([]keyed, len(files))
+	table := make([]fileEntry, len(files))
 	for i, f := range files {
-		now[i] = keyed{c.uriOf(f.Path), fileEntry{path: f.Path, title: resourceTitle(f), size: f.Size, hash: f.Hash}}
+		table[i] = fileEntry{path: f.Path, title: resourceTitle(f), size: f.Size, hash: f.Hash}
 	}
-	slices.SortFunc(now, func(a, b keyed) int { return strings.Compare(a.uri, b.uri) })
-	table := make([]fileEntry, len(now))
-	for i, k := range now {
-		table[i] = k.f
-	}
+	c.sortByURI(table)
 	c.mu.Lock()
 	old := c.files
 	c.files = table
@@ -114,19 +170,18 @@ func (c *catalog) syncFiles(ctx context.Context) {
 	c.mu.Unlock()
 
 	// Both are in URI order: walk them side by side.
-	changed := len(old) != len(now)
+	changed := len(old) != len(table)
 	var updated []string
-	for i, j := 0, 0; i < len(old) || j < len(now); {
+	for i, j := 0, 0; i < len(old) || j < len(table); {
 		var cmp int
-		var oldURI string
 		switch {
 		case i == len(old):
 			cmp = 1
-		case j == len(now):
+		case j == len(table):
 			cmp = -1
+		case old[i].path == table[j].path:
 		default:
-			oldURI = c.uriOf(old[i].path)
-			cmp = strings.Compare(oldURI, now[j].uri)
+			cmp = c.compareURI(old[i].path, c.uriOf(table[j].path))
 		}
 		switch {
 		case cmp < 0: // gone
@@ -136,11 +191,11 @@ func (c *catalog) syncFiles(ctx context.Context) {
 			changed = true
 			j++
 		default:
-			if old[i] != now[j].f {
+			if old[i] != table[j] {
 				changed = true // the go-sdk announced a resource replaced by another as a list change
 			}
-			if old[i].hash != now[j].f.hash {
-				updated = append(updated, oldURI)
+			if old[i].hash != table[j].hash {
+				updated = append(updated, c.uriOf(old[i].path))
 			}
 			i++
 			j++
@@ -200,7 +255,7 @@ func (c *catalog) table() []fileEntry {
 // URI is uri or above, and whether that one is uri.
 func (c *catalog) find(files []fileEntry, uri string) (int, bool) {
 	return slices.BinarySearchFunc(files, uri, func(f fileEntry, uri string) int {
-		return strings.Compare(c.uriOf(f.path), uri)
+		return c.compareURI(f.path, uri)
 	})
 }
 
