@@ -117,7 +117,8 @@ func (sh *Shared) known(rel string, hash [16]byte) bool {
 func (sh *Shared) byBlob(rel string, id [20]byte) ([16]byte, bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	h, ok := sh.blobs[rel+"\x00"+string(id[:])]
+	var buf [128]byte // the key, on the stack for most paths
+	h, ok := sh.blobs[string(append(append(append(buf[:0], rel...), 0), id[:]...))]
 	return h, ok
 }
 
@@ -127,14 +128,30 @@ func (sh *Shared) byBlob(rel string, id [20]byte) ([16]byte, bool) {
 func (sh *Shared) heldOnly(ups []fileUpdate) ([]fileUpdate, []string) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	var key []byte // a content key, made here rather than allocated for each update
+	held := func(u fileUpdate) bool {
+		if u.entry == nil || u.entry.skip != "" {
+			return false
+		}
+		key = append(append(append(key[:0], u.rel...), 0), u.entry.hash[:]...)
+		return sh.refs[string(key)] > 0
+	}
 	var reread []string
-	kept := ups[:0:0]
-	for _, u := range ups {
-		if u.unread && sh.refs[indexedKey(u.rel, u.entry)] == 0 {
+	var kept []fileUpdate // nil while every update is kept: ups is returned
+	for i, u := range ups {
+		if u.unread && !held(u) {
+			if kept == nil {
+				kept = append(make([]fileUpdate, 0, len(ups)), ups[:i]...)
+			}
 			reread = append(reread, u.rel)
 			continue
 		}
-		kept = append(kept, u)
+		if kept != nil {
+			kept = append(kept, u)
+		}
+	}
+	if kept == nil {
+		return ups, nil
 	}
 	return kept, reread
 }
@@ -208,7 +225,7 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		next = make(map[string]*fileEntry, len(ups)) // a first catch-up: no growth step by step
 	}
 	delta := make(map[string]int, len(ups))
-	fresh := make(map[string]fileUpdate, len(ups))
+	fresh := map[string]fileUpdate{}
 	changed := false
 	for _, u := range ups {
 		old := v.w.files[u.rel]
@@ -225,8 +242,8 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 			}
 			if nk != "" {
 				delta[nk]++
-				if u.reindex {
-					fresh[nk] = u
+				if _, indexed := core.w.files[nk]; u.reindex && !indexed {
+					fresh[nk] = u // only content not indexed yet is made from it
 				}
 			}
 		}
@@ -463,6 +480,8 @@ func (ix *Index) splitVouched(paths []string, disk map[string]diskFile, gi *gitI
 	if gi == nil {
 		return nil, paths
 	}
+	ups = make([]fileUpdate, 0, len(paths))
+	entries := make([]fileEntry, len(paths)) // one allocation for the files' entries
 	for _, rel := range paths {
 		df, ok := disk[rel]
 		var h [16]byte
@@ -476,7 +495,9 @@ func (ix *Index) splitVouched(paths []string, disk map[string]diskFile, gi *gitI
 			read = append(read, rel)
 			continue
 		}
-		ups = append(ups, fileUpdate{rel: rel, entry: &fileEntry{size: df.size, mtime: df.mtime, hash: h}, reindex: true, unread: true})
+		e := &entries[len(ups)]
+		*e = fileEntry{size: df.size, mtime: df.mtime, hash: h}
+		ups = append(ups, fileUpdate{rel: rel, entry: e, reindex: true, unread: true})
 	}
 	return ups, read
 }

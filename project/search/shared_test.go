@@ -473,3 +473,32 @@ func editKeepingStat(t *testing.T, p, word string) {
 		t.Fatalf("the edit changed the size or mtime of %s (%v)", p, err)
 	}
 }
+
+// TestHeldOnlySplitsUnreadUpdates: an unread update whose content no view
+// holds is to be read, every other update is kept in order; with nothing
+// to read the updates come back as they were.
+func TestHeldOnlySplitsUnreadUpdates(t *testing.T) {
+	sh := NewShared(nil)
+	held, gone := [16]byte{1}, [16]byte{2}
+	sh.refs[contentKey("a.md", held)] = 1
+	ups := []fileUpdate{
+		{rel: "a.md", entry: &fileEntry{hash: held}, unread: true},
+		{rel: "b.md", entry: &fileEntry{hash: gone}, unread: true},
+		{rel: "c.md"}, // removed
+		{rel: "d.md", entry: &fileEntry{hash: gone}}, // read
+		{rel: "e.md", entry: &fileEntry{hash: held, skip: "too large"}, unread: true},
+	}
+	kept, reread := sh.heldOnly(ups)
+	var names []string
+	for _, u := range kept {
+		names = append(names, u.rel)
+	}
+	if strings.Join(names, " ") != "a.md c.md d.md" || strings.Join(reread, " ") != "b.md e.md" {
+		t.Fatalf("kept %v, reread %v", names, reread)
+	}
+	all := []fileUpdate{ups[0], ups[2], ups[3]}
+	kept, reread = sh.heldOnly(all)
+	if len(reread) != 0 || len(kept) != 3 || &kept[0] != &all[0] {
+		t.Fatalf("with every content held: kept %d (a copy: %v), reread %v", len(kept), len(kept) > 0 && &kept[0] != &all[0], reread)
+	}
+}
