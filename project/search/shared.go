@@ -182,10 +182,6 @@ func (v *viewBits) count() int {
 	return n
 }
 
-// SharesContent reports whether ix is a worktree's view of a shared
-// content index (see [Shared]): its sibling worktrees hold the same paths.
-func (ix *Index) SharesContent() bool { return ix.opts.Shared != nil }
-
 // searchState is the index a search of ix ranks with and the snapshot it
 // reads: ix's own, or for a view the content index's, restricted to the
 // view's sections. Both come from one atomic load, so a search sees one
@@ -251,7 +247,8 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 			delete(next, u.rel)
 		} else {
 			// One string for a path in every view holding it (and in
-			// each worktree's published resources, named by it).
+			// each worktree's catalog of resources, which keeps the
+			// index's paths).
 			u.entry.path = unique.Make(u.rel)
 			next[u.entry.path.Value()] = u.entry
 		}
