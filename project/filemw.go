@@ -44,7 +44,7 @@ func (e *Engine) serveFiles(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "resources/list":
-			return e.current().catalog.list(ctx, next, method, req)
+			return e.current().catalog.list(ctx, next, method, req, resourcePageSize)
 		case "resources/read":
 			if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && p != nil {
 				c := e.current().catalog
@@ -58,8 +58,8 @@ func (e *Engine) serveFiles(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // list answers resources/list: the go-sdk's page from the cursor on, and
-// the files above the cursor, merged.
-func (c *catalog) list(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+// the files above the cursor, merged, in pages of pageSize (the server's).
+func (c *catalog) list(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request, pageSize int) (mcp.Result, error) {
 	res, err := next(ctx, method, req) // an invalid cursor fails here, as it did
 	lr, ok := res.(*mcp.ListResourcesResult)
 	if err != nil || !ok {
@@ -84,16 +84,21 @@ func (c *catalog) list(ctx context.Context, next mcp.MethodHandler, method strin
 	}
 	files = files[from:]
 	sdk := lr.Resources
-	merged := make([]*mcp.Resource, 0, min(resourcePageSize, len(sdk)+len(files)))
+	merged := make([]*mcp.Resource, 0, min(pageSize, len(sdk)+len(files)))
 	more := lr.NextCursor != ""
+	last := "" // the URI of the last resource taken (or skipped)
 	for len(sdk) > 0 || len(files) > 0 {
-		if len(merged) == resourcePageSize {
+		if len(merged) == pageSize {
 			more = true
 			break
 		}
 		if len(sdk) > 0 && sdk[0].URI == listChangedURI {
+			last = sdk[0].URI
 			sdk = sdk[1:]
 			continue
+		}
+		if len(sdk) == 0 && lr.NextCursor != "" {
+			break // the go-sdk has more, which may come before the files left
 		}
 		var uri string
 		if len(files) > 0 {
@@ -113,8 +118,13 @@ func (c *catalog) list(ctx context.Context, next mcp.MethodHandler, method strin
 	}
 	lr.Resources = merged
 	lr.NextCursor = ""
-	if more && len(merged) > 0 {
-		if lr.NextCursor, err = encodeCursor(merged[len(merged)-1].URI); err != nil {
+	if len(merged) > 0 {
+		last = merged[len(merged)-1].URI
+	}
+	if more && last != "" {
+		// A page that skipped the placeholder is one short: the next
+		// begins after it all the same.
+		if lr.NextCursor, err = encodeCursor(last); err != nil {
 			return nil, err
 		}
 	}

@@ -157,17 +157,9 @@ func TestFileResourcesAnswerAsTheSDKWould(t *testing.T) {
 				t.Fatal(err)
 			}
 			var uris []string
-			cursor := ""
-			for {
-				res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range res.Resources {
+			for _, page := range listPages(ctx, t, cs) {
+				for _, r := range page {
 					uris = append(uris, r.URI)
-				}
-				if cursor = res.NextCursor; cursor == "" {
-					break
 				}
 			}
 			if len(uris) != n+2 {
@@ -205,17 +197,7 @@ func TestCursorIsTheSDKs(t *testing.T) {
 		s.AddResource(&mcp.Resource{URI: uri, Name: uri}, nil)
 	}
 	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectServer(t, s, nil)
 	res, err := cs.ListResources(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -274,4 +256,98 @@ func FuzzURIOf(f *testing.F) {
 			t.Fatalf("sorted %q before %q", u0, u1)
 		}
 	})
+}
+
+// FuzzListMerge: the files of a catalog merged into a go-sdk server's own
+// resources list, page after page, as a go-sdk server holding all of them
+// as resources lists them, at any page size; the placeholder that
+// listChanged adds and removes is never listed, and nothing is missed
+// while it is there.
+func FuzzListMerge(f *testing.F) {
+	f.Add([]byte{3, 0, 1, 2, 3, 4, 5, 6}, uint8(2))
+	f.Add([]byte{0, 9, 9, 200, 7}, uint8(1))
+	f.Add([]byte{1}, uint8(0))
+	root := filepath.Join(f.TempDir(), "r t")
+	f.Fuzz(func(t *testing.T, picks []byte, size uint8) {
+		pageSize := int(size%5) + 1
+		c := &catalog{root: root, uriPrefix: uriPrefix(root)}
+		ref := mcp.NewServer(&mcp.Implementation{Name: "ref", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})
+		s := mcp.NewServer(&mcp.Implementation{Name: "ref", Version: "1"}, &mcp.ServerOptions{PageSize: pageSize})
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "resources/list" {
+					return c.list(ctx, next, method, req, pageSize)
+				}
+				return next(ctx, method, req)
+			}
+		})
+		// Each pick names a file (even) or a resource of the server's own
+		// (odd); the two share names, so their URIs interleave.
+		var table []fileEntry
+		seen := map[string]bool{}
+		for _, p := range picks {
+			name := fmt.Sprintf("d%d/f %d.md", p%3, p/2)
+			if p%5 == 0 {
+				name = fmt.Sprintf("d%d/f%d.md", p%3, p/2) // a plain path
+			}
+			uri := c.uriOf(name)
+			if seen[uri] {
+				continue
+			}
+			seen[uri] = true
+			if p%2 == 0 {
+				e := fileEntry{path: name, title: "t", size: int64(p)}
+				table = append(table, e)
+				ref.AddResource(e.resource(uri), nil)
+				continue
+			}
+			r := &mcp.Resource{URI: uri + "#own", Name: "own"}
+			s.AddResource(r, nil)
+			ref.AddResource(r, nil)
+		}
+		c.sortByURI(table)
+		c.files = table
+		want := listAll(t, ref)
+		if got := listAll(t, s); got != want {
+			t.Fatalf("page size %d:\nmerged:  %s\nthe sdk: %s", pageSize, got, want)
+		}
+		// While the placeholder is there a page may be one short; the
+		// list is the same.
+		s.AddResource(&mcp.Resource{URI: listChangedURI, Name: "list-changed"}, nil)
+		if got := listAll(t, s); strings.ReplaceAll(got, "\n", "") != strings.ReplaceAll(want, "\n", "") {
+			t.Fatalf("page size %d, with the placeholder:\nmerged:  %s\nthe sdk: %s", pageSize, got, want)
+		}
+	})
+}
+
+// listAll lists every resource of s page by page, each page's resources
+// on a line of their own.
+func listAll(t *testing.T, s *mcp.Server) string {
+	t.Helper()
+	var b strings.Builder
+	for _, page := range listPages(context.Background(), t, connectServer(t, s, nil)) {
+		for _, r := range page {
+			data, _ := json.Marshal(r)
+			b.Write(data)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// listPages lists every resource of cs's server, page by page.
+func listPages(ctx context.Context, t *testing.T, cs *mcp.ClientSession) [][]*mcp.Resource {
+	t.Helper()
+	var pages [][]*mcp.Resource
+	cursor := ""
+	for {
+		res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, res.Resources)
+		if cursor = res.NextCursor; cursor == "" {
+			return pages
+		}
+	}
 }

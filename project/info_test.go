@@ -51,9 +51,16 @@ func connectInMemory(t *testing.T, e *Engine) *mcp.ClientSession {
 // connectWith is connectInMemory with the client's options.
 func connectWith(t *testing.T, e *Engine, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectServer(t, e.Server(), opts)
+}
+
+// connectServer connects a go-sdk client to s in memory; both end with
+// the test.
+func connectServer(t *testing.T, s *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := e.Server().Connect(ctx, st, nil)
+	ss, err := s.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
