@@ -251,3 +251,81 @@ func FuzzGitIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckoutRereadsWhatChangedAfterItWasStaged: the files a checkout
+// staged while git wrote them are taken as read when git's new index
+// vouches for them with the blob read; one rewritten after it was read
+// (git wrote it again: its blob read differs from the index's) is read
+// again, and the content read first, which no view took, is dropped.
+func TestCheckoutRereadsWhatChangedAfterItWasStaged(t *testing.T) {
+	const n = 40
+	repo, repoGit, wt, wtGit := gitWorktrees(t, worktreeFiles(n, "trunk"))
+	writeFiles(t, wt, worktreeFiles(n, "topic"))
+	brokertest.Git(t, wt, "checkout", "-q", "-b", "topic")
+	brokertest.Git(t, wt, "add", "--renormalize", ".") // see TestCheckoutTakesWhatGitsIndexVouchesFor
+	brokertest.Git(t, wt, "commit", "-q", "-m", "topic")
+	brokertest.Git(t, wt, "checkout", "-q", "wt")
+
+	db, sh := openDB(t), NewShared(nil)
+	openWith(t, Options{Root: repo, Sources: defaultSources, DB: db, ProjectID: "main", Shared: sh, GitDir: repoGit})
+	v := openWith(t, Options{Root: wt, Sources: defaultSources, DB: db, ProjectID: "wt", Shared: sh, GitDir: wtGit})
+	trunk := sh.Status().Chunks
+	paths := slices.Sorted(maps.Keys(worktreeFiles(n, "topic")))
+
+	// The checkout, with one file read while git was writing it: what was
+	// read of it is a half-written section no checkout holds.
+	brokertest.Git(t, wt, "checkout", "-q", "topic")
+	rel := ".praxis-os/standards/area3/doc003.md"
+	p := filepath.Join(wt, filepath.FromSlash(rel))
+	final, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, wt, map[string]string{rel: "# Topic 3\n\nHalfwritten zanzibar"})
+	st := &staged{}
+	v.stage(st, paths)
+	if got := search(t, v, "zanzibar").Total; got != 0 {
+		t.Fatalf("a staged section is searched before the checkout is applied: %d sections", got)
+	}
+	if got := sh.Status().Chunks; got <= trunk {
+		t.Fatalf("%d sections after staging, want more than the %d before: the new content is indexed as it is read", got, trunk)
+	}
+	// Git writes the file whole and records it in its index.
+	if err := os.WriteFile(p, final, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	brokertest.Git(t, wt, "add", rel)
+	later := time.Now().Add(time.Second) // no file racily clean, as in gitWorktrees
+	if err := os.Chtimes(filepath.Join(wtGit, "index"), later, later); err != nil {
+		t.Fatal(err)
+	}
+
+	before := v.Status().FilesRead
+	v.writeMu.Lock()
+	disk, err := v.scan(context.Background())
+	v.writeMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.apply(context.Background(), paths, disk, st); err != nil {
+		t.Fatal(err)
+	}
+	v.unstage(st)
+	if got := v.Status().FilesRead - before; got != 1 {
+		t.Fatalf("the checkout read %d files once git was done, want 1 (the file rewritten after it was read)", got)
+	}
+	if res := search(t, v, "solitarytopic"); res.Total != 1 {
+		t.Fatalf("%d sections hold solitarytopic, want 1", res.Total)
+	}
+	if res := search(t, v, "marker"); res.Total != n || len(branchesIn(res, "trunk", "topic")) != 1 || !branchesIn(res, "topic")["topic"] {
+		t.Fatalf("%d sections hold the marker, naming %v; want %d naming topic", res.Total, branchesIn(res, "trunk", "topic"), n)
+	}
+	if got := search(t, v, "zanzibar").Total; got != 0 {
+		t.Fatalf("the half-written read is searched: %d sections", got)
+	}
+	// Trunk's sections (the sibling's) and topic's: the half-written
+	// read's are gone, held by no view.
+	if got, want := sh.Status().Chunks, 2*trunk; got != want {
+		t.Fatalf("%d sections indexed, want %d: the content staged and not taken is dropped", got, want)
+	}
+}

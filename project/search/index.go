@@ -230,13 +230,15 @@ func (ix *Index) finishCatchUp(ctx context.Context, start time.Time, err error) 
 // write within the same mtime tick is not missed); identical content is not
 // re-indexed.
 func (ix *Index) Apply(ctx context.Context, changed []string) error {
-	return ix.apply(ctx, changed, nil)
+	return ix.apply(ctx, changed, nil, nil)
 }
 
 // apply is Apply that, in a view of a shared index given disk (a walk of
 // the sources made after a git checkout), reads only the files that git's
-// new index does not vouch for (see Index.vouched).
-func (ix *Index) apply(ctx context.Context, changed []string, disk map[string]diskFile) error {
+// new index does not vouch for: those it vouches for with the blob read
+// while git wrote them (st, see staged) or with a blob a sibling read
+// (see Index.vouched) are not read again.
+func (ix *Index) apply(ctx context.Context, changed []string, disk map[string]diskFile, st *staged) error {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
 	if ix.closed {
@@ -254,7 +256,9 @@ func (ix *Index) apply(ctx context.Context, changed []string, disk map[string]di
 		if disk != nil {
 			gi = ix.gitIndex()
 		}
-		if err := ix.commitUnread(ix.vouched(paths, disk, gi, true)); err != nil {
+		ups, read := ix.takeStaged(paths, disk, gi, st)
+		ups = append(ups, ix.vouched(read, disk, gi, true)...)
+		if err := ix.commitUnread(ups); err != nil {
 			ix.noteErr(err)
 			return fmt.Errorf("search: apply %d paths: %w", len(paths), err)
 		}

@@ -32,8 +32,12 @@ import (
 type Shared struct {
 	core *Index
 
-	mu   sync.Mutex     // guards refs and blobs; taken after core.writeMu
+	mu   sync.Mutex     // guards refs, staged and blobs; taken after core.writeMu
 	refs map[string]int // content key -> views holding it
+	// staged counts, by content key, the checkouts under way that read
+	// the content (see staged): it stays indexed while they last, held
+	// by a view or not.
+	staged map[string]int
 	// blobs names, by path and git blob id, the hash of content some view
 	// read (and holds): a sibling whose git index vouches for the same
 	// blob at the path need not read its file.
@@ -70,7 +74,7 @@ func NewShared(log *slog.Logger) *Shared {
 	core.w.fileNos = make(map[string]uint32)
 	core.vec = vectors{byChunk: map[*chunk][]float32{}, kick: make(chan struct{}, 1)}
 	core.snap.Store(&snapshot{})
-	return &Shared{core: core, refs: map[string]int{}, blobs: map[string][16]byte{}, blobOf: map[string]string{}, log: log}
+	return &Shared{core: core, refs: map[string]int{}, staged: map[string]int{}, blobs: map[string][16]byte{}, blobOf: map[string]string{}, log: log}
 }
 
 // SharedStatus counts what a content index holds, for benchmarks and the
@@ -277,7 +281,7 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		switch {
 		case after > 0 && !indexed:
 			coreUps = append(coreUps, sh.contentUpdate(k, fresh[k]))
-		case after <= 0 && indexed:
+		case after <= 0 && indexed && sh.staged[k] == 0:
 			drops = append(drops, fileUpdate{rel: k, reindex: true})
 		}
 	}

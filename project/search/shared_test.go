@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -346,11 +347,12 @@ func testCheckoutHeld(t *testing.T, first int) {
 	}()
 	defer func() { cancel(); <-followed }()
 
+	// The first files are read while git is writing them: half of each.
 	next := worktreeFiles(n, "topic")
 	paths := slices.Sorted(maps.Keys(next))
 	half := map[string]string{}
 	for _, rel := range paths[:first] {
-		half[rel] = next[rel]
+		half[rel] = next[rel][:len(next[rel])/2]
 	}
 	writeFiles(t, root, half)
 	changes <- paths[:first]
@@ -385,6 +387,15 @@ func testCheckoutHeld(t *testing.T, first int) {
 	}
 	if res := search(t, v, "solitarytopic"); res.Total != 1 {
 		t.Fatalf("the new branch's own file: %d sections, want 1", res.Total)
+	}
+	// What was read of the half-written files, staged and taken by no
+	// view, is dropped: the index holds the new checkout's sections alone.
+	var got SharedStatus
+	if !brokertest.Poll(brokertest.WaitLimit, func() bool {
+		got = v.opts.Shared.Status()
+		return got.Contents == n+1 && got.Chunks == 2*n+1
+	}) {
+		t.Fatalf("the index holds %d contents of %d sections, want %d of %d", got.Contents, got.Chunks, n+1, 2*n+1)
 	}
 }
 

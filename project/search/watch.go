@@ -38,13 +38,18 @@ func Follow(ctx context.Context, current func() *Index, changes <-chan []string)
 				continue
 			}
 			var disk map[string]diskFile
+			var st *staged
 			if ix.opts.Shared != nil && (len(batch) >= settleFrom || ix.gitBusy()) {
-				batch, disk, ok = ix.settleCheckout(ctx, batch, changes)
+				st = &staged{}
+				batch, disk, ok = ix.settleCheckout(ctx, batch, changes, st)
 				if !ok {
+					ix.unstage(st)
 					return
 				}
 			}
-			if err := ix.apply(ctx, batch, disk); err != nil && ctx.Err() == nil {
+			err := ix.apply(ctx, batch, disk, st)
+			ix.unstage(st)
+			if err != nil && ctx.Err() == nil {
 				if errIsClosed(err) {
 					if current() == ix {
 						return
@@ -81,8 +86,11 @@ const (
 // change it starts is complete (see settleFrom), and the walk of the
 // sources made once git's checkout was over (nil when there was none:
 // git left no trace, or the walk failed); false when ctx ended or changes
-// was closed. A failed walk of the sources does not end the watch.
-func (ix *Index) settleCheckout(ctx context.Context, batch []string, changes <-chan []string) ([]string, map[string]diskFile, bool) {
+// was closed. A failed walk of the sources does not end the watch. The
+// batches that come while git holds its lock are staged in st as they
+// come (see staged): read, and their new content indexed, while git
+// writes the rest.
+func (ix *Index) settleCheckout(ctx context.Context, batch []string, changes <-chan []string, st *staged) ([]string, map[string]diskFile, bool) {
 	gitDir := ix.opts.GitDir
 	if gitDir == "" {
 		batch, ok := settle(ctx, batch, changes)
@@ -93,7 +101,7 @@ func (ix *Index) settleCheckout(ctx context.Context, batch []string, changes <-c
 		batch, ok := settle(ctx, batch, changes)
 		return batch, nil, ok
 	}
-	batch, ok := whileExists(ctx, lock, batch, changes)
+	batch, ok := whileExists(ctx, lock, batch, changes, func(paths []string) { ix.stage(st, paths) })
 	if !ok {
 		return nil, nil, false
 	}
@@ -119,14 +127,21 @@ func (ix *Index) gitBusy() bool {
 }
 
 // whileExists returns batch with the batches from changes that come while
-// the file lock exists (settleMax at most); false when ctx ended or changes
-// was closed.
-func whileExists(ctx context.Context, lock string, batch []string, changes <-chan []string) ([]string, bool) {
+// the file lock exists (settleMax at most), each given to stage as it
+// comes while the lock exists, batch first; false when ctx ended or
+// changes was closed.
+func whileExists(ctx context.Context, lock string, batch []string, changes <-chan []string, stage func([]string)) ([]string, bool) {
 	deadline := time.NewTimer(settleMax)
 	defer deadline.Stop()
 	tick := time.NewTicker(lockPoll)
 	defer tick.Stop()
+	fresh := batch
 	for exists(lock) {
+		if len(fresh) > 0 {
+			stage(fresh)
+			fresh = nil
+			continue // the lock may have gone meanwhile
+		}
 		select {
 		case <-ctx.Done():
 			return nil, false
@@ -138,6 +153,7 @@ func whileExists(ctx context.Context, lock string, batch []string, changes <-cha
 				return nil, false
 			}
 			batch = append(batch, more...)
+			fresh = more
 		}
 	}
 	return batch, true

@@ -1,0 +1,140 @@
+package search
+
+import "crypto/sha1"
+
+// staged is what a view read of a checkout while git wrote it (held its
+// index's lock): the files the watcher named meanwhile, each read, hashed,
+// and its new content chunked, analysed and added to the shared content
+// index as content no view holds yet. Searches still answer from the old
+// view. Once git lets go, the index it just wrote vouches for a staged file
+// whose stat data equals its entry and whose blob id equals the one of the
+// bytes read: that file is not read again (see takeStaged). Every content
+// staged is released after the view's change (see unstage): what no view
+// took, such as a file read while git was still writing it, is dropped.
+type staged struct {
+	files map[string]stagedFile // path -> what was read last
+	keys  []string              // every content key staged, once per read
+}
+
+// stagedFile is one file as a view read it during a checkout.
+type stagedFile struct {
+	size, mtime int64 // its stat data when read
+	hash        [16]byte
+	blob        [sha1.Size]byte // git's object id of the bytes read
+}
+
+// stage reads the files paths name (files or folders, as the watcher names
+// them) and adds their new content to the shared content index, held by no
+// view yet (see staged). The caller does not hold writeMu.
+func (ix *Index) stage(st *staged, paths []string) {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	if ix.closed {
+		return
+	}
+	if err := ix.opts.Shared.stage(st, ix.readUpdates(ix.expand(paths, nil), true)); err != nil {
+		ix.log.Debug("search: cannot stage a checkout's files; they are read once git is done", "err", err)
+	}
+}
+
+// stage records ups in st and commits the content they bring that the
+// content index lacks, held by no view: st holds it until unstage.
+func (sh *Shared) stage(st *staged, ups []fileUpdate) error {
+	core := sh.core
+	core.writeMu.Lock()
+	defer core.writeMu.Unlock()
+	if st.files == nil {
+		st.files = make(map[string]stagedFile, len(ups))
+	}
+	var add []fileUpdate
+	adding := make(map[string]bool)
+	sh.mu.Lock()
+	for _, u := range ups {
+		k := indexedKey(u.rel, u.entry)
+		if k == "" || u.blob == nil {
+			delete(st.files, u.rel) // read again once git is done
+			continue
+		}
+		_, indexed := core.w.files[k]
+		if !indexed && !adding[k] {
+			if u.chunks == nil && u.data == "" {
+				delete(st.files, u.rel) // its content was dropped meanwhile
+				continue
+			}
+			add = append(add, sh.contentUpdate(k, u))
+			adding[k] = true
+		}
+		sh.staged[k]++
+		st.keys = append(st.keys, k)
+		st.files[u.rel] = stagedFile{size: u.entry.size, mtime: u.entry.mtime, hash: u.entry.hash, blob: *u.blob}
+	}
+	sh.mu.Unlock()
+	if len(add) == 0 {
+		return nil
+	}
+	return core.commitWith(add, nil)
+}
+
+// unstage releases the content st staged: what no view holds is dropped.
+func (sh *Shared) unstage(st *staged) error {
+	if st == nil || len(st.keys) == 0 {
+		return nil
+	}
+	core := sh.core
+	core.writeMu.Lock()
+	defer core.writeMu.Unlock()
+	var drops []fileUpdate
+	sh.mu.Lock()
+	for _, k := range st.keys {
+		if sh.staged[k]--; sh.staged[k] > 0 {
+			continue
+		}
+		delete(sh.staged, k)
+		if _, indexed := core.w.files[k]; indexed && sh.refs[k] == 0 {
+			drops = append(drops, fileUpdate{rel: k, reindex: true})
+		}
+	}
+	sh.mu.Unlock()
+	st.keys, st.files = nil, nil
+	if len(drops) == 0 {
+		return nil
+	}
+	return core.commitWith(drops, nil)
+}
+
+// takeStaged splits paths into the updates of staged files that git's index
+// gi vouches for as the walk disk found them, with the blob read, and the
+// paths to read again: a file changed after it was read, or one git's
+// index does not vouch for. The caller holds writeMu.
+func (ix *Index) takeStaged(paths []string, disk map[string]diskFile, gi *gitIndex, st *staged) (ups []fileUpdate, read []string) {
+	if st == nil || len(st.files) == 0 || gi == nil {
+		return nil, paths
+	}
+	for _, rel := range paths {
+		sf, ok := st.files[rel]
+		df, found := disk[rel]
+		if ok && found {
+			var e gitEntry
+			e, ok = gi.unchanged(rel, df)
+			ok = ok && e.blob == sf.blob
+		}
+		if !ok || !found {
+			read = append(read, rel)
+			continue
+		}
+		blob := sf.blob
+		ups = append(ups, fileUpdate{rel: rel, entry: &fileEntry{size: df.size, mtime: df.mtime, hash: sf.hash}, reindex: true, blob: &blob})
+	}
+	return ups, read
+}
+
+// unstage releases what st staged for ix (see Shared.unstage); st may be
+// nil.
+func (ix *Index) unstage(st *staged) {
+	if st == nil {
+		return
+	}
+	if err := ix.opts.Shared.unstage(st); err != nil {
+		ix.log.Warn("search: cannot drop the content a checkout staged and no worktree took", "err", err)
+	}
+}
