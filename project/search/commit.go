@@ -136,8 +136,9 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 }
 
 // termsOfChanges analyses, in parallel when they are many, the chunks ups
-// drop (by id, from old) and add (setting their lengths). The caller holds
-// writeMu.
+// drop (by id, from old) and add (setting their lengths); an added chunk
+// equal to a section its file held before may take that section's terms
+// instead (see reusedTerms). The caller holds writeMu.
 func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot) (dropped map[uint32][]termCount, added map[*chunk][]termCount) {
 	w := &ix.w
 	var ids []uint32
@@ -172,7 +173,11 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot) (dropped map[ui
 	for i, tcs := range chunksTerms(readGone, ix.rk, w.an, w.counts, false) {
 		dropped[readIDs[i]] = tcs
 	}
-	added = make(map[*chunk][]termCount, len(fresh))
+	added = ix.reusedTerms(ups, old)
+	if added == nil {
+		added = make(map[*chunk][]termCount, len(fresh))
+	}
+	fresh = slices.DeleteFunc(fresh, func(c *chunk) bool { _, ok := added[c]; return ok })
 	for i, tcs := range chunksTerms(fresh, ix.rk, w.an, w.counts, true) {
 		added[fresh[i]] = tcs
 	}

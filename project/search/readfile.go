@@ -26,6 +26,10 @@ type fileUpdate struct {
 	// vouched for it, and a sibling had read the same blob.
 	blob   *[20]byte
 	unread bool
+	// prev, in a shared content index's update, are the chunk ids of the
+	// content the path held before in the view: a new chunk equal to one
+	// of them takes its terms (see reusedTerms).
+	prev []uint32
 }
 
 // readUpdate brings one path up to date. old is the current entry (nil if

@@ -280,7 +280,7 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		_, indexed := core.w.files[k]
 		switch {
 		case after > 0 && !indexed:
-			coreUps = append(coreUps, sh.contentUpdate(k, fresh[k]))
+			coreUps = append(coreUps, sh.contentUpdate(k, fresh[k], v.w.files[fresh[k].rel]))
 		case after <= 0 && indexed && sh.staged[k] == 0:
 			drops = append(drops, fileUpdate{rel: k, reindex: true})
 		}
@@ -345,9 +345,11 @@ func (sh *Shared) commitContent(ups []fileUpdate, hook func(ns *snapshot, entry 
 }
 
 // contentUpdate is the content index's update adding content k, from the
-// view's update u. When the view found the content known and did not chunk
-// it, and it was dropped since, it is chunked here (no file is read).
-func (sh *Shared) contentUpdate(k string, u fileUpdate) fileUpdate {
+// view's update u; prev is the view's entry for the path before (nil if
+// none), whose sections the new ones may equal. When the view found the
+// content known and did not chunk it, and it was dropped since, it is
+// chunked here (no file is read).
+func (sh *Shared) contentUpdate(k string, u fileUpdate, prev *fileEntry) fileUpdate {
 	e := &fileEntry{size: u.entry.size, hash: u.entry.hash}
 	chunks := u.chunks
 	if chunks == nil && u.data != "" {
@@ -356,7 +358,11 @@ func (sh *Shared) contentUpdate(k string, u fileUpdate) fileUpdate {
 			sh.log.Warn("search: file not indexed", "path", u.rel, "reason", err)
 		}
 	}
-	return fileUpdate{rel: k, entry: e, chunks: chunks, reindex: true}
+	up := fileUpdate{rel: k, entry: e, chunks: chunks, reindex: true}
+	if prev != nil {
+		up.prev = prev.chunks
+	}
+	return up
 }
 
 // detach drops a closing view: its sections leave every snapshot after

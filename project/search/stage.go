@@ -32,14 +32,15 @@ func (ix *Index) stage(st *staged, paths []string) {
 	if ix.closed {
 		return
 	}
-	if err := ix.opts.Shared.stage(st, ix.readUpdates(ix.expand(paths, nil), true)); err != nil {
+	if err := ix.opts.Shared.stage(ix, st, ix.readUpdates(ix.expand(paths, nil), true)); err != nil {
 		ix.log.Debug("search: cannot stage a checkout's files; they are read once git is done", "err", err)
 	}
 }
 
-// stage records ups in st and commits the content they bring that the
-// content index lacks, held by no view: st holds it until unstage.
-func (sh *Shared) stage(st *staged, ups []fileUpdate) error {
+// stage records ups, v's, in st and commits the content they bring that
+// the content index lacks, held by no view: st holds it until unstage.
+// The caller holds v.writeMu.
+func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) error {
 	core := sh.core
 	core.writeMu.Lock()
 	defer core.writeMu.Unlock()
@@ -61,7 +62,7 @@ func (sh *Shared) stage(st *staged, ups []fileUpdate) error {
 				delete(st.files, u.rel) // its content was dropped meanwhile
 				continue
 			}
-			add = append(add, sh.contentUpdate(k, u))
+			add = append(add, sh.contentUpdate(k, u, v.w.files[u.rel]))
 			adding[k] = true
 		}
 		sh.staged[k]++
