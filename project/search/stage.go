@@ -16,11 +16,13 @@ type staged struct {
 	keys  []string              // every content key staged, once per read
 }
 
-// stagedFile is one file as a view read it during a checkout.
+// stagedFile is one file as a view read it during a checkout: the hash of
+// its bytes and their git blob id. Its stat data when read is not kept:
+// only git's index, vouching for the file as it is once git is done, may
+// let the bytes read stand for it.
 type stagedFile struct {
-	size, mtime int64 // its stat data when read
-	hash        [16]byte
-	blob        [sha1.Size]byte // git's object id of the bytes read
+	hash [16]byte
+	blob [sha1.Size]byte
 }
 
 // stage reads the files paths name (files or folders, as the watcher names
@@ -67,7 +69,7 @@ func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) error {
 		}
 		sh.staged[k]++
 		st.keys = append(st.keys, k)
-		st.files[u.rel] = stagedFile{size: u.entry.size, mtime: u.entry.mtime, hash: u.entry.hash, blob: *u.blob}
+		st.files[u.rel] = stagedFile{hash: u.entry.hash, blob: *u.blob}
 	}
 	sh.mu.Unlock()
 	if len(add) == 0 {
