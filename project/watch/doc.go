@@ -6,8 +6,9 @@
 // folders as they appear, skips hidden folders (".git", ".cache", ...),
 // treats a rename as the removal of the old name (the new name arrives as a
 // create), and debounces: changes are collected until the folders have been
-// quiet for [Quiet], or for at most [MaxDelay] after the first change, and
-// then delivered as one batch of paths relative to the root. Editors save a
+// quiet for [Quiet], or for at most [MaxDelay] after the first change, or
+// until [Burst] paths changed, and then delivered as one batch of paths
+// relative to the root. Editors save a
 // file as several events (truncate, write, chmod, or write-temp-and-rename);
 // the debounce turns those into one change, and MaxDelay bounds how stale a
 // search can be while a folder is busy.

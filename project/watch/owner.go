@@ -120,13 +120,19 @@ func (o *owner) handleErr(err error) {
 	o.w.log.Warn("watch: file watcher error", "err", err)
 }
 
-// mark records a changed path and arms the debounce timer.
+// mark records a changed path and arms the debounce timer; Burst paths
+// are published at once.
 func (o *owner) mark(rel string) {
 	now := time.Now()
 	if len(o.pending) == 0 {
 		o.first = now
 	}
 	o.pending[rel] = struct{}{}
+	if len(o.pending) >= Burst {
+		o.timer.Stop()
+		o.flush()
+		return
+	}
 	wait := min(Quiet, o.first.Add(MaxDelay).Sub(now))
 	o.timer.Reset(max(wait, 0))
 }

@@ -18,6 +18,11 @@ import (
 const (
 	Quiet    = 100 * time.Millisecond
 	MaxDelay = 200 * time.Millisecond
+	// Burst is how many changed paths make a batch at once, without
+	// waiting: a checkout or a copy writing thousands of files reaches
+	// the subscribers as it goes, so that they can read the first files
+	// while the rest are written.
+	Burst = 256
 )
 
 // backend is the part of fsnotify the owner goroutine drives; tests fake it.
