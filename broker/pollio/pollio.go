@@ -16,7 +16,12 @@
 // the runtime's poller as before.
 //
 // Anything that is not a pollable TCP connection or file (another
-// platform, a file the poller does not hold) is returned as it is.
+// platform, a file the poller does not hold) is returned as it is, and so
+// is everything in a build with the race detector: the standard library's
+// reads and writes tell the detector that what a goroutine did before a
+// write happens before what another does after the read that takes it
+// (an SSE session's endpoint event, say, and the POST it brings), and
+// plain system calls would hide that, making every such exchange a race.
 package pollio
 
 import "net"

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux || race
 
 package pollio
 
@@ -10,8 +10,10 @@ import (
 
 const supported = false
 
-// Conn returns c: reads and writes are made directly on Linux only.
+// Conn returns c: reads and writes are made directly on Linux only, and
+// not under the race detector (see the package doc).
 func Conn(c net.Conn) net.Conn { return c }
 
-// File returns f: reads and writes are made directly on Linux only.
+// File returns f: reads and writes are made directly on Linux only, and
+// not under the race detector.
 func File(f *os.File) io.ReadWriteCloser { return f }
