@@ -34,8 +34,10 @@ func git(ctx context.Context, dir string, args ...string) error {
 	return nil
 }
 
-// worktreeRepo makes a repository of n standards files on main, and a
-// branch "switch" where every file differs (each holds switchMarker).
+// worktreeRepo makes a repository of n standards files on main, a branch
+// "switch" where every file differs (other text, and each holds
+// switchMarker), and a branch "edit" where each file of main has
+// switchMarker added to its last section.
 func (r *runner) worktreeRepo(ctx context.Context, n int) (string, error) {
 	root, err := makeProject(r.tmp, "wt-repo", n, 11)
 	if err != nil {
@@ -53,7 +55,18 @@ func (r *runner) worktreeRepo(ctx context.Context, n int) (string, error) {
 	if err := appendMarker(root); err != nil {
 		return "", err
 	}
-	for _, s := range [][]string{{"commit", "-q", "-am", "switch"}, {"checkout", "-q", "main"}} {
+	for _, s := range [][]string{{"commit", "-q", "-am", "switch"}, {"checkout", "-q", "main"}, {"checkout", "-q", "-b", "edit"}} {
+		if err := git(ctx, root, s...); err != nil {
+			return "", err
+		}
+	}
+	// "edit": main's files, each with the marker added to its last
+	// section, the others unchanged, as a branch that edits many files
+	// does.
+	if err := appendMarker(root); err != nil {
+		return "", err
+	}
+	for _, s := range [][]string{{"commit", "-q", "-am", "edit"}, {"checkout", "-q", "main"}} {
 		if err := git(ctx, root, s...); err != nil {
 			return "", err
 		}
@@ -202,7 +215,8 @@ func (r *runner) worktrees(ctx context.Context) error {
 
 	// A branch switch of every file in the last of them, to content no
 	// worktree holds, then back to its branch, whose content its siblings
-	// hold.
+	// hold; then to a branch that edits the last section of every file
+	// (the others as its siblings hold them), and back.
 	switched := sessions[len(sessions)-1]
 	perPoll, err := pollCPU(ctx, many, switched)
 	if err != nil {
@@ -217,21 +231,17 @@ func (r *runner) worktrees(ctx context.Context) error {
 	if err := <-profiled; err != nil {
 		return err
 	}
-	r.rs.add(worktreesBench, "many", "switch", ms(sw), "ms", n)
-	r.rs.add(worktreesBench, "many", "switch-ratio", ms(sw)/ms(build), "x", n)
-	r.rs.add(worktreesBench, "many", "switch-git", ms(gitTook), "ms", n)
-	r.rs.add(worktreesBench, "many", "switch-after-git", ms(sw-gitTook), "ms", n)
-	r.rs.add(worktreesBench, "many", "switch-after-git-ratio", ms(sw-gitTook)/ms(build), "x", n)
-	r.rs.add(worktreesBench, "many", "switch-cpu-ratio", ratio(cpu, buildCPU), "x", n)
-	if sw, gitTook, cpu, err = switchTo(ctx, many, switched, roots[k-1], fmt.Sprintf("wt-%d", k-1), 0, perPoll); err != nil {
-		return err
+	own := fmt.Sprintf("wt-%d", k-1)
+	r.switchRows("switch", sw, gitTook, cpu, build, buildCPU, n)
+	for _, step := range []struct {
+		metric, branch string
+		want           int
+	}{{"switch-back", own, 0}, {"edit", "edit", n}, {"edit-back", own, 0}} {
+		if sw, gitTook, cpu, err = switchTo(ctx, many, switched, roots[k-1], step.branch, step.want, perPoll); err != nil {
+			return err
+		}
+		r.switchRows(step.metric, sw, gitTook, cpu, build, buildCPU, n)
 	}
-	r.rs.add(worktreesBench, "many", "switch-back", ms(sw), "ms", n)
-	r.rs.add(worktreesBench, "many", "switch-back-ratio", ms(sw)/ms(build), "x", n)
-	r.rs.add(worktreesBench, "many", "switch-back-git", ms(gitTook), "ms", n)
-	r.rs.add(worktreesBench, "many", "switch-back-after-git", ms(sw-gitTook), "ms", n)
-	r.rs.add(worktreesBench, "many", "switch-back-after-git-ratio", ms(sw-gitTook)/ms(build), "x", n)
-	r.rs.add(worktreesBench, "many", "switch-back-cpu-ratio", ratio(cpu, buildCPU), "x", n)
 
 	// A new worktree equal to a sibling.
 	if u0, err = quietUsage(ctx, many); err != nil {
@@ -252,6 +262,19 @@ func (r *runner) worktrees(ctx context.Context) error {
 		s.close(context.WithoutCancel(ctx))
 	}
 	return nil
+}
+
+// switchRows records a switch's figures under metric (its time from the
+// start of git's checkout, and after it returned, each against one
+// worktree's build; git's own time; the broker's CPU time against the
+// build's).
+func (r *runner) switchRows(metric string, sw, gitTook time.Duration, cpu float64, build time.Duration, buildCPU float64, n int) {
+	r.rs.add(worktreesBench, "many", metric, ms(sw), "ms", n)
+	r.rs.add(worktreesBench, "many", metric+"-ratio", ms(sw)/ms(build), "x", n)
+	r.rs.add(worktreesBench, "many", metric+"-git", ms(gitTook), "ms", n)
+	r.rs.add(worktreesBench, "many", metric+"-after-git", ms(sw-gitTook), "ms", n)
+	r.rs.add(worktreesBench, "many", metric+"-after-git-ratio", ms(sw-gitTook)/ms(build), "x", n)
+	r.rs.add(worktreesBench, "many", metric+"-cpu-ratio", ratio(cpu, buildCPU), "x", n)
 }
 
 // profileWorktrees, with --profile, takes a CPU profile of b for the
@@ -420,6 +443,12 @@ func worktreesRows() []row {
 		{label: "that switch back after git's checkout returned: until a search sees it all", bench: worktreesBench, metric: "switch-back-after-git", berthSubject: "many"},
 		ratioRow("that switch back after git's checkout returned / one worktree's build", "switch-back-after-git-ratio", "<= 0.25x", 0.25),
 		{label: "the broker's CPU time for that switch back, less the polls' / for one worktree's build", bench: worktreesBench, metric: "switch-back-cpu-ratio", berthSubject: "many"},
+		{label: "branch switch that edits every file's last section (its other sections unchanged): time until a search sees it all", bench: worktreesBench, metric: "edit", berthSubject: "many"},
+		{label: "of which git's checkout itself", bench: worktreesBench, metric: "edit-git", berthSubject: "many"},
+		{label: "that edit after git's checkout returned: until a search sees it all", bench: worktreesBench, metric: "edit-after-git", berthSubject: "many"},
+		ratioRow("that edit after git's checkout returned / one worktree's build", "edit-after-git-ratio", "<= 0.25x", 0.25),
+		{label: "the broker's CPU time for that edit, less the polls' / for one worktree's build", bench: worktreesBench, metric: "edit-cpu-ratio", berthSubject: "many"},
+		{label: "and back: after git's checkout returned / one worktree's build", bench: worktreesBench, metric: "edit-back-after-git-ratio", berthSubject: "many"},
 		{label: "new worktree equal to a sibling: attach to first search answer", bench: worktreesBench, metric: "twin-attach", berthSubject: "many"},
 		ratioRow("new equal worktree / one worktree's build", "twin-ratio", "<= 0.25x", 0.25),
 		{label: "the broker's CPU time for the new equal worktree / for one worktree's build", bench: worktreesBench, metric: "twin-cpu-ratio", berthSubject: "many"},
