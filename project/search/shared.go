@@ -95,9 +95,17 @@ func (sh *Shared) Status() SharedStatus {
 	return SharedStatus{Views: len(s.views), Contents: n, Chunks: s.live, Terms: s.terms}
 }
 
+// appendKey appends to dst the key of a path and a sum of its bytes: the
+// path, a zero byte and the sum. Content keys (a content hash) and the
+// keys of blobs (a git blob id) are both made so.
+func appendKey(dst []byte, rel string, sum []byte) []byte {
+	return append(append(append(dst, rel...), 0), sum...)
+}
+
 // contentKey names one content: a path and the hash of its bytes.
 func contentKey(rel string, hash [16]byte) string {
-	return rel + "\x00" + string(hash[:])
+	var buf [128]byte // the key, on the stack for most paths
+	return string(appendKey(buf[:0], rel, hash[:]))
 }
 
 // indexedKey is the content key of e, "" when e holds no indexed content.
@@ -122,7 +130,7 @@ func (sh *Shared) byBlob(rel string, id [20]byte) ([16]byte, bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	var buf [128]byte // the key, on the stack for most paths
-	h, ok := sh.blobs[string(append(append(append(buf[:0], rel...), 0), id[:]...))]
+	h, ok := sh.blobs[string(appendKey(buf[:0], rel, id[:]))]
 	return h, ok
 }
 
@@ -137,7 +145,7 @@ func (sh *Shared) heldOnly(ups []fileUpdate) ([]fileUpdate, []string) {
 		if u.entry == nil || u.entry.skip != "" {
 			return false
 		}
-		key = append(append(append(key[:0], u.rel...), 0), u.entry.hash[:]...)
+		key = appendKey(key[:0], u.rel, u.entry.hash[:])
 		return sh.refs[string(key)] > 0
 	}
 	var reread []string
@@ -287,7 +295,7 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 	}
 	for _, u := range ups {
 		if k := indexedKey(u.rel, u.entry); u.blob != nil && sh.refs[k] > 0 {
-			bk := u.rel + "\x00" + string(u.blob[:])
+			bk := string(appendKey(nil, u.rel, u.blob[:]))
 			sh.blobs[bk] = u.entry.hash
 			sh.blobOf[k] = bk
 		}
