@@ -131,11 +131,7 @@ func (ix *Index) withJoined(s *snapshot, p *plan) *plan {
 
 // df is the number of sections holding term.
 func (ix *Index) df(s *snapshot, term string) int {
-	tid, ok := ix.dict.lookup(term)
-	if !ok {
-		return 0
-	}
-	return s.postingsOf(tid).len()
+	return ix.postings(s, term).len()
 }
 
 // plus returns a copy of p with terms added at weight w.

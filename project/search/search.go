@@ -242,6 +242,10 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 			}
 		}
 	}
+	explainers := make([]*explainer, len(runs))
+	for i, r := range runs {
+		explainers[i] = ix.explain(s, r)
+	}
 	cs := make([]*chunk, len(best))
 	for i, cd := range best {
 		cs[i] = s.chunks[cd.id]
@@ -263,8 +267,8 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 			Content:        trimContent(an, texts[i], wanted),
 			Tags:           c.tags,
 		}
-		for _, r := range runs {
-			matched, expansion := ix.why(s, r.p, cd.id, r.surface)
+		for _, e := range explainers {
+			matched, expansion := e.why(cd.id)
 			h.MatchedTerms = appendNew(h.MatchedTerms, matched...)
 			h.ExpansionTerms = appendNew(h.ExpansionTerms, expansion...)
 		}
@@ -425,32 +429,92 @@ func (ix *Index) withPhrases(ctx context.Context, s *snapshot, p *plan, an *anal
 // below it, starting one costs more than it saves.
 const phraseTextsEach = 64
 
-// why returns the query's words that chunk id holds and the expansion
-// terms it holds (as surface gives them).
-func (ix *Index) why(s *snapshot, p *plan, id uint32, surface map[string]string) (matched, expansion []string) {
-	terms := p.order // the query's own terms first, in its order
-	for _, t := range p.terms {
-		if !slices.Contains(p.order, t) {
-			terms = append(terms[:len(terms):len(terms)], t)
+// explainer tells, for the sections one ranking run returns, which of
+// the query's words each holds and which expansion terms: the run's terms
+// in the order they are reported (the query's own first, in its order),
+// each term's postings looked up once for all the sections.
+type explainer struct {
+	terms   []explainTerm
+	surface map[string]string
+}
+
+// explainTerm is one term a section may be said to hold.
+type explainTerm struct {
+	term      string
+	word      string // the query word reported; "" for an expansion term
+	postings  *postingList
+	names     []*postingList // dotted names whose first piece is the term (see withFileNames)
+	expansion bool
+}
+
+// explain returns the explainer of run r on snapshot s.
+func (ix *Index) explain(s *snapshot, r ranked) *explainer {
+	p := r.p
+	e := &explainer{surface: r.surface, terms: make([]explainTerm, 0, len(p.terms))}
+	add := func(t string) {
+		if slices.Contains(p.variants, t) || slices.ContainsFunc(e.terms, func(x explainTerm) bool { return x.term == t }) {
+			return // a variant is a hint, not the query's word
 		}
+		pl := ix.postings(s, t)
+		if pl == nil {
+			return
+		}
+		et := explainTerm{term: t, postings: pl, expansion: slices.Contains(p.expansion, t)}
+		if !et.expansion {
+			if et.word = p.words[t]; et.word == "" {
+				et.word = t // a joined pair, or a term another expansion added
+			}
+		}
+		for _, n := range p.fileNames[t] {
+			et.names = append(et.names, ix.postings(s, n))
+		}
+		e.terms = append(e.terms, et)
 	}
-	for _, t := range terms {
-		if slices.Contains(p.variants, t) || !s.holds(ix.dict, t, p.fileNames[t], id) {
-			continue // a variant is a hint, not the query's word
-		}
-		if slices.Contains(p.expansion, t) {
-			expansion = append(expansion, surface[t])
+	for _, t := range p.order {
+		add(t)
+	}
+	for _, t := range p.terms {
+		add(t)
+	}
+	return e
+}
+
+// postings returns term's postings in s, nil when no section holds it.
+func (ix *Index) postings(s *snapshot, term string) *postingList {
+	tid, ok := ix.dict.lookup(term)
+	if !ok {
+		return nil
+	}
+	return s.postingsOf(tid)
+}
+
+// why returns the query's words that section id holds and the expansion
+// terms it holds (in their surface form).
+func (e *explainer) why(id uint32) (matched, expansion []string) {
+	for _, t := range e.terms {
+		if !t.heldBy(id) {
 			continue
 		}
-		w := p.words[t]
-		if w == "" {
-			w = t // a joined pair, or a term another expansion added
+		if t.expansion {
+			expansion = append(expansion, e.surface[t.term])
+			continue
 		}
-		if !slices.Contains(matched, w) {
-			matched = append(matched, w)
+		if !slices.Contains(matched, t.word) {
+			matched = append(matched, t.word)
 		}
 	}
 	return matched, expansion
+}
+
+// heldBy reports whether section id holds the term other than as the
+// first piece of one of its dotted names.
+func (t *explainTerm) heldBy(id uint32) bool {
+	tf, ht, found := t.postings.countsOf(id)
+	for _, n := range t.names {
+		ntf, nht, _ := n.countsOf(id)
+		tf, ht = tf-min(tf, ntf), ht-min(ht, nht)
+	}
+	return found && (tf > 0 || ht > 0)
 }
 
 // surfaceForms maps each term to a word of the sections in top that

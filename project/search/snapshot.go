@@ -161,31 +161,15 @@ func (s *snapshot) computeNorms(rk *ranking) {
 	}
 }
 
-// counts returns term's counts in section id's body and heading field, and
-// whether the section holds it.
-func (s *snapshot) counts(dict *termDict, term string, id uint32) (tf uint16, ht uint8, found bool) {
-	tid, ok := dict.lookup(term)
-	if !ok {
+// countsOf returns section id's frequencies of the list's term, body and
+// heading field; found is false when it does not hold it (or p is nil).
+func (p *postingList) countsOf(id uint32) (tf uint16, ht uint8, found bool) {
+	if p == nil {
 		return 0, 0, false
 	}
-	pl := s.postingsOf(tid)
-	if pl == nil {
-		return 0, 0, false
-	}
-	j, found := slices.BinarySearch(pl.ids, id)
+	j, found := slices.BinarySearch(p.ids, id)
 	if !found {
 		return 0, 0, false
 	}
-	return pl.tfs[j], pl.hts[j], true
-}
-
-// holds reports whether section id holds term other than as the first
-// piece of one of names (see withFileNames; nil: at all).
-func (s *snapshot) holds(dict *termDict, term string, names []string, id uint32) bool {
-	tf, ht, found := s.counts(dict, term, id)
-	for _, n := range names {
-		ntf, nht, _ := s.counts(dict, n, id)
-		tf, ht = tf-min(tf, ntf), ht-min(ht, nht)
-	}
-	return found && (tf > 0 || ht > 0)
+	return p.tfs[j], p.hts[j], true
 }
