@@ -13,8 +13,9 @@ func (ix *Index) commit(ups []fileUpdate) error { return ix.commitWith(ups, nil)
 
 // commitWith is commit that, when hook is set, swaps a snapshot in even
 // when no file changed, and calls hook with the new snapshot before the
-// swap, and a lookup of each file's entry as of that snapshot.
-func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func(rel string) *fileEntry)) error {
+// swap, and a lookup of each file's entry as of that snapshot (by its
+// path as bytes, which the lookup does not keep).
+func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func(rel []byte) *fileEntry)) error {
 	w := &ix.w
 	old := ix.snap.Load()
 	ns := &snapshot{
@@ -111,11 +112,11 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 		for _, f := range d.files {
 			pending[f.rel] = f.entry
 		}
-		hook(ns, func(rel string) *fileEntry {
-			if e, ok := pending[rel]; ok {
+		hook(ns, func(rel []byte) *fileEntry {
+			if e, ok := pending[string(rel)]; ok {
 				return e
 			}
-			return w.files[rel]
+			return w.files[string(rel)]
 		})
 	}
 

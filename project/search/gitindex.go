@@ -51,10 +51,13 @@ func readGitIndex(gitDir string, want func(rel string) bool) (*gitIndex, error) 
 	if !fi.Mode().IsRegular() || fi.Size() > maxGitIndex {
 		return nil, fmt.Errorf("%w: %s is no regular file of at most %d bytes", errGitIndex, f.Name(), maxGitIndex)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxGitIndex+1))
-	if err != nil {
+	// Read at its size, in one allocation (a file that grew since is
+	// read whole all the same, and fails its checksum if written partly).
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxGitIndex+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	entries, err := parseGitIndex(data, want)
 	if err != nil {
 		return nil, err
@@ -84,7 +87,7 @@ func parseGitIndex(data []byte, want func(rel string) bool) (map[string]gitEntry
 	if uint64(count) > uint64(len(body))/62 {
 		return nil, fmt.Errorf("%w: %d entries in %d bytes", errGitIndex, count, len(body))
 	}
-	out := make(map[string]gitEntry)
+	out := make(map[string]gitEntry, count) // sized once: count is bounded above
 	var name []byte
 	p := body[header:]
 	for range count {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,7 +37,8 @@ func (ix *Index) scan(ctx context.Context) (map[string]diskFile, error) {
 			break
 		}
 	}
-	if ferr := st.finish(out); err == nil {
+	out, ferr := st.finish(out)
+	if err == nil {
 		err = ferr
 	}
 	if err != nil {
@@ -100,7 +102,8 @@ func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFil
 			ix.outside.drop(rel)
 		}
 		if d.Type().IsRegular() {
-			add(filepath.Dir(p), d.Name(), rel)
+			// p is its folder's path, a separator and its name.
+			add(p[:len(p)-len(d.Name())-1], d.Name(), rel)
 			return nil
 		}
 		fi, err := os.Stat(p) // follows a symlinked file
@@ -195,23 +198,30 @@ func (st *stats) flush() {
 	st.cur = statGroup{}
 }
 
-// finish waits for the workers and adds what they found to out; a file
-// gone since the walk listed it is left out.
-func (st *stats) finish(out map[string]diskFile) error {
+// finish waits for the workers and returns out with what they found
+// added, in a map sized once; a file gone since the walk listed it is
+// left out.
+func (st *stats) finish(out map[string]diskFile) (map[string]diskFile, error) {
 	st.flush()
 	close(st.work)
 	st.wg.Wait()
 	if err := st.ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
+	n := len(out)
+	for _, g := range st.groups {
+		n += len(g.names)
+	}
+	all := make(map[string]diskFile, n)
+	maps.Copy(all, out)
 	for _, g := range st.groups {
 		for j, df := range g.found {
 			if df.skip != skipGone {
-				out[g.rels[j]] = df
+				all[g.rels[j]] = df
 			}
 		}
 	}
-	return nil
+	return all, nil
 }
 
 // skipGone marks, in statIn's answer, a file that is not there (or not a

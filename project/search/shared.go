@@ -294,23 +294,27 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		}
 	}
 	for _, u := range ups {
-		if k := indexedKey(u.rel, u.entry); u.blob != nil && sh.refs[k] > 0 {
+		if u.blob == nil {
+			continue
+		}
+		if k := indexedKey(u.rel, u.entry); sh.refs[k] > 0 {
 			bk := string(appendKey(nil, u.rel, u.blob[:]))
 			sh.blobs[bk] = u.entry.hash
 			sh.blobOf[k] = bk
 		}
 	}
 	sh.mu.Unlock()
-	err := sh.commitContent(coreUps, func(ns *snapshot, entry func(key string) *fileEntry) {
+	err := sh.commitContent(coreUps, func(ns *snapshot, entry func(key []byte) *fileEntry) {
 		vb := &viewBits{}
 		vs := &snapshot{chunks: ns.chunks, terms: ns.terms, updated: ns.updated, fileNos: ns.fileNos}
+		var key []byte // each file's content key, made here rather than allocated for each
 		for rel, e := range next {
 			vs.files, vs.skipped = countFile(vs.files, vs.skipped, e, +1)
-			k := indexedKey(rel, e)
-			if k == "" {
+			if e.skip != "" {
 				continue
 			}
-			ce := entry(k)
+			key = appendKey(key[:0], rel, e.hash[:])
+			ce := entry(key)
 			if ce == nil {
 				continue
 			}
@@ -340,14 +344,14 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 // content is what it was: the snapshot is the current one with hook's
 // change, its sections, postings and norms shared rather than copied and
 // computed again. The caller holds core.writeMu.
-func (sh *Shared) commitContent(ups []fileUpdate, hook func(ns *snapshot, entry func(key string) *fileEntry)) error {
+func (sh *Shared) commitContent(ups []fileUpdate, hook func(ns *snapshot, entry func(key []byte) *fileEntry)) error {
 	core := sh.core
 	if len(ups) > 0 {
 		return core.commitWith(ups, hook)
 	}
 	ns := *core.snap.Load()
 	ns.updated = time.Now().UTC()
-	hook(&ns, func(k string) *fileEntry { return core.w.files[k] })
+	hook(&ns, func(k []byte) *fileEntry { return core.w.files[string(k)] })
 	core.snap.Store(&ns)
 	return nil
 }
@@ -418,9 +422,15 @@ func (ix *Index) catchUpView(ctx context.Context) {
 	defer close(ix.done)
 	start := time.Now()
 	ix.dropOwnIndex()
+	// Git's index is read while the sources are walked: its entries
+	// vouch for a file by the stat data git recorded and its own write
+	// time, whether it is read before the walk's stat calls or after.
+	gic := make(chan *gitIndex, 1)
+	go func() { gic <- ix.gitIndex() }()
 	disk, err := ix.scan(ctx)
+	gi := <-gic
 	if err == nil {
-		err = ix.refreshView(ctx, disk)
+		err = ix.refreshView(ctx, disk, gi)
 	}
 	ix.finishCatchUp(ctx, start, err)
 }
@@ -440,8 +450,9 @@ func (ix *Index) dropOwnIndex() {
 	ix.log.Info("search: dropped the project's own stored index: it shares its repository's index now")
 }
 
-// refreshView brings a view up to date with a walk of the sources.
-func (ix *Index) refreshView(ctx context.Context, disk map[string]diskFile) error {
+// refreshView brings a view up to date with a walk of the sources, with
+// gi, git's index of the worktree (nil: none usable).
+func (ix *Index) refreshView(ctx context.Context, disk map[string]diskFile, gi *gitIndex) error {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
 	if ix.closed {
@@ -449,7 +460,6 @@ func (ix *Index) refreshView(ctx context.Context, disk map[string]diskFile) erro
 	}
 	changed := ix.changedOnDisk(disk)
 	ix.setProgress(0, len(changed))
-	gi := ix.gitIndex()
 	// The files git's index vouches for cost no read: they are committed
 	// at once, as one change, rather than in batches whose every commit
 	// copies the view and the snapshot's tables again.

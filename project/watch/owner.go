@@ -191,6 +191,12 @@ func (o *owner) watchTree(dir, tgt string) {
 	// The trailing separator makes the walk enter dir when it is a link
 	// (an admitted source folder); links below it are not entered.
 	_ = filepath.WalkDir(dir+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !o.started && d.Type().IsRegular() {
+			// Before the start, a regular file asks for nothing: only
+			// folders are watched, and links followed (a sibling
+			// worktree's 2,000 files cost their walk, no path work).
+			return nil
+		}
 		p = filepath.Clean(p)
 		if err != nil {
 			if d != nil && d.IsDir() {
