@@ -165,11 +165,17 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.base = log.With("project", opts.ID)
 	e.log = slog.New(e.slog.handler(e.base.Handler()))
-	e.name = projectName(readRemote(ctx, opts.Root), opts.Root)
+	// The name comes from git's origin remote, which takes a git process
+	// or two: they run while the watcher and the parts start, and the
+	// server, which is the first to need the name, waits for them.
+	remote := make(chan string, 1)
+	go func() { remote <- readRemote(ctx, opts.Root) }()
+	name := sync.OnceValue(func() string { return projectName(<-remote, opts.Root) })
 	e.policy = links.New(e.root, append(slices.Clone(opts.AllowOutside), cfg.RAG.AllowOutside...))
 	e.embedder = opts.Embedder
 	e.shared = opts.SharedIndex
-	if err := e.open(ctx, cfg, opts); err != nil {
+	if err := e.open(ctx, cfg, opts, name); err != nil {
+		name() // git is done before Open returns
 		e.Close()
 		return nil, err
 	}
@@ -177,9 +183,9 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 }
 
 // open starts the watcher first (so no change is missed), then the parts,
-// the server, and the loops that feed the parts from the watcher and
-// apply config edits.
-func (e *Engine) open(ctx context.Context, cfg config.Config, opts Options) error {
+// the server (once the project's name is known: name), and the loops
+// that feed the parts from the watcher and apply config edits.
+func (e *Engine) open(ctx context.Context, cfg config.Config, opts Options, name func() string) error {
 	for _, warning := range cfg.Warnings {
 		e.log.Warn("project config: " + warning)
 	}
@@ -205,6 +211,7 @@ func (e *Engine) open(ctx context.Context, cfg config.Config, opts Options) erro
 	e.mu.Lock()
 	e.p = p
 	e.mu.Unlock()
+	e.name = name()
 	if err := e.openServer(ctx, opts.Schemas); err != nil {
 		return err
 	}
