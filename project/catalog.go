@@ -29,6 +29,7 @@ type catalog struct {
 	mu      sync.Mutex           // guards the fields below
 	servers []*mcp.Server        // every server built by the engine, which lives as long as it
 	files   []fileEntry          // the indexed files served as resources, in URI order (resources.go)
+	held    *fileTable           // the table files is, which sibling catalogs may share (filetables.go)
 	prompts map[string]promptDef // published prompts, by name
 	// sessions are the published workflow sessions, by URI (sessionresources.go).
 	sessions map[string]workflow.SessionSummary
@@ -99,7 +100,7 @@ func (c *catalog) withdraw() {
 	servers := c.servers
 	c.servers = nil
 	hadFiles := len(c.files) > 0
-	c.files = nil
+	c.files, c.held = nil, nil
 	uris := slices.Collect(maps.Keys(c.sessions))
 	names := slices.Collect(maps.Keys(c.prompts))
 	c.mu.Unlock()

@@ -163,9 +163,11 @@ func (c *catalog) syncFiles(ctx context.Context) {
 		table[i] = fileEntry{path: f.Path, title: resourceTitle(f), size: f.Size, hash: f.Hash}
 	}
 	c.sortByURI(table)
+	held := fileTables.intern(table)
+	table = held.files
 	c.mu.Lock()
 	old := c.files
-	c.files = table
+	c.files, c.held = table, held
 	servers := slices.Clone(c.servers)
 	c.mu.Unlock()
 

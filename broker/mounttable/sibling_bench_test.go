@@ -8,16 +8,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/berth-dev/berth/api"
 	"github.com/berth-dev/berth/project/gitrepo"
 	"github.com/berth-dev/berth/project/search"
 	"github.com/berth-dev/berth/project/watch"
 	"github.com/berth-dev/berth/store/storetest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // siblingFiles is the size of the repository the sibling benchmarks
@@ -114,22 +118,56 @@ func mountIndexed(tb testing.TB, ctx context.Context, table *Table, root string)
 	return m
 }
 
+// siblingSetup makes a repository with one linked worktree and a table
+// with its main checkout mounted and indexed; it returns the table and
+// the worktree's root.
+func siblingSetup(b *testing.B) (*Table, string) {
+	ctx := context.Background()
+	main, wts := siblingRepo(b, 1)
+	table := siblingTable(b, ctx)
+	first := mountIndexed(b, ctx, table, main)
+	b.Cleanup(func() { table.unmount(ctx, first, "done") })
+	return table, wts[0]
+}
+
 // BenchmarkSiblingAttach times a sibling worktree's mount to its index's
 // first catch-up, with its main checkout mounted and indexed: what each
 // worktree after the first costs berth-bench worktrees. The sibling is
 // unmounted after each, untimed.
 func BenchmarkSiblingAttach(b *testing.B) {
 	ctx := context.Background()
-	main, wts := siblingRepo(b, 1)
-	table := siblingTable(b, ctx)
-	first := mountIndexed(b, ctx, table, main)
-	defer table.unmount(ctx, first, "done")
-	b.ResetTimer()
+	table, sibling := siblingSetup(b)
+	var cpu cpuMeter
 	for b.Loop() {
-		m := mountIndexed(b, ctx, table, wts[0])
+		cpu.start()
+		m := mountIndexed(b, ctx, table, sibling)
+		cpu.stop()
 		b.StopTimer()
 		table.unmount(ctx, m, "done")
 		b.StartTimer()
+	}
+	cpu.report(b)
+}
+
+// cpuMeter adds up the process's CPU time (user and system) over the
+// timed parts of a benchmark: a figure the machine's other load moves
+// less than the wall time.
+type cpuMeter struct {
+	at, total time.Duration
+	n         int
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (c *cpuMeter) start() { c.at = processCPU() }
+func (c *cpuMeter) stop()  { c.total += processCPU() - c.at; c.n++ }
+func (c *cpuMeter) report(b *testing.B) {
+	if c.n > 0 {
+		b.ReportMetric(float64(c.total.Microseconds())/1000/float64(c.n), "cpu-ms/op")
 	}
 }
 
@@ -143,22 +181,39 @@ func BenchmarkSiblingMemory(b *testing.B) {
 		table := siblingTable(b, ctx)
 		first := mountIndexed(b, ctx, table, main)
 		var before, after runtime.MemStats
-		runtime.GC()
+		debug.FreeOSMemory()
 		runtime.ReadMemStats(&before)
+		rss0, g0 := residentKiB(b), runtime.NumGoroutine()
 		heap := os.Getenv("BERTH_SIBLING_HEAP")
 		if heap != "" {
 			writeHeap(b, heap+".before")
 		}
 		var ms []*Mount
+		var sessions []*mcp.ClientSession
 		for _, wt := range wts {
-			ms = append(ms, mountIndexed(b, ctx, table, wt))
+			m := mountIndexed(b, ctx, table, wt)
+			ms = append(ms, m)
+			if os.Getenv("BERTH_SIBLING_SESSIONS") != "" {
+				sessions = append(sessions, searchOnce(b, ctx, m))
+			}
 		}
-		runtime.GC()
+		debug.FreeOSMemory()
 		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(residentKiB(b)-rss0)/float64(len(wts)), "rss-KiB/sibling")
+		b.ReportMetric(float64(runtime.NumGoroutine()-g0)/float64(len(wts)), "goroutines/sibling")
 		if heap != "" {
 			writeHeap(b, heap)
+			f, err := os.Create(heap + ".goroutines")
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+			f.Close()
 		}
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(wts))/1024, "KiB/sibling")
+		for _, cs := range sessions {
+			cs.Close()
+		}
 		for _, m := range append(ms, first) {
 			table.unmount(ctx, m, "done")
 		}
@@ -175,4 +230,66 @@ func writeHeap(tb testing.TB, path string) {
 	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// BenchmarkSiblingAttachWhole is BenchmarkSiblingAttach through the
+// table's attach (the registry's record, the state file, the answer), as
+// a new worktree's first attach: its record is forgotten after each.
+func BenchmarkSiblingAttachWhole(b *testing.B) {
+	ctx := context.Background()
+	table, sibling := siblingSetup(b)
+	var cpu cpuMeter
+	for b.Loop() {
+		cpu.start()
+		resp, err := table.Attach(ctx, api.AttachRequest{Root: sibling, Kind: api.HolderCLI})
+		if err != nil {
+			b.Fatal(err)
+		}
+		table.mu.Lock()
+		sl := table.slots[resp.Project.ID]
+		table.mu.Unlock()
+		if err := sl.m.engine.WaitIndexReady(ctx); err != nil {
+			b.Fatal(err)
+		}
+		cpu.stop()
+		b.StopTimer()
+		table.mu.Lock()
+		out := table.takeOutLocked(resp.Project.ID, sl)
+		table.mu.Unlock()
+		table.unmountTaken(ctx, "done", out)
+		if err := table.db.ForgetProject(resp.Project.ID); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	cpu.report(b)
+}
+
+// residentKiB is the process's resident memory, from /proc/self/statm.
+func residentKiB(tb testing.TB) int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		tb.Skip("no /proc/self/statm")
+	}
+	var size, resident int64
+	if _, err := fmt.Sscan(string(data), &size, &resident); err != nil {
+		tb.Fatal(err)
+	}
+	return resident * int64(os.Getpagesize()) / 1024
+}
+
+// searchOnce opens an MCP session on m's port and runs a search in it, as
+// a client of the worktree does; the session stays open.
+func searchOnce(tb testing.TB, ctx context.Context, m *Mount) *mcp.ClientSession {
+	tb.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: m.url()}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: search.ToolName, Arguments: map[string]any{"query": "standard"}})
+	if err != nil || res.IsError {
+		tb.Fatal(err, res)
+	}
+	return cs
 }
