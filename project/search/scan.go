@@ -65,59 +65,86 @@ func (ix *Index) scanDir(ctx context.Context, dir string, out map[string]diskFil
 	}
 	ix.outside.drop(dir)
 	rootSep := ix.opts.Root + string(filepath.Separator)
-	return filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+	abs := filepath.Clean(top)
+	rel, ok := relTo(ix.opts.Root, rootSep, top)
+	switch {
+	case abs == ix.opts.Root:
+		rel = "" // the root's files are their names
+	case !ok:
+		return nil // outside the root
+	}
+	return ix.walkFolder(ctx, abs, rel, true, out, add)
+}
+
+// walkFolder walks folder abs (rel relative to the root, in the index's
+// form; "" for the root) and the folders below it, as filepath.WalkDir
+// would without sorting each folder's names or cleaning each path it
+// makes: a file's path is its folder's, a separator and its name. It
+// follows no folder link; a linked file is resolved by the link policy.
+// A folder that cannot be read is skipped, and logged unless it is the
+// top one (a source folder that went away).
+func (ix *Index) walkFolder(ctx context.Context, abs, rel string, top bool, out map[string]diskFile, add func(dir, name, rel string)) error {
+	f, err := os.Open(abs)
+	var entries []fs.DirEntry
+	if err == nil {
+		entries, err = f.ReadDir(-1)
+		f.Close()
+	}
+	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
-		if err != nil {
-			if p != top {
-				ix.log.Warn("search: cannot read folder; skipping it", "path", p, "err", err)
-			}
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+		if !top {
+			ix.log.Warn("search: cannot read folder; skipping it", "path", abs, "err", err)
 		}
-		rel, ok := relTo(ix.opts.Root, rootSep, p)
-		if !ok {
-			return nil
+		return nil
+	}
+	for _, d := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := d.Name()
+		p, r := abs+string(filepath.Separator)+name, name
+		if rel != "" {
+			r = rel + "/" + name
 		}
 		if d.IsDir() {
-			if p != top && skipName(d.Name()) {
-				return fs.SkipDir
+			if !skipName(name) {
+				if err := ix.walkFolder(ctx, p, r, false, out, add); err != nil {
+					return err
+				}
 			}
-			return nil
+			continue
 		}
-		if !ix.opts.indexable(rel) {
-			return nil
+		if !ix.opts.indexable(r) {
+			continue
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			if _, outside := ix.resolve(p); outside != nil {
-				ix.reportOutside(rel, outside)
+				ix.reportOutside(r, outside)
 				if li, err := d.Info(); err == nil {
-					out[rel] = diskFile{size: li.Size(), mtime: li.ModTime().UnixNano(), skip: skipOutside}
+					out[r] = diskFile{size: li.Size(), mtime: li.ModTime().UnixNano(), skip: skipOutside}
 				}
-				return nil
+				continue
 			}
-			ix.outside.drop(rel)
+			ix.outside.drop(r)
 		}
 		if d.Type().IsRegular() {
-			// p is its folder's path, a separator and its name.
-			add(p[:len(p)-len(d.Name())-1], d.Name(), rel)
-			return nil
+			add(abs, name, r)
+			continue
 		}
 		fi, err := os.Stat(p) // follows a symlinked file
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				ix.log.Warn("search: cannot stat file; skipping it", "path", rel, "err", err)
+				ix.log.Warn("search: cannot stat file; skipping it", "path", r, "err", err)
 			}
-			return nil
+			continue
 		}
 		if fi.Mode().IsRegular() {
-			out[rel] = diskFile{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+			out[r] = diskFile{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // relTo returns walk path p relative to root (rootSep is root and a

@@ -188,48 +188,60 @@ func (o *owner) ensure() {
 // inside target tgt. Once started, the files found are reported as changed:
 // they may have been written before the watch was in place.
 func (o *owner) watchTree(dir, tgt string) {
-	// The trailing separator makes the walk enter dir when it is a link
-	// (an admitted source folder); links below it are not entered.
-	_ = filepath.WalkDir(dir+string(filepath.Separator), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !o.started && d.Type().IsRegular() {
-			// Before the start, a regular file asks for nothing: only
-			// folders are watched, and links followed (a sibling
-			// worktree's 2,000 files cost their walk, no path work).
-			return nil
-		}
-		p = filepath.Clean(p)
-		if err != nil {
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		rel, ok := o.rel(p)
-		if !ok || hiddenBelow(tgt, rel) {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.IsDir() {
-			if d.Type()&fs.ModeSymlink != 0 {
-				o.follow(p, rel)
-			}
-			if o.started {
-				o.mark(rel)
-			}
-			return nil
-		}
-		if o.watched[p] {
-			return nil
-		}
+	rel, ok := o.rel(dir)
+	if !ok || hiddenBelow(tgt, rel) {
+		return
+	}
+	// dir is entered when it is a link (an admitted source folder); links
+	// below it are not entered.
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return
+	}
+	o.watchFolder(dir, rel)
+}
+
+// watchFolder watches folder p (rel relative to the root, not hidden below
+// its target), then walks what it holds: each folder's watch is in place
+// before the folder is read, so a file added after the read is reported.
+// A path is its folder's, a separator and its name (no cleaning, no
+// sorting); before the start a regular file asks for nothing.
+func (o *owner) watchFolder(p, rel string) {
+	if !o.watched[p] {
 		if err := o.w.fs.Add(p); err != nil {
 			o.w.log.Warn("watch: cannot watch folder", "path", p, "err", err)
-			return nil
+		} else {
+			o.watched[p] = true
 		}
-		o.watched[p] = true
-		return nil
-	})
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return
+	}
+	for _, d := range entries {
+		name := d.Name()
+		if name == "" || name[0] == '.' {
+			continue // hidden: .git, .cache, editor temp files
+		}
+		if !o.started && d.Type().IsRegular() {
+			continue
+		}
+		child, crel := p+string(filepath.Separator)+name, rel+"/"+name
+		if d.IsDir() {
+			o.watchFolder(child, crel)
+			continue
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			o.follow(child, crel)
+		}
+		if o.started {
+			o.mark(crel)
+		}
+	}
 }
 
 // forget drops the watches at and below abs (a removed or renamed folder;
