@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/berth-dev/berth/project/config"
+	"github.com/berth-dev/berth/project/gitrepo"
 	"github.com/berth-dev/berth/project/links"
 	"github.com/berth-dev/berth/project/logring"
 	"github.com/berth-dev/berth/project/search"
@@ -76,6 +77,10 @@ type Options struct {
 	// shares with the other worktrees of its repository; nil: an index of
 	// its own.
 	SharedIndex *search.Shared
+	// Git is the git repository the root is a confirmed worktree of
+	// (gitrepo.Identify); zero: none, or not known. Its worktrees' name,
+	// from the origin remote, is read with git once for all of them.
+	Git gitrepo.Identity
 }
 
 // Endpoint is what the broker serves of a project beside the IDE's stdio.
@@ -169,7 +174,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	// or two: they run while the watcher and the parts start, and the
 	// server, which is the first to need the name, waits for them.
 	remote := make(chan string, 1)
-	go func() { remote <- readRemote(ctx, opts.Root) }()
+	go func() { remote <- remotes.remoteOf(ctx, opts.Root, opts.Git) }()
 	name := sync.OnceValue(func() string { return projectName(<-remote, opts.Root) })
 	e.policy = links.New(e.root, append(slices.Clone(opts.AllowOutside), cfg.RAG.AllowOutside...))
 	e.embedder = opts.Embedder

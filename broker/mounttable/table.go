@@ -150,7 +150,7 @@ func (table *Table) open(root, id string, folder bool) (*Mount, error) {
 	eng, err := project.Open(table.ctx, project.Options{Root: root, ID: id, DB: table.db, Logger: table.log, Server: table.info, Logs: table.logs, Folder: folder,
 		Transports: mcpserve.TransportNames(), TransportOf: mcpserve.TransportName, Schemas: table.schemas, AllowOutside: table.cfg.AllowOutside, Watch: table.watch, Lambdas: table.lambdas,
 		Embedder: table.cfg.Embedder(), Endpoint: func() project.Endpoint { return table.endpoint(id) }, Repository: table.workflowRepository(id, root, repo),
-		SharedIndex: table.sharedIndexOf(repo.id)})
+		SharedIndex: table.sharedIndexOf(repo.id), Git: repo.id})
 	if config.IsError(err) {
 		return nil, api.Errorf(http.StatusBadRequest, api.CodeBadConfig, "%v (the project is not served until this is fixed)", err)
 	}
