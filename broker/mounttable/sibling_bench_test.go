@@ -182,8 +182,14 @@ func (c *cpuMeter) report(b *testing.B) {
 }
 
 // BenchmarkSiblingMemory mounts 7 siblings after the main checkout, as
-// berth-bench worktrees does, and reports the live heap each added (after
-// a collection), with -memprofile showing what holds it.
+// berth-bench worktrees does, and reports what each added once collected
+// and returned to the system: live heap, resident memory, goroutines.
+// With BERTH_SIBLING_SESSIONS set, each sibling is searched in an MCP
+// session of its port, kept open, as berth-bench does; with
+// BERTH_SIBLING_HEAP=FILE, heap profiles before (FILE.before) and after
+// the siblings, and the goroutines after (FILE.goroutines), are written:
+// `go tool pprof -sample_index=inuse_space -base FILE.before FILE` is
+// what the siblings hold (with -memprofilerate 512 for detail).
 func BenchmarkSiblingMemory(b *testing.B) {
 	ctx := context.Background()
 	main, wts := siblingRepo(b, 7)
