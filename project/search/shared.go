@@ -464,6 +464,13 @@ func (ix *Index) refreshView(ctx context.Context, disk map[string]diskFile, gi *
 	// at once, as one change, rather than in batches whose every commit
 	// copies the view and the snapshot's tables again.
 	ups, read := ix.splitVouched(changed, disk, gi)
+	if len(ups) > 0 && len(read) > 0 && len(read) <= batchFiles {
+		// The few files git's index does not vouch for (ones git wrote in
+		// the clock tick of its index, edits since) are read now and
+		// committed with the others: one commit of the view, not two.
+		ups = append(ups, ix.readUpdates(read, false)...)
+		read = nil
+	}
 	if len(ups) > 0 {
 		if err := ix.commitUnread(ups); err != nil {
 			return err
