@@ -276,11 +276,12 @@ func TestParseSearchBench(t *testing.T) {
 BenchmarkEngines/10k/berth-2   	       1	        75.33 build-ms	       103.8 edit-max-ms	         1.000 index-MB	         0.8820 query-p50-us	 0 ns/op
 BenchmarkEngines/10k/bleve-fields-2         	       1	       117.2 build-ms	         12.84 query-p50-us
 BenchmarkEngines/10k/naive         	       1	       4.396 build-ms
+BenchmarkEngines/10k/in-turn-2     	       1	        14.50 berth-query-p50-us	      1310 berth-query-p99-us	        61.20 bleve-query-p50-us	      3020 bleve-query-p99-us	 0 ns/op
 PASS
 `
 	rs := &results{}
 	n, err := parseSearchBench(strings.NewReader(out), rs)
-	if err != nil || n != 7 {
+	if err != nil || n != 11 {
 		t.Fatalf("parsed %d figures, %v", n, err)
 	}
 	for _, c := range []struct {
@@ -289,6 +290,8 @@ PASS
 	}{
 		{"berth", "build", 75.33}, {"berth", "query-p50", 0.882}, {"berth", "index-size", 1},
 		{"bleve-fields", "query-p50", 12.84}, {"naive", "build", 4.396},
+		{"berth", "query-p50-in-turn", 14.5}, {"berth", "query-p99-in-turn", 1310},
+		{"bleve", "query-p50-in-turn", 61.2}, {"bleve", "query-p99-in-turn", 3020},
 	} {
 		if r, ok := rs.get("search", c.subject, c.metric); !ok || r.Value != c.want {
 			t.Errorf("%s %s = %+v, want %v", c.subject, c.metric, r, c.want)

@@ -30,7 +30,7 @@ var searchMetrics = map[string]struct{ metric, unit string }{
 // dependency and never links into berth.
 func (r *runner) search(ctx context.Context) error {
 	if r.src == "" {
-		r.rs.skip("search", "berth", "needs the Berth source tree (run from a clone)", "query-p50", "query-p99", "build", "reopen", "index-size")
+		r.rs.skip("search", "berth", "needs the Berth source tree (run from a clone)", "query-p50", "query-p99", "query-p50-"+inTurn, "query-p99-"+inTurn, "build", "reopen", "index-size")
 		return nil
 	}
 	r.progress("search: go test -bench Engines on %d files (Berth vs bleve)", r.o.SearchFiles)
@@ -55,8 +55,13 @@ func (r *runner) search(ctx context.Context) error {
 	return nil
 }
 
+// inTurn is the sub-benchmark that times Berth's and bleve's queries in
+// turn, round by round; its figures are the metrics' with this suffix.
+const inTurn = "in-turn"
+
 // parseSearchBench reads `BenchmarkEngines/<corpus>/<engine>-N 1 v unit ...`
-// lines into rs and returns how many figures it read.
+// lines into rs and returns how many figures it read; the in-turn line's
+// `v berth-query-p50-us` is berth's query-p50-in-turn.
 func parseSearchBench(in io.Reader, rs *results) (int, error) {
 	n := 0
 	sc := bufio.NewScanner(in)
@@ -77,7 +82,17 @@ func parseSearchBench(in io.Reader, rs *results) (int, error) {
 			}
 		}
 		for i := 2; i+1 < len(f); i += 2 {
-			m, ok := searchMetrics[f[i+1]]
+			subject, unit, suffix := engine, f[i+1], ""
+			if engine == inTurn {
+				// <engine>-query-p50-us: that engine's queries timed in
+				// turn with the other's.
+				s, u, ok := strings.Cut(unit, "-")
+				if !ok {
+					continue
+				}
+				subject, unit, suffix = s, u, "-"+inTurn
+			}
+			m, ok := searchMetrics[unit]
 			if !ok {
 				continue
 			}
@@ -85,7 +100,7 @@ func parseSearchBench(in io.Reader, rs *results) (int, error) {
 			if err != nil {
 				return n, fmt.Errorf("search bench line %q: %w", sc.Text(), err)
 			}
-			rs.add("search", engine, m.metric, v, m.unit, 1)
+			rs.add("search", subject, m.metric+suffix, v, m.unit, 1)
 			n++
 		}
 	}
