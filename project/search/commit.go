@@ -33,7 +33,9 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 	added := make(map[uint32][]posting)
 	var d delta
 	var freed []uint32
-	dropped, addedTerms := ix.termsOfChanges(ups, old)
+	same := ix.sameChunks(ups, old)
+	holders := ix.holdersAfter(ups, same)
+	dropped, addedTerms := ix.termsOfChanges(ups, old, same, holders)
 	for _, u := range ups {
 		oldE := w.files[u.rel]
 		if u.entry == nil && oldE == nil {
@@ -45,6 +47,9 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 		if u.reindex && oldE != nil {
 			for _, id := range oldE.chunks {
 				c := ns.chunks[id]
+				if n, ok := holders[id]; ok && (n > 0 || c == nil) {
+					continue // held by other content still, or dropped already
+				}
 				for _, tc := range dropped[id] {
 					tid := ix.dict.intern(tc.term)
 					removed[tid] = append(removed[tid], id)
@@ -58,6 +63,10 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 		if u.reindex && u.entry != nil {
 			ids := make([]uint32, len(u.chunks))
 			for i, c := range u.chunks {
+				if id, ok := same[c]; ok {
+					ids[i] = id // the section as it is, held by other content too
+					continue
+				}
 				id := w.alloc()
 				ids[i] = id
 				tcs := addedTerms[c]
@@ -131,6 +140,16 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 		}
 	}
 	w.free = append(w.free, freed...)
+	for id, n := range holders {
+		switch {
+		case n <= 1:
+			delete(w.shares, id)
+		case w.shares == nil:
+			w.shares = map[uint32]int{id: n - 1}
+		default:
+			w.shares[id] = n - 1
+		}
+	}
 	ix.noteFilesChanged()
 	ix.kickEmbedder()
 	return err
@@ -140,10 +159,11 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 // drop (by id, from old) and add (setting their lengths); an added chunk
 // equal to a section its file held before may take that section's terms
 // instead (see reusedTerms). The caller holds writeMu.
-func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot) (dropped map[uint32][]termCount, added map[*chunk][]termCount) {
+func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk]uint32, holders map[uint32]int) (dropped map[uint32][]termCount, added map[*chunk][]termCount) {
 	w := &ix.w
 	var ids []uint32
 	var gone, fresh []*chunk
+	going := make(map[uint32]bool)
 	for _, u := range ups {
 		oldE := w.files[u.rel]
 		if !u.reindex || (u.entry == nil && oldE == nil) {
@@ -151,12 +171,20 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot) (dropped map[ui
 		}
 		if oldE != nil {
 			for _, id := range oldE.chunks {
+				if n, ok := holders[id]; ok && (n > 0 || going[id]) {
+					continue
+				}
+				going[id] = true
 				ids = append(ids, id)
 				gone = append(gone, old.chunks[id])
 			}
 		}
 		if u.entry != nil {
-			fresh = append(fresh, u.chunks...)
+			for _, c := range u.chunks {
+				if _, ok := same[c]; !ok {
+					fresh = append(fresh, c)
+				}
+			}
 		}
 	}
 	gone, read := ix.withTexts(gone)
@@ -174,7 +202,7 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot) (dropped map[ui
 	for i, tcs := range chunksTerms(readGone, ix.rk, w.an, w.counts, false) {
 		dropped[readIDs[i]] = tcs
 	}
-	added = ix.reusedTerms(ups, old)
+	added = ix.reusedTerms(ups, old, same)
 	if added == nil {
 		added = make(map[*chunk][]termCount, len(fresh))
 	}

@@ -81,6 +81,10 @@ type writer struct {
 	// fileNos numbers every path a chunk was made of, for the per-file
 	// arrays of a search (see addFilePrior); numbers are never reused.
 	fileNos map[string]uint32
+	// shares counts, by chunk id, the file entries holding the chunk
+	// besides the first: in a shared content index, two contents of a
+	// path hold one chunk for a section equal in both (see sameChunks).
+	shares map[uint32]int
 	// dirty is set when a store write failed: the stored copy no longer
 	// matches memory, so the next write rewrites it whole.
 	dirty bool

@@ -14,13 +14,16 @@ const reuseFrom = 64
 // from old's postings of that section instead of analysing the text, and
 // sets their lengths; nil when they are fewer than reuseFrom. The caller
 // holds writeMu.
-func (ix *Index) reusedTerms(ups []fileUpdate, old *snapshot) map[*chunk][]termCount {
+func (ix *Index) reusedTerms(ups []fileUpdate, old *snapshot, same map[*chunk]uint32) map[*chunk][]termCount {
 	match := make(map[*chunk]uint32)
 	for _, u := range ups {
 		if !u.reindex || u.entry == nil {
 			continue
 		}
 		for _, c := range u.chunks {
+			if _, ok := same[c]; ok {
+				continue // the section itself is kept
+			}
 			for _, id := range u.prev {
 				if int(id) < len(old.chunks) && sameTerms(old.chunks[id], c) {
 					match[c] = id
@@ -60,6 +63,89 @@ func (ix *Index) reusedTerms(ups []fileUpdate, old *snapshot) map[*chunk][]termC
 		out[c] = byID[id]
 	}
 	return out
+}
+
+// sameChunks returns the new sections of ups equal in every respect
+// (file, title, tags, phase, lines and text) to a section their path held
+// before (fileUpdate.prev, in a shared content index), each with that
+// section's id: the new content holds that section as it is, its postings
+// unchanged, rather than indexing an equal one (a branch that edits one
+// section of a file keeps the others, as the siblings hold them). The
+// caller holds writeMu.
+func (ix *Index) sameChunks(ups []fileUpdate, old *snapshot) map[*chunk]uint32 {
+	var same map[*chunk]uint32
+	for _, u := range ups {
+		if !u.reindex || u.entry == nil || len(u.prev) == 0 {
+			continue
+		}
+		for i, c := range u.chunks {
+			// Sections keep their order: the one at the same place is
+			// tried first.
+			if i < len(u.prev) && sameChunk(old.chunkOf(u.prev[i]), c) {
+				if same == nil {
+					same = make(map[*chunk]uint32)
+				}
+				same[c] = u.prev[i]
+				continue
+			}
+			for _, id := range u.prev {
+				if sameChunk(old.chunkOf(id), c) {
+					if same == nil {
+						same = make(map[*chunk]uint32)
+					}
+					same[c] = id
+					break
+				}
+			}
+		}
+	}
+	return same
+}
+
+// holdersAfter returns, for the chunk ids ups drop or keep that more than
+// one file entry holds before or after them (see sameChunks), how many
+// hold each once ups are applied: 0 when the chunk goes. An id absent has
+// one holder before, which ups drop or keep as usual. The caller holds
+// writeMu.
+func (ix *Index) holdersAfter(ups []fileUpdate, same map[*chunk]uint32) map[uint32]int {
+	w := &ix.w
+	if len(same) == 0 && len(w.shares) == 0 {
+		return nil
+	}
+	holders := make(map[uint32]int)
+	for _, id := range same {
+		if _, ok := holders[id]; !ok {
+			holders[id] = 1 + w.shares[id]
+		}
+	}
+	for _, id := range same {
+		holders[id]++
+	}
+	for _, u := range ups {
+		oldE := w.files[u.rel]
+		if !u.reindex || oldE == nil {
+			continue
+		}
+		for _, id := range oldE.chunks {
+			n, ok := holders[id]
+			if !ok {
+				if w.shares[id] == 0 {
+					continue
+				}
+				n = 1 + w.shares[id]
+			}
+			holders[id] = n - 1
+		}
+	}
+	return holders
+}
+
+// sameChunk reports whether the section p, in memory, is c in every
+// respect: one may stand for the other.
+func sameChunk(p, c *chunk) bool {
+	return p != nil && !p.stored && p.text == c.text && p.file == c.file && p.title == c.title &&
+		p.start == c.start && p.end == c.end && p.bodyStart == c.bodyStart && p.phase == c.phase &&
+		p.tokens == c.tokens && slices.Equal(p.heading, c.heading) && slices.Equal(p.tags, c.tags)
 }
 
 // sameTerms reports whether the section p, in memory, analyses to the

@@ -3,8 +3,8 @@ package search
 import (
 	"context"
 	"maps"
-	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -51,20 +51,19 @@ func checkPostingsMatchTexts(t *testing.T, ix *Index) {
 }
 
 // TestSwitchReusesTheTermsOfUnchangedSections: a branch switch that
-// changes one section of every file takes the terms of each other section
-// from the postings of the one its file held before, rather than
-// analysing its text again; the index is then what analysing every text
-// gives.
+// changes one section of every file, moving the next one a line down,
+// takes the terms of that next section from the postings of the one its
+// file held before, rather than analysing its text again; the index is
+// then what analysing every text gives.
 func TestSwitchReusesTheTermsOfUnchangedSections(t *testing.T) {
 	const n = 2 * reuseFrom
-	db, sh := openDB(t), NewShared(nil)
-	base := t.TempDir()
-	main, wt := filepath.Join(base, "main"), filepath.Join(base, "wt")
-	writeFiles(t, main, worktreeFiles(n, "trunk"))
-	writeFiles(t, wt, worktreeFiles(n, "trunk"))
-	openView(t, db, sh, "main", main)
-	v := openView(t, db, sh, "wt", wt)
-	next := worktreeFiles(n, "topic") // each file's "Details" section as on trunk
+	sh, _, v, _, wt := twinViews(t, n)
+	// Each file's "Details" section as on trunk, a line further down: a
+	// section of its own, with the same terms.
+	next := worktreeFiles(n, "topic")
+	for rel, text := range next {
+		next[rel] = strings.Replace(text, "\n\n## Details", "\nA second line.\n\n## Details", 1)
+	}
 	writeFiles(t, wt, next)
 	paths := slices.Sorted(maps.Keys(next))
 
@@ -75,7 +74,10 @@ func TestSwitchReusesTheTermsOfUnchangedSections(t *testing.T) {
 	}
 	core := sh.core
 	core.writeMu.Lock()
-	reused := core.reusedTerms(ups, core.snap.Load())
+	if same := core.sameChunks(ups, core.snap.Load()); len(same) != 0 {
+		t.Fatalf("%d sections kept as they are, want none: each moved", len(same))
+	}
+	reused := core.reusedTerms(ups, core.snap.Load(), nil)
 	core.writeMu.Unlock()
 	v.writeMu.Unlock()
 	if len(reused) != n {
@@ -97,4 +99,56 @@ func TestSwitchReusesTheTermsOfUnchangedSections(t *testing.T) {
 		t.Fatalf("after the switch: %d sections, naming %v", res.Total, branchesIn(res, "trunk", "topic"))
 	}
 	checkPostingsMatchTexts(t, core)
+}
+
+// TestSwitchKeepsTheSectionsItDoesNotChange: a branch switch that changes
+// one section of every file, the others as they were at the same lines,
+// indexes only the changed sections: the new content holds the others as
+// they are, with the sibling's content that holds them too. Dropping
+// either content keeps the sections the other holds, and the index is
+// always what analysing every text gives.
+func TestSwitchKeepsTheSectionsItDoesNotChange(t *testing.T) {
+	const n = 40
+	sh, m, v, _, wt := twinViews(t, n)
+	core := sh.core
+	trunk := sh.Status().Chunks
+	paths := slices.Sorted(maps.Keys(worktreeFiles(n, "trunk")))
+	switchTo := func(branch string) {
+		t.Helper()
+		writeFiles(t, wt, worktreeFiles(n, branch))
+		if err := v.Apply(context.Background(), paths); err != nil {
+			t.Fatal(err)
+		}
+		if total, seen := markerBranches(t, v, "trunk", "topic"); total != n || len(seen) != 1 || !seen[branch] {
+			t.Fatalf("after the switch to %s: %d sections naming %v", branch, total, seen)
+		}
+		if got := search(t, v, "retries backoff").Total; got != n {
+			t.Fatalf("after the switch to %s: %d sections hold the unchanged section's words, want %d", branch, got, n)
+		}
+		checkPostingsMatchTexts(t, core)
+	}
+	// Each file's "Details" section is trunk's: topic adds its first
+	// sections and its own file.
+	switchTo("topic")
+	if got, want := sh.Status().Chunks, trunk+n+1; got != want {
+		t.Fatalf("%d sections indexed after the switch, want %d", got, want)
+	}
+	if total, seen := markerBranches(t, m, "trunk", "topic"); total != n || len(seen) != 1 || !seen["trunk"] {
+		t.Fatalf("the sibling sees %d sections naming %v, want trunk's alone", total, seen)
+	}
+	switchTo("trunk")
+	if got := sh.Status().Chunks; got != trunk {
+		t.Fatalf("%d sections indexed after the switch back, want trunk's %d", got, trunk)
+	}
+	// With the sibling gone, trunk's content is dropped by the switch,
+	// but not the sections topic holds as they are.
+	m.Close()
+	switchTo("topic")
+	if got := sh.Status().Chunks; got != trunk {
+		t.Fatalf("%d sections indexed, want topic's %d", got, trunk)
+	}
+	switchTo("trunk")
+	if got := sh.Status().Chunks; got != trunk {
+		t.Fatalf("%d sections indexed, want trunk's %d", got, trunk)
+	}
 }

@@ -3,8 +3,14 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/berth-dev/berth/broker/brokertest"
 )
 
 // BenchmarkShared measures a worktree's view of a shared index against a
@@ -54,4 +60,121 @@ func BenchmarkShared(b *testing.B) {
 			}
 		}
 	})
+}
+
+// editFiles are n files of 3 to 7 sections each, as a repository's
+// standards are.
+func editFiles(n int) map[string]string {
+	g := newCorpusGen(29)
+	files := make(map[string]string, n)
+	for i := range n {
+		files[fmt.Sprintf(".praxis-os/standards/area%02d/std%04d.md", i%20, i)] = g.file()
+	}
+	return files
+}
+
+// BenchmarkSharedEdit measures a branch switch in a git worktree of 2,000
+// files whose sibling holds the files as they are, to a branch that edits
+// each file's last section (the others as the sibling holds them), and
+// back, against a full build of the same files ("own"). "edit" applies
+// the change as one batch of the watcher's; "edit-staged" as a checkout
+// is applied: the files staged in batches of the watcher's while git
+// holds its lock, then the walk after git let go and the change taken
+// with git's new index. Each op is the switch and the switch back; git's
+// checkout is not timed.
+func BenchmarkSharedEdit(b *testing.B) {
+	const n = 2000
+	files := editFiles(n)
+	repo, repoGit, wt, wtGit := gitWorktrees(b, files)
+	paths := slices.Sorted(maps.Keys(files))
+	for _, rel := range paths {
+		f, err := os.OpenFile(filepath.Join(wt, filepath.FromSlash(rel)), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.WriteString("\nswitchmarker edited\n"); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+	brokertest.Git(b, wt, "checkout", "-q", "-b", "edit")
+	brokertest.Git(b, wt, "commit", "-q", "-am", "edit")
+	brokertest.Git(b, wt, "checkout", "-q", "wt")
+
+	db := openDB(b)
+	b.Run("own", func(b *testing.B) {
+		defer reportCPU(b)()
+		for i := range b.N {
+			ix := openWith(b, Options{Root: repo, Sources: defaultSources, DB: db, ProjectID: fmt.Sprintf("own%d", i)})
+			ix.Close()
+		}
+	})
+	sh := NewShared(nil)
+	openWith(b, Options{Root: repo, Sources: defaultSources, DB: db, ProjectID: "main", Shared: sh, GitDir: repoGit})
+	v := openWith(b, Options{Root: wt, Sources: defaultSources, DB: db, ProjectID: "wt", Shared: sh, GitDir: wtGit})
+	checkout := func(b *testing.B, branch string) {
+		b.StopTimer()
+		brokertest.Git(b, wt, "checkout", "-q", branch)
+		// Dated ahead, as git dates an index it writes a second later: no
+		// file is racily clean.
+		later := time.Now().Add(time.Second)
+		if err := os.Chtimes(filepath.Join(wtGit, "index"), later, later); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	want := func(b *testing.B, branch string, total int) {
+		b.StopTimer()
+		if got := search(b, v, "switchmarker").Total; got != total {
+			b.Fatalf("after the switch to %s: %d sections hold the marker, want %d", branch, got, total)
+		}
+		b.StartTimer()
+	}
+	// Each op switches to the edit branch and back, applying each switch
+	// with apply.
+	bench := func(name string, apply func(b *testing.B)) {
+		b.Run(name, func(b *testing.B) {
+			defer reportCPU(b)()
+			for range b.N {
+				for _, step := range []struct {
+					branch string
+					total  int
+				}{{"edit", n}, {"wt", 0}} {
+					checkout(b, step.branch)
+					apply(b)
+					want(b, step.branch, step.total)
+				}
+			}
+		})
+	}
+	bench("edit", func(b *testing.B) {
+		if err := v.Apply(context.Background(), paths); err != nil {
+			b.Fatal(err)
+		}
+	})
+	bench("edit-staged", func(b *testing.B) {
+		st := &staged{}
+		for i := 0; i < len(paths); i += batchFiles {
+			v.stage(st, paths[i:min(i+batchFiles, len(paths))])
+		}
+		v.writeMu.Lock()
+		disk, err := v.scan(context.Background())
+		v.writeMu.Unlock()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := v.apply(context.Background(), paths, disk, st); err != nil {
+			b.Fatal(err)
+		}
+		v.unstage(st)
+	})
+}
+
+// reportCPU, deferred as defer reportCPU(b)(), reports the process's CPU
+// time per op (its background work included; git's, a child's, not).
+func reportCPU(b *testing.B) func() {
+	start := cpuTime(b)
+	return func() {
+		b.ReportMetric(float64((cpuTime(b)-start).Milliseconds())/float64(b.N), "cpu-ms/op")
+	}
 }

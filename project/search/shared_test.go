@@ -41,6 +41,19 @@ func commonFiles(n int) map[string]string {
 	return files
 }
 
+// twinViews opens two views of a new shared index over worktrees of n
+// files each, both on branch trunk, and returns them and their roots.
+func twinViews(t testing.TB, n int) (sh *Shared, first, second *Index, firstRoot, secondRoot string) {
+	t.Helper()
+	db := openDB(t)
+	sh = NewShared(nil)
+	base := t.TempDir()
+	firstRoot, secondRoot = filepath.Join(base, "main"), filepath.Join(base, "wt")
+	writeFiles(t, firstRoot, worktreeFiles(n, "trunk"))
+	writeFiles(t, secondRoot, worktreeFiles(n, "trunk"))
+	return sh, openView(t, db, sh, "main", firstRoot), openView(t, db, sh, "wt", secondRoot), firstRoot, secondRoot
+}
+
 func openView(t testing.TB, db *store.DB, sh *Shared, id, root string) *Index {
 	t.Helper()
 	return openWith(t, Options{Root: root, Sources: defaultSources, DB: db, ProjectID: id, Shared: sh})
@@ -181,14 +194,7 @@ func branchesIn(res *Result, branches ...string) map[string]bool {
 // searches run in it and in a sibling: every answer names one branch.
 func TestSharedBranchSwitchIsConsistent(t *testing.T) {
 	const n = 300
-	db := openDB(t)
-	sh := NewShared(nil)
-	base := t.TempDir()
-	main, other := filepath.Join(base, "main"), filepath.Join(base, "other")
-	writeFiles(t, main, worktreeFiles(n, "trunk"))
-	writeFiles(t, other, worktreeFiles(n, "trunk"))
-	v := openView(t, db, sh, "main", main)
-	sibling := openView(t, db, sh, "other", other)
+	_, v, sibling, main, _ := twinViews(t, n)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

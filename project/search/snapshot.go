@@ -119,6 +119,14 @@ func (s *snapshot) postingsOf(id uint32) *postingList {
 	return p
 }
 
+// chunkOf returns the section of a chunk id, nil when there is none.
+func (s *snapshot) chunkOf(id uint32) *chunk {
+	if int(id) < len(s.chunks) {
+		return s.chunks[id]
+	}
+	return nil
+}
+
 // noPostings marks, in snapshot.postings, a term of the stored postings
 // that no longer occurs anywhere.
 var noPostings = &postingList{}
