@@ -29,13 +29,12 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 		stored:    old.stored,
 		views:     old.views,
 	}
-	removed := make(map[uint32][]uint32)
 	added := make(map[uint32][]posting)
 	var d delta
 	var freed []uint32
 	same := ix.sameChunks(ups, old)
 	holders := ix.holdersAfter(ups, same)
-	dropped, addedTerms := ix.termsOfChanges(ups, old, same, holders)
+	removed, addedTerms := ix.termsOfChanges(ups, old, same, holders)
 	for _, u := range ups {
 		oldE := w.files[u.rel]
 		if u.entry == nil && oldE == nil {
@@ -49,10 +48,6 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 				c := ns.chunks[id]
 				if n, ok := holders[id]; ok && (n > 0 || c == nil) {
 					continue // held by other content still, or dropped already
-				}
-				for _, tc := range dropped[id] {
-					tid := ix.dict.intern(tc.term)
-					removed[tid] = append(removed[tid], id)
 				}
 				ns.chunks[id] = nil
 				ns.removeChunk(c)
@@ -155,11 +150,12 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 	return err
 }
 
-// termsOfChanges analyses, in parallel when they are many, the chunks ups
-// drop (by id, from old) and add (setting their lengths); an added chunk
+// termsOfChanges finds the postings of the chunks ups drop (by term id, the
+// chunk ids to remove from its list) and analyses, in parallel when they
+// are many, the chunks ups add (setting their lengths); an added chunk
 // equal to a section its file held before may take that section's terms
 // instead (see reusedTerms). The caller holds writeMu.
-func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk]uint32, holders map[uint32]int) (dropped map[uint32][]termCount, added map[*chunk][]termCount) {
+func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk]uint32, holders map[uint32]int) (removed map[uint32][]uint32, added map[*chunk][]termCount) {
 	w := &ix.w
 	var ids []uint32
 	var gone, fresh []*chunk
@@ -187,21 +183,7 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk
 			}
 		}
 	}
-	gone, read := ix.withTexts(gone)
-	ix.warnUnread(gone, read)
-	dropped = make(map[uint32][]termCount, len(ids))
-	var readIDs []uint32
-	var readGone []*chunk
-	for i, c := range gone {
-		if read[i] {
-			readIDs, readGone = append(readIDs, ids[i]), append(readGone, c)
-		} else {
-			dropped[ids[i]] = termsHolding(old, ix.dict, ids[i])
-		}
-	}
-	for i, tcs := range chunksTerms(readGone, ix.rk, w.an, w.counts, false) {
-		dropped[readIDs[i]] = tcs
-	}
+	removed = ix.droppedPostings(ids, gone, old)
 	added = ix.reusedTerms(ups, old, same)
 	if added == nil {
 		added = make(map[*chunk][]termCount, len(fresh))
@@ -210,7 +192,57 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk
 	for i, tcs := range chunksTerms(fresh, ix.rk, w.an, w.counts, true) {
 		added[fresh[i]] = tcs
 	}
-	return dropped, added
+	return removed, added
+}
+
+// dropScanFrom is the number of chunks dropped by one commit from which
+// their postings are found in one pass over the posting lists held in
+// memory, rather than by analysing each chunk's text again.
+const dropScanFrom = reuseFrom
+
+// droppedPostings returns, by term id, the chunk ids (gone, by id) to
+// remove from each posting list of old. The caller holds writeMu.
+func (ix *Index) droppedPostings(ids []uint32, gone []*chunk, old *snapshot) map[uint32][]uint32 {
+	removed := make(map[uint32][]uint32)
+	if len(ids) >= dropScanFrom && old.stored == nil {
+		var drop viewBits
+		for _, id := range ids {
+			drop.set(id)
+		}
+		for tid, pl := range old.postings {
+			if pl == nil {
+				continue
+			}
+			for _, id := range pl.ids {
+				if drop.has(id) {
+					removed[uint32(tid)] = append(removed[uint32(tid)], id)
+				}
+			}
+		}
+		return removed
+	}
+	w := &ix.w
+	gone, read := ix.withTexts(gone)
+	ix.warnUnread(gone, read)
+	note := func(id uint32, tcs []termCount) {
+		for _, tc := range tcs {
+			tid := ix.dict.intern(tc.term)
+			removed[tid] = append(removed[tid], id)
+		}
+	}
+	var readIDs []uint32
+	var readGone []*chunk
+	for i, c := range gone {
+		if read[i] {
+			readIDs, readGone = append(readIDs, ids[i]), append(readGone, c)
+		} else {
+			note(ids[i], termsHolding(old, ix.dict, ids[i]))
+		}
+	}
+	for i, tcs := range chunksTerms(readGone, ix.rk, w.an, w.counts, false) {
+		note(readIDs[i], tcs)
+	}
+	return removed
 }
 
 // countFile adds sign times e's contribution to the file counts.

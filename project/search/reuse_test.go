@@ -108,7 +108,7 @@ func TestSwitchReusesTheTermsOfUnchangedSections(t *testing.T) {
 // either content keeps the sections the other holds, and the index is
 // always what analysing every text gives.
 func TestSwitchKeepsTheSectionsItDoesNotChange(t *testing.T) {
-	const n = 40
+	const n = 2 * dropScanFrom // drops found by a pass over the postings
 	sh, m, v, _, wt := twinViews(t, n)
 	core := sh.core
 	trunk := sh.Status().Chunks
@@ -150,5 +150,44 @@ func TestSwitchKeepsTheSectionsItDoesNotChange(t *testing.T) {
 	switchTo("trunk")
 	if got := sh.Status().Chunks; got != trunk {
 		t.Fatalf("%d sections indexed, want trunk's %d", got, trunk)
+	}
+}
+
+// TestDroppedPostingsFoundInOnePass: the postings of many chunks dropped
+// from a content index, found in one pass over its lists, are those their
+// texts analyse to.
+func TestDroppedPostingsFoundInOnePass(t *testing.T) {
+	sh, _, _, _, _ := twinViews(t, dropScanFrom)
+	core := sh.core
+	s := core.snap.Load()
+	var ids []uint32
+	var gone []*chunk
+	for id, c := range s.chunks {
+		if c != nil && id%2 == 0 {
+			ids, gone = append(ids, uint32(id)), append(gone, c)
+		}
+	}
+	if len(ids) < dropScanFrom || s.stored != nil {
+		t.Fatalf("%d chunks dropped (stored postings: %v): the pass is not taken", len(ids), s.stored != nil)
+	}
+	want := make(map[uint32][]uint32)
+	an := newAnalyzer()
+	for i, c := range gone {
+		tcs, _, _ := an.chunkTerms(c, core.rk, make(map[string]fieldCounts))
+		for _, tc := range tcs {
+			tid := core.dict.intern(tc.term)
+			want[tid] = append(want[tid], ids[i])
+		}
+	}
+	core.writeMu.Lock()
+	got := core.droppedPostings(ids, gone, s)
+	core.writeMu.Unlock()
+	for _, m := range []map[uint32][]uint32{want, got} {
+		for _, l := range m {
+			slices.Sort(l)
+		}
+	}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("the pass over the postings found %d terms' lists to change, the texts %d", len(got), len(want))
 	}
 }
