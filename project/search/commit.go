@@ -1,6 +1,7 @@
 package search
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -160,6 +161,7 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk
 	var ids []uint32
 	var gone, fresh []*chunk
 	going := make(map[uint32]bool)
+	ahead := make(map[*chunk][]termCount)
 	for _, u := range ups {
 		oldE := w.files[u.rel]
 		if !u.reindex || (u.entry == nil && oldE == nil) {
@@ -176,18 +178,28 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk
 			}
 		}
 		if u.entry != nil {
-			for _, c := range u.chunks {
-				if _, ok := same[c]; !ok {
-					fresh = append(fresh, c)
+			for i, c := range u.chunks {
+				if _, ok := same[c]; ok {
+					continue
 				}
+				if i < len(u.terms) && u.terms[i] != nil {
+					ahead[c] = u.terms[i] // analysed during a checkout
+					continue
+				}
+				fresh = append(fresh, c)
 			}
 		}
 	}
 	removed = ix.droppedPostings(ids, gone, old)
-	added = ix.reusedTerms(ups, old, same)
+	added = ix.reusedTerms(ups, old, func(c *chunk) bool {
+		_, kept := same[c]
+		_, analysed := ahead[c]
+		return kept || analysed
+	})
 	if added == nil {
-		added = make(map[*chunk][]termCount, len(fresh))
+		added = make(map[*chunk][]termCount, len(fresh)+len(ahead))
 	}
+	maps.Copy(added, ahead)
 	fresh = slices.DeleteFunc(fresh, func(c *chunk) bool { _, ok := added[c]; return ok })
 	for i, tcs := range chunksTerms(fresh, ix.rk, w.an, w.counts, true) {
 		added[fresh[i]] = tcs

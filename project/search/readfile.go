@@ -30,6 +30,11 @@ type fileUpdate struct {
 	// content the path held before in the view: a new chunk equal to one
 	// of them takes its terms (see reusedTerms).
 	prev []uint32
+	// terms, in a shared content index's update staged during a
+	// checkout (see staged), are the terms of chunks analysed then, by
+	// index; nil for a chunk not analysed (one equal to a section its
+	// path held, see sameChunks).
+	terms [][]termCount
 }
 
 // readUpdate brings one path up to date. old is the current entry (nil if

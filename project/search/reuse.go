@@ -14,15 +14,15 @@ const reuseFrom = 64
 // from old's postings of that section instead of analysing the text, and
 // sets their lengths; nil when they are fewer than reuseFrom. The caller
 // holds writeMu.
-func (ix *Index) reusedTerms(ups []fileUpdate, old *snapshot, same map[*chunk]uint32) map[*chunk][]termCount {
+func (ix *Index) reusedTerms(ups []fileUpdate, old *snapshot, skip func(c *chunk) bool) map[*chunk][]termCount {
 	match := make(map[*chunk]uint32)
 	for _, u := range ups {
 		if !u.reindex || u.entry == nil {
 			continue
 		}
 		for _, c := range u.chunks {
-			if _, ok := same[c]; ok {
-				continue // the section itself is kept
+			if skip(c) {
+				continue // kept as it is, or analysed already
 			}
 			for _, id := range u.prev {
 				if int(id) < len(old.chunks) && sameTerms(old.chunks[id], c) {

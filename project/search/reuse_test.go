@@ -77,7 +77,7 @@ func TestSwitchReusesTheTermsOfUnchangedSections(t *testing.T) {
 	if same := core.sameChunks(ups, core.snap.Load()); len(same) != 0 {
 		t.Fatalf("%d sections kept as they are, want none: each moved", len(same))
 	}
-	reused := core.reusedTerms(ups, core.snap.Load(), nil)
+	reused := core.reusedTerms(ups, core.snap.Load(), func(*chunk) bool { return false })
 	core.writeMu.Unlock()
 	v.writeMu.Unlock()
 	if len(reused) != n {

@@ -43,7 +43,11 @@ type Shared struct {
 	// blob at the path need not read its file.
 	blobs  map[string][16]byte
 	blobOf map[string]string // content key -> its key in blobs
-	log    *slog.Logger
+	// pending holds, by content key, the content a checkout under way
+	// read and analysed that the content index lacks (see staged): it is
+	// added with the view change that takes it. Guarded by core.writeMu.
+	pending map[string]fileUpdate
+	log     *slog.Logger
 }
 
 // NewShared returns an empty content index. Only the worktrees of one
@@ -74,7 +78,7 @@ func NewShared(log *slog.Logger) *Shared {
 	core.w.fileNos = make(map[string]uint32)
 	core.vec = vectors{byChunk: map[*chunk][]float32{}, kick: make(chan struct{}, 1)}
 	core.snap.Store(&snapshot{})
-	return &Shared{core: core, refs: map[string]int{}, staged: map[string]int{}, blobs: map[string][16]byte{}, blobOf: map[string]string{}, log: log}
+	return &Shared{core: core, refs: map[string]int{}, staged: map[string]int{}, blobs: map[string][16]byte{}, blobOf: map[string]string{}, pending: map[string]fileUpdate{}, log: log}
 }
 
 // SharedStatus counts what a content index holds, for benchmarks and the
@@ -288,7 +292,13 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		_, indexed := core.w.files[k]
 		switch {
 		case after > 0 && !indexed:
-			coreUps = append(coreUps, sh.contentUpdate(k, fresh[k], v.w.files[fresh[k].rel]))
+			up, staged := sh.pending[k]
+			if staged {
+				delete(sh.pending, k) // read and analysed during the checkout
+			} else {
+				up = sh.contentUpdate(k, fresh[k], v.w.files[fresh[k].rel])
+			}
+			coreUps = append(coreUps, up)
 		case after <= 0 && indexed && sh.staged[k] == 0:
 			drops = append(drops, fileUpdate{rel: k, reindex: true})
 		}

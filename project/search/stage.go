@@ -4,13 +4,14 @@ import "crypto/sha1"
 
 // staged is what a view read of a checkout while git wrote it (held its
 // index's lock): the files the watcher named meanwhile, each read, hashed,
-// and its new content chunked, analysed and added to the shared content
-// index as content no view holds yet. Searches still answer from the old
+// and its new content chunked and analysed (Shared.pending), to be added
+// to the shared content index with the view's change once git is done, in
+// one commit rather than one a batch. Searches still answer from the old
 // view. Once git lets go, the index it just wrote vouches for a staged file
 // whose stat data equals its entry and whose blob id equals the one of the
 // bytes read: that file is not read again (see takeStaged). Every content
 // staged is released after the view's change (see unstage): what no view
-// took, such as a file read while git was still writing it, is dropped.
+// took, such as a file read while git was still writing it, is forgotten.
 type staged struct {
 	files map[string]stagedFile // path -> what was read last
 	keys  []string              // every content key staged, once per read
@@ -34,15 +35,13 @@ func (ix *Index) stage(st *staged, paths []string) {
 	if ix.closed {
 		return
 	}
-	if err := ix.opts.Shared.stage(ix, st, ix.readUpdates(ix.expand(paths, nil), true)); err != nil {
-		ix.log.Debug("search: cannot stage a checkout's files; they are read once git is done", "err", err)
-	}
+	ix.opts.Shared.stage(ix, st, ix.readUpdates(ix.expand(paths, nil), true))
 }
 
-// stage records ups, v's, in st and commits the content they bring that
-// the content index lacks, held by no view: st holds it until unstage.
+// stage records ups, v's, in st, and chunks and analyses the content they
+// bring that the content index lacks: st holds it pending until unstage.
 // The caller holds v.writeMu.
-func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) error {
+func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) {
 	core := sh.core
 	core.writeMu.Lock()
 	defer core.writeMu.Unlock()
@@ -59,7 +58,8 @@ func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) error {
 			continue
 		}
 		_, indexed := core.w.files[k]
-		if !indexed && !adding[k] {
+		_, pending := sh.pending[k]
+		if !indexed && !pending && !adding[k] {
 			if u.chunks == nil && u.data == "" {
 				delete(st.files, u.rel) // its content was dropped meanwhile
 				continue
@@ -72,10 +72,45 @@ func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) error {
 		st.files[u.rel] = stagedFile{hash: u.entry.hash, blob: *u.blob}
 	}
 	sh.mu.Unlock()
-	if len(add) == 0 {
-		return nil
+	core.analyseAhead(add)
+	for _, u := range add {
+		sh.pending[u.rel] = u
 	}
-	return core.commitWith(add, nil)
+}
+
+// analyseAhead sets the terms of the chunks of ups, content updates of a
+// shared content index, but of those equal to a section their path holds
+// (they are kept as they are, see sameChunks); a chunk equal in its terms
+// to one its path holds takes them from the postings (see reusedTerms).
+// The caller holds writeMu.
+func (ix *Index) analyseAhead(ups []fileUpdate) {
+	if len(ups) == 0 {
+		return
+	}
+	old := ix.snap.Load()
+	same := ix.sameChunks(ups, old)
+	terms := ix.reusedTerms(ups, old, func(c *chunk) bool { _, ok := same[c]; return ok })
+	if terms == nil {
+		terms = make(map[*chunk][]termCount)
+	}
+	var fresh []*chunk
+	for _, u := range ups {
+		for _, c := range u.chunks {
+			if _, ok := same[c]; !ok && terms[c] == nil {
+				fresh = append(fresh, c)
+			}
+		}
+	}
+	for i, tcs := range chunksTerms(fresh, ix.rk, ix.w.an, ix.w.counts, true) {
+		terms[fresh[i]] = tcs
+	}
+	for i := range ups {
+		u := &ups[i]
+		u.terms = make([][]termCount, len(u.chunks))
+		for j, c := range u.chunks {
+			u.terms[j] = terms[c]
+		}
+	}
 }
 
 // unstage releases the content st staged: what no view holds is dropped.
@@ -93,6 +128,7 @@ func (sh *Shared) unstage(st *staged) error {
 			continue
 		}
 		delete(sh.staged, k)
+		delete(sh.pending, k)
 		if _, indexed := core.w.files[k]; indexed && sh.refs[k] == 0 {
 			drops = append(drops, fileUpdate{rel: k, reindex: true})
 		}
