@@ -21,6 +21,24 @@ type termCount struct {
 	head uint8
 }
 
+// termIDCount is a termCount whose term is interned: its id in the
+// index's dictionary.
+type termIDCount struct {
+	tid  uint32
+	body uint16
+	head uint8
+}
+
+// internTerms returns tcs with each term interned in ix's dictionary. The
+// caller holds writeMu.
+func (ix *Index) internTerms(tcs []termCount) []termIDCount {
+	out := make([]termIDCount, len(tcs))
+	for i, tc := range tcs {
+		out[i] = termIDCount{tid: ix.dict.intern(tc.term), body: tc.body, head: tc.head}
+	}
+	return out
+}
+
 // fieldCounts is the per-term scratch of chunkTerms.
 type fieldCounts struct{ body, head uint32 }
 

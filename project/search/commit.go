@@ -30,12 +30,12 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 		stored:    old.stored,
 		views:     old.views,
 	}
-	added := make(map[uint32][]posting)
 	var d delta
 	var freed []uint32
 	same := ix.sameChunks(ups, old)
 	holders := ix.holdersAfter(ups, same)
 	removed, addedTerms := ix.termsOfChanges(ups, old, same, holders)
+	added := newTermLists[posting](len(addedTerms) >= denseFrom, ix.dict.size())
 	for _, u := range ups {
 		oldE := w.files[u.rel]
 		if u.entry == nil && oldE == nil {
@@ -73,8 +73,7 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 				w.numberFile(c)
 				ns.addChunk(c)
 				for _, tc := range tcs {
-					tid := ix.dict.intern(tc.term)
-					added[tid] = append(added[tid], posting{id: id, tf: tc.body, ht: tc.head})
+					added.add(tc.tid, posting{id: id, tf: tc.body, ht: tc.head})
 				}
 				d.putChunks = append(d.putChunks, id)
 			}
@@ -89,14 +88,14 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 	}
 	ns.postings = make([]*postingList, ix.dict.size())
 	copy(ns.postings, old.postings)
-	for tid := range removed {
-		if _, ok := added[tid]; !ok {
-			added[tid] = nil
+	for _, tid := range removed.touched {
+		if added.get(tid) == nil {
+			added.touch(tid)
 		}
 	}
-	for tid, add := range added {
+	for _, tid := range added.touched {
 		before := ns.postingsOf(tid)
-		after := mergePostings(before, removed[tid], add)
+		after := mergePostings(before, removed.get(tid), added.get(tid))
 		ns.postings[tid] = after
 		if after == nil && ns.stored != nil && int(tid) < ns.stored.len() {
 			ns.postings[tid] = noPostings // hides the stored list
@@ -156,12 +155,12 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 // are many, the chunks ups add (setting their lengths); an added chunk
 // equal to a section its file held before may take that section's terms
 // instead (see reusedTerms). The caller holds writeMu.
-func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk]uint32, holders map[uint32]int) (removed map[uint32][]uint32, added map[*chunk][]termCount) {
+func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk]uint32, holders map[uint32]int) (removed *termLists[uint32], added map[*chunk][]termIDCount) {
 	w := &ix.w
 	var ids []uint32
 	var gone, fresh []*chunk
 	going := make(map[uint32]bool)
-	ahead := make(map[*chunk][]termCount)
+	ahead := make(map[*chunk][]termIDCount)
 	for _, u := range ups {
 		oldE := w.files[u.rel]
 		if !u.reindex || (u.entry == nil && oldE == nil) {
@@ -197,12 +196,12 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk
 		return kept || analysed
 	})
 	if added == nil {
-		added = make(map[*chunk][]termCount, len(fresh)+len(ahead))
+		added = make(map[*chunk][]termIDCount, len(fresh)+len(ahead))
 	}
 	maps.Copy(added, ahead)
 	fresh = slices.DeleteFunc(fresh, func(c *chunk) bool { _, ok := added[c]; return ok })
 	for i, tcs := range chunksTerms(fresh, ix.rk, w.an, w.counts, true) {
-		added[fresh[i]] = tcs
+		added[fresh[i]] = ix.internTerms(tcs)
 	}
 	return removed, added
 }
@@ -214,8 +213,8 @@ const dropScanFrom = reuseFrom
 
 // droppedPostings returns, by term id, the chunk ids (gone, by id) to
 // remove from each posting list of old. The caller holds writeMu.
-func (ix *Index) droppedPostings(ids []uint32, gone []*chunk, old *snapshot) map[uint32][]uint32 {
-	removed := make(map[uint32][]uint32)
+func (ix *Index) droppedPostings(ids []uint32, gone []*chunk, old *snapshot) *termLists[uint32] {
+	removed := newTermLists[uint32](len(ids) >= denseFrom, ix.dict.size())
 	if len(ids) >= dropScanFrom && old.stored == nil {
 		var drop viewBits
 		for _, id := range ids {
@@ -227,7 +226,7 @@ func (ix *Index) droppedPostings(ids []uint32, gone []*chunk, old *snapshot) map
 			}
 			for _, id := range pl.ids {
 				if drop.has(id) {
-					removed[uint32(tid)] = append(removed[uint32(tid)], id)
+					removed.add(uint32(tid), id)
 				}
 			}
 		}
@@ -238,8 +237,7 @@ func (ix *Index) droppedPostings(ids []uint32, gone []*chunk, old *snapshot) map
 	ix.warnUnread(gone, read)
 	note := func(id uint32, tcs []termCount) {
 		for _, tc := range tcs {
-			tid := ix.dict.intern(tc.term)
-			removed[tid] = append(removed[tid], id)
+			removed.add(ix.dict.intern(tc.term), id)
 		}
 	}
 	var readIDs []uint32
@@ -255,6 +253,56 @@ func (ix *Index) droppedPostings(ids []uint32, gone []*chunk, old *snapshot) map
 		note(readIDs[i], tcs)
 	}
 	return removed
+}
+
+// denseFrom is the number of chunks a commit adds or drops from which it
+// gathers each term's postings in a slice indexed by term id rather than
+// a map: a branch switch adds hundreds of thousands of postings.
+const denseFrom = 256
+
+// termLists gathers, by term id, the postings a commit adds to or removes
+// from each list, and the term ids touched, in their first order.
+type termLists[T any] struct {
+	dense   [][]T // by term id, for a large commit (see denseFrom)
+	sparse  map[uint32][]T
+	touched []uint32
+}
+
+// newTermLists returns empty lists, dense for the size terms of a
+// dictionary when dense is set.
+func newTermLists[T any](dense bool, size int) *termLists[T] {
+	l := &termLists[T]{sparse: make(map[uint32][]T)}
+	if dense {
+		l.dense = make([][]T, size)
+	}
+	return l
+}
+
+// add appends v to the list of term tid.
+func (l *termLists[T]) add(tid uint32, v T) {
+	if int(tid) < len(l.dense) {
+		if l.dense[tid] == nil {
+			l.touched = append(l.touched, tid)
+		}
+		l.dense[tid] = append(l.dense[tid], v)
+		return
+	}
+	list, ok := l.sparse[tid]
+	if !ok {
+		l.touched = append(l.touched, tid)
+	}
+	l.sparse[tid] = append(list, v)
+}
+
+// touch adds tid, with an empty list, to the terms touched.
+func (l *termLists[T]) touch(tid uint32) { l.touched = append(l.touched, tid) }
+
+// get returns the list of term tid.
+func (l *termLists[T]) get(tid uint32) []T {
+	if int(tid) < len(l.dense) {
+		return l.dense[tid]
+	}
+	return l.sparse[tid]
 }
 
 // countFile adds sign times e's contribution to the file counts.

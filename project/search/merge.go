@@ -15,7 +15,7 @@ type posting struct {
 // The result is nil when empty.
 func mergePostings(old *postingList, removed []uint32, added []posting) *postingList {
 	slices.Sort(removed)
-	slices.SortFunc(added, func(a, b posting) int { return int(int64(a.id) - int64(b.id)) })
+	sortPostings(added)
 	n := old.len() + len(added)
 	if n == 0 {
 		return nil
@@ -54,4 +54,18 @@ func mergePostings(old *postingList, removed []uint32, added []posting) *posting
 		return nil
 	}
 	return out
+}
+
+// sortPostings sorts ps by id. The postings of one commit come in the
+// order of their chunk ids, which are handed out from the free list last
+// freed first: often in descending order, reversed here in one pass.
+func sortPostings(ps []posting) {
+	cmp := func(a, b posting) int { return int(int64(a.id) - int64(b.id)) }
+	switch {
+	case slices.IsSortedFunc(ps, cmp):
+	case slices.IsSortedFunc(ps, func(a, b posting) int { return cmp(b, a) }):
+		slices.Reverse(ps)
+	default:
+		slices.SortFunc(ps, cmp)
+	}
 }

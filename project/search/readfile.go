@@ -34,7 +34,7 @@ type fileUpdate struct {
 	// checkout (see staged), are the terms of chunks analysed then, by
 	// index; nil for a chunk not analysed (one equal to a section its
 	// path held, see sameChunks).
-	terms [][]termCount
+	terms [][]termIDCount
 }
 
 // readUpdate brings one path up to date. old is the current entry (nil if

@@ -14,7 +14,7 @@ const reuseFrom = 64
 // from old's postings of that section instead of analysing the text, and
 // sets their lengths; nil when they are fewer than reuseFrom. The caller
 // holds writeMu.
-func (ix *Index) reusedTerms(ups []fileUpdate, old *snapshot, skip func(c *chunk) bool) map[*chunk][]termCount {
+func (ix *Index) reusedTerms(ups []fileUpdate, old *snapshot, skip func(c *chunk) bool) map[*chunk][]termIDCount {
 	match := make(map[*chunk]uint32)
 	for _, u := range ups {
 		if !u.reindex || u.entry == nil {
@@ -39,24 +39,19 @@ func (ix *Index) reusedTerms(ups []fileUpdate, old *snapshot, skip func(c *chunk
 	for _, id := range match {
 		want.set(id)
 	}
-	byID := make(map[uint32][]termCount, len(match))
+	byID := make(map[uint32][]termIDCount, len(match))
 	for tid := range uint32(ix.dict.size()) {
 		pl := old.postingsOf(tid)
 		if pl == nil {
 			continue
 		}
-		var term string
 		for i, id := range pl.ids {
-			if !want.has(id) {
-				continue
+			if want.has(id) {
+				byID[id] = append(byID[id], termIDCount{tid: tid, body: pl.tfs[i], head: pl.hts[i]})
 			}
-			if term == "" {
-				term = ix.dict.term(tid)
-			}
-			byID[id] = append(byID[id], termCount{term: term, body: pl.tfs[i], head: pl.hts[i]})
 		}
 	}
-	out := make(map[*chunk][]termCount, len(match))
+	out := make(map[*chunk][]termIDCount, len(match))
 	for c, id := range match {
 		p := old.chunks[id]
 		c.bodyLen, c.headLen = p.bodyLen, p.headLen

@@ -84,9 +84,13 @@ func TestSwitchReusesTheTermsOfUnchangedSections(t *testing.T) {
 		t.Fatalf("%d sections take their terms from the postings, want %d (each file's unchanged one)", len(reused), n)
 	}
 	an := newAnalyzer()
-	for c, tcs := range reused {
+	for c, ids := range reused {
 		bodyLen, headLen := c.bodyLen, c.headLen
 		want, wantBody, wantHead := an.chunkTerms(c, core.rk, make(map[string]fieldCounts))
+		tcs := make([]termCount, len(ids))
+		for i, tc := range ids {
+			tcs[i] = termCount{term: core.dict.term(tc.tid), body: tc.body, head: tc.head}
+		}
 		if !maps.Equal(termSet(tcs), termSet(want)) || bodyLen != wantBody || headLen != wantHead {
 			t.Fatalf("%s %v: terms %v (lengths %d/%d), its text analyses to %v (%d/%d)", c.file, c.heading, tcs, bodyLen, headLen, want, wantBody, wantHead)
 		}
@@ -180,8 +184,12 @@ func TestDroppedPostingsFoundInOnePass(t *testing.T) {
 		}
 	}
 	core.writeMu.Lock()
-	got := core.droppedPostings(ids, gone, s)
+	lists := core.droppedPostings(ids, gone, s)
 	core.writeMu.Unlock()
+	got := make(map[uint32][]uint32)
+	for _, tid := range lists.touched {
+		got[tid] = lists.get(tid)
+	}
 	for _, m := range []map[uint32][]uint32{want, got} {
 		for _, l := range m {
 			slices.Sort(l)

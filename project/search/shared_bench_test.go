@@ -64,8 +64,8 @@ func BenchmarkShared(b *testing.B) {
 
 // editFiles are n files of 3 to 7 sections each, as a repository's
 // standards are.
-func editFiles(n int) map[string]string {
-	g := newCorpusGen(29)
+func editFiles(n int, seed uint64) map[string]string {
+	g := newCorpusGen(seed)
 	files := make(map[string]string, n)
 	for i := range n {
 		files[fmt.Sprintf(".praxis-os/standards/area%02d/std%04d.md", i%20, i)] = g.file()
@@ -80,25 +80,29 @@ func editFiles(n int) map[string]string {
 // the change as one batch of the watcher's; "edit-staged" as a checkout
 // is applied: the files staged in batches of the watcher's while git
 // holds its lock, then the walk after git let go and the change taken
-// with git's new index. Each op is the switch and the switch back; git's
-// checkout is not timed.
+// with git's new index. "new-staged" is a checkout so applied of a branch
+// where every file is new. Each op is the switch and the switch back;
+// git's checkout is not timed.
 func BenchmarkSharedEdit(b *testing.B) {
 	const n = 2000
-	files := editFiles(n)
+	files := editFiles(n, 29)
 	repo, repoGit, wt, wtGit := gitWorktrees(b, files)
 	paths := slices.Sorted(maps.Keys(files))
-	for _, rel := range paths {
-		f, err := os.OpenFile(filepath.Join(wt, filepath.FromSlash(rel)), os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			b.Fatal(err)
+	for branch, content := range map[string]map[string]string{"edit": files, "new": editFiles(n, 31)} {
+		brokertest.Git(b, wt, "checkout", "-q", "-b", branch, "wt")
+		writeFiles(b, wt, content)
+		for _, rel := range paths {
+			f, err := os.OpenFile(filepath.Join(wt, filepath.FromSlash(rel)), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := f.WriteString("\nswitchmarker edited\n"); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
 		}
-		if _, err := f.WriteString("\nswitchmarker edited\n"); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
+		brokertest.Git(b, wt, "commit", "-q", "-am", branch)
 	}
-	brokertest.Git(b, wt, "checkout", "-q", "-b", "edit")
-	brokertest.Git(b, wt, "commit", "-q", "-am", "edit")
 	brokertest.Git(b, wt, "checkout", "-q", "wt")
 
 	db := openDB(b)
@@ -130,10 +134,10 @@ func BenchmarkSharedEdit(b *testing.B) {
 		}
 		b.StartTimer()
 	}
-	// Each op switches to the edit branch and back, applying each switch
+	// Each op switches to branch and back, applying each switch
 	// with apply, which returns how long its part after git's checkout
 	// took (reported as after-git-ms/op).
-	bench := func(name string, apply func(b *testing.B) time.Duration) {
+	bench := func(name, branch string, apply func(b *testing.B) time.Duration) {
 		b.Run(name, func(b *testing.B) {
 			defer reportCPU(b)()
 			var after time.Duration
@@ -141,7 +145,7 @@ func BenchmarkSharedEdit(b *testing.B) {
 				for _, step := range []struct {
 					branch string
 					total  int
-				}{{"edit", n}, {"wt", 0}} {
+				}{{branch, n}, {"wt", 0}} {
 					checkout(b, step.branch)
 					after += apply(b)
 					want(b, step.branch, step.total)
@@ -150,14 +154,14 @@ func BenchmarkSharedEdit(b *testing.B) {
 			b.ReportMetric(float64(after.Microseconds())/1e3/float64(b.N), "after-git-ms/op")
 		})
 	}
-	bench("edit", func(b *testing.B) time.Duration {
+	bench("edit", "edit", func(b *testing.B) time.Duration {
 		start := time.Now()
 		if err := v.Apply(context.Background(), paths); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(start)
 	})
-	bench("edit-staged", func(b *testing.B) time.Duration {
+	staged := func(b *testing.B) time.Duration {
 		st := &staged{}
 		for i := 0; i < len(paths); i += batchFiles {
 			v.stage(st, paths[i:min(i+batchFiles, len(paths))])
@@ -175,7 +179,9 @@ func BenchmarkSharedEdit(b *testing.B) {
 		after := time.Since(start)
 		v.unstage(st)
 		return after
-	})
+	}
+	bench("edit-staged", "edit", staged)
+	bench("new-staged", "new", staged)
 }
 
 // reportCPU, deferred as defer reportCPU(b)(), reports the process's CPU

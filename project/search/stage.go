@@ -78,7 +78,7 @@ func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) {
 	}
 }
 
-// analyseAhead sets the terms of the chunks of ups, content updates of a
+// analyseAhead sets the terms of the chunks of ups (interned), content updates of a
 // shared content index, but of those equal to a section their path holds
 // (they are kept as they are, see sameChunks); a chunk equal in its terms
 // to one its path holds takes them from the postings (see reusedTerms).
@@ -91,7 +91,7 @@ func (ix *Index) analyseAhead(ups []fileUpdate) {
 	same := ix.sameChunks(ups, old)
 	terms := ix.reusedTerms(ups, old, func(c *chunk) bool { _, ok := same[c]; return ok })
 	if terms == nil {
-		terms = make(map[*chunk][]termCount)
+		terms = make(map[*chunk][]termIDCount)
 	}
 	var fresh []*chunk
 	for _, u := range ups {
@@ -102,11 +102,11 @@ func (ix *Index) analyseAhead(ups []fileUpdate) {
 		}
 	}
 	for i, tcs := range chunksTerms(fresh, ix.rk, ix.w.an, ix.w.counts, true) {
-		terms[fresh[i]] = tcs
+		terms[fresh[i]] = ix.internTerms(tcs)
 	}
 	for i := range ups {
 		u := &ups[i]
-		u.terms = make([][]termCount, len(u.chunks))
+		u.terms = make([][]termIDCount, len(u.chunks))
 		for j, c := range u.chunks {
 			u.terms[j] = terms[c]
 		}
