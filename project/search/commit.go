@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"time"
@@ -36,6 +37,12 @@ func (ix *Index) commitWith(ups []fileUpdate, hook func(ns *snapshot, entry func
 	holders := ix.holdersAfter(ups, same)
 	removed, addedTerms := ix.termsOfChanges(ups, old, same, holders)
 	added := newTermLists[posting](len(addedTerms) >= denseFrom, ix.dict.size())
+	if len(addedTerms) >= denseFrom {
+		// Free ids are handed out last first: in descending order, each
+		// term's new postings come in ascending order of id, as its list
+		// holds them, and need no sorting.
+		slices.SortFunc(w.free, func(a, b uint32) int { return cmp.Compare(b, a) })
+	}
 	for _, u := range ups {
 		oldE := w.files[u.rel]
 		if u.entry == nil && oldE == nil {

@@ -56,9 +56,9 @@ func mergePostings(old *postingList, removed []uint32, added []posting) *posting
 	return out
 }
 
-// sortPostings sorts ps by id. The postings of one commit come in the
-// order of their chunk ids, which are handed out from the free list last
-// freed first: often in descending order, reversed here in one pass.
+// sortPostings sorts ps by id. The postings a commit adds to a list come
+// in the order their chunk ids were handed out, ascending (see
+// commitWith): that order, or its reverse, is found in one pass.
 func sortPostings(ps []posting) {
 	cmp := func(a, b posting) int { return int(int64(a.id) - int64(b.id)) }
 	switch {
