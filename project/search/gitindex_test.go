@@ -342,3 +342,62 @@ func TestCheckoutRereadsWhatChangedAfterItWasStaged(t *testing.T) {
 		t.Fatalf("%d contents still pending once the checkout is applied", pending)
 	}
 }
+
+// TestLongCheckoutIndexedWhileGitWrites: once a checkout's staged content
+// holds flushFrom sections, it is indexed while git writes the rest, held
+// by no view: searches still answer from the old checkout. The view's
+// change takes it without indexing it again; a checkout staged and not
+// applied leaves nothing behind.
+func TestLongCheckoutIndexedWhileGitWrites(t *testing.T) {
+	const n = flushFrom/2 + 10 // two sections a file, one of them as on trunk
+	sh, _, v, _, wt := twinViews(t, n)
+	trunk := sh.Status().Chunks
+	pending := func() (contents, chunks int) {
+		sh.core.writeMu.Lock()
+		defer sh.core.writeMu.Unlock()
+		return len(sh.pending), sh.pendingChunks
+	}
+	paths := slices.Sorted(maps.Keys(worktreeFiles(n, "topic")))
+	for i, branch := range []string{"topic", "other"} {
+		writeFiles(t, wt, worktreeFiles(n, branch))
+		st := &staged{}
+		v.stage(st, paths[:n/2])
+		if contents, chunks := pending(); contents != n/2 || chunks != n {
+			t.Fatalf("%s: %d contents of %d sections pending after half the files, want %d of %d", branch, contents, chunks, n/2, n)
+		}
+		v.stage(st, paths[n/2:])
+		if contents, _ := pending(); contents != 0 {
+			t.Fatalf("%s: %d contents pending past %d sections, want all indexed", branch, contents, flushFrom)
+		}
+		// Each file's "Details" section is trunk's: the first ones and the
+		// branch's own file are new (and topic's are held by v when other
+		// is staged).
+		if got, want := sh.Status().Chunks, trunk+(i+1)*(n+1); got != want {
+			t.Fatalf("%s: %d sections indexed while git writes, want %d", branch, got, want)
+		}
+		current := []string{"trunk", "topic"}[i] // the view's checkout
+		if total, seen := markerBranches(t, v, current, branch); total != n || len(seen) != 1 || !seen[current] {
+			t.Fatalf("%s: %d sections naming %v while git writes, want %s's alone", branch, total, seen, current)
+		}
+		if branch == "topic" {
+			before := sh.Status().Chunks
+			if err := v.apply(context.Background(), paths, nil, st); err != nil {
+				t.Fatal(err)
+			}
+			v.unstage(st)
+			if total, seen := markerBranches(t, v, "trunk", branch); total != n || len(seen) != 1 || !seen[branch] {
+				t.Fatalf("after the checkout of %s: %d sections naming %v", branch, total, seen)
+			}
+			if got := sh.Status().Chunks; got != before {
+				t.Fatalf("the checkout's change indexed %d sections, want none: all were indexed while git wrote", got-before)
+			}
+			checkPostingsMatchTexts(t, sh.core)
+			continue
+		}
+		// A checkout staged and never applied (git failed, say).
+		v.unstage(st)
+		if got, want := sh.Status().Chunks, trunk+n+1; got != want {
+			t.Fatalf("%d sections indexed once the unapplied checkout is released, want %d (trunk's and topic's)", got, want)
+		}
+	}
+}

@@ -45,9 +45,11 @@ type Shared struct {
 	blobOf map[string]string // content key -> its key in blobs
 	// pending holds, by content key, the content a checkout under way
 	// read and analysed that the content index lacks (see staged): it is
-	// added with the view change that takes it. Guarded by core.writeMu.
-	pending map[string]fileUpdate
-	log     *slog.Logger
+	// added with the view change that takes it, or earlier once it holds
+	// flushFrom chunks (pendingChunks). Guarded by core.writeMu.
+	pending       map[string]fileUpdate
+	pendingChunks int
+	log           *slog.Logger
 }
 
 // NewShared returns an empty content index. Only the worktrees of one
@@ -292,10 +294,8 @@ func (sh *Shared) commitView(v *Index, ups []fileUpdate) ([]string, error) {
 		_, indexed := core.w.files[k]
 		switch {
 		case after > 0 && !indexed:
-			up, staged := sh.pending[k]
-			if staged {
-				delete(sh.pending, k) // read and analysed during the checkout
-			} else {
+			up, staged := sh.takePending(k) // read and analysed during the checkout
+			if !staged {
 				up = sh.contentUpdate(k, fresh[k], v.w.files[fresh[k].rel])
 			}
 			coreUps = append(coreUps, up)

@@ -6,7 +6,8 @@ import "crypto/sha1"
 // index's lock): the files the watcher named meanwhile, each read, hashed,
 // and its new content chunked and analysed (Shared.pending), to be added
 // to the shared content index with the view's change once git is done, in
-// one commit rather than one a batch. Searches still answer from the old
+// one commit rather than one a batch (a long checkout's first flushFrom
+// chunks are indexed while git writes the rest). Searches still answer from the old
 // view. Once git lets go, the index it just wrote vouches for a staged file
 // whose stat data equals its entry and whose blob id equals the one of the
 // bytes read: that file is not read again (see takeStaged). Every content
@@ -39,7 +40,8 @@ func (ix *Index) stage(st *staged, paths []string) {
 }
 
 // stage records ups, v's, in st, and chunks and analyses the content they
-// bring that the content index lacks: st holds it pending until unstage.
+// bring that the content index lacks: it is pending (or indexed, held by no
+// view, see flushFrom), and st holds it until unstage.
 // The caller holds v.writeMu.
 func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) {
 	core := sh.core
@@ -75,7 +77,39 @@ func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) {
 	core.analyseAhead(add)
 	for _, u := range add {
 		sh.pending[u.rel] = u
+		sh.pendingChunks += len(u.chunks)
 	}
+	if sh.pendingChunks < flushFrom {
+		return
+	}
+	// A long checkout: what is pending is indexed now, while git writes,
+	// as content no view holds yet (st keeps it until unstage).
+	flush := make([]fileUpdate, 0, len(sh.pending))
+	for k := range sh.pending {
+		u, _ := sh.takePending(k)
+		flush = append(flush, u)
+	}
+	if err := core.commitWith(flush, nil); err != nil {
+		sh.log.Debug("search: cannot index a checkout's content while git writes it", "err", err)
+	}
+}
+
+// flushFrom is the number of chunks pending (see staged) from which a
+// checkout's content is indexed while git writes the rest: the commit
+// after git lets go then adds the rest alone. Below it, one commit after
+// git adds all, rather than one a batch each copying the posting lists of
+// the common terms again.
+const flushFrom = 4096
+
+// takePending removes the content k from the content pending (see
+// staged) and returns it. The caller holds core.writeMu.
+func (sh *Shared) takePending(k string) (fileUpdate, bool) {
+	u, ok := sh.pending[k]
+	if ok {
+		delete(sh.pending, k)
+		sh.pendingChunks -= len(u.chunks)
+	}
+	return u, ok
 }
 
 // analyseAhead sets the terms of the chunks of ups (interned), content updates of a
@@ -128,7 +162,7 @@ func (sh *Shared) unstage(st *staged) error {
 			continue
 		}
 		delete(sh.staged, k)
-		delete(sh.pending, k)
+		sh.takePending(k)
 		if _, indexed := core.w.files[k]; indexed && sh.refs[k] == 0 {
 			drops = append(drops, fileUpdate{rel: k, reindex: true})
 		}
