@@ -79,17 +79,33 @@ func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) {
 		sh.pending[u.rel] = u
 		sh.pendingChunks += len(u.chunks)
 	}
-	if sh.pendingChunks < flushFrom {
+	sh.flush(flushFrom)
+}
+
+// flushStaged indexes the content pending (see staged) once it holds
+// idleFlushFrom chunks: called while git still writes and no batch of its
+// is waiting, the commit takes time git spends anyway. The caller does
+// not hold writeMu.
+func (ix *Index) flushStaged() {
+	sh := ix.opts.Shared
+	sh.core.writeMu.Lock()
+	defer sh.core.writeMu.Unlock()
+	sh.flush(idleFlushFrom)
+}
+
+// flush indexes the content pending (see staged), as content no view
+// holds yet (the checkouts that staged it keep it until unstage), when it
+// holds least chunks or more. The caller holds core.writeMu.
+func (sh *Shared) flush(least int) {
+	if sh.pendingChunks < least || len(sh.pending) == 0 {
 		return
 	}
-	// A long checkout: what is pending is indexed now, while git writes,
-	// as content no view holds yet (st keeps it until unstage).
 	flush := make([]fileUpdate, 0, len(sh.pending))
 	for k := range sh.pending {
 		u, _ := sh.takePending(k)
 		flush = append(flush, u)
 	}
-	if err := core.commitWith(flush, nil); err != nil {
+	if err := sh.core.commitWith(flush, nil); err != nil {
 		sh.log.Debug("search: cannot index a checkout's content while git writes it", "err", err)
 	}
 }
@@ -98,8 +114,13 @@ func (sh *Shared) stage(v *Index, st *staged, ups []fileUpdate) {
 // checkout's content is indexed while git writes the rest: the commit
 // after git lets go then adds the rest alone. Below it, one commit after
 // git adds all, rather than one a batch each copying the posting lists of
-// the common terms again.
-const flushFrom = 4096
+// the common terms again. idleFlushFrom is the least a flush indexes when
+// the checkout's batches so far are staged and git still writes (see
+// whileExists): that commit is made while waiting for git.
+const (
+	flushFrom     = 4096
+	idleFlushFrom = 1024
+)
 
 // takePending removes the content k from the content pending (see
 // staged) and returns it. The caller holds core.writeMu.

@@ -101,7 +101,7 @@ func (ix *Index) settleCheckout(ctx context.Context, batch []string, changes <-c
 		batch, ok := settle(ctx, batch, changes)
 		return batch, nil, ok
 	}
-	batch, ok := whileExists(ctx, lock, batch, changes, func(paths []string) { ix.stage(st, paths) })
+	batch, ok := whileExists(ctx, lock, batch, changes, func(paths []string) { ix.stage(st, paths) }, ix.flushStaged)
 	if !ok {
 		return nil, nil, false
 	}
@@ -128,18 +128,20 @@ func (ix *Index) gitBusy() bool {
 
 // whileExists returns batch with the batches from changes that come while
 // the file lock exists (settleMax at most), each given to stage as it
-// comes while the lock exists, batch first; false when ctx ended or
-// changes was closed.
-func whileExists(ctx context.Context, lock string, batch []string, changes <-chan []string, stage func([]string)) ([]string, bool) {
+// comes while the lock exists, batch first, and idle called when the lock
+// still exists and no batch came for a lockPoll after one was staged;
+// false when ctx ended or changes was closed.
+func whileExists(ctx context.Context, lock string, batch []string, changes <-chan []string, stage func([]string), idle func()) ([]string, bool) {
 	deadline := time.NewTimer(settleMax)
 	defer deadline.Stop()
 	tick := time.NewTicker(lockPoll)
 	defer tick.Stop()
 	fresh := batch
+	staged := false // a batch was staged since the last idle call
 	for exists(lock) {
 		if len(fresh) > 0 {
 			stage(fresh)
-			fresh = nil
+			fresh, staged = nil, true
 			continue // the lock may have gone meanwhile
 		}
 		select {
@@ -148,6 +150,10 @@ func whileExists(ctx context.Context, lock string, batch []string, changes <-cha
 		case <-deadline.C:
 			return batch, true
 		case <-tick.C:
+			if staged && exists(lock) {
+				idle()
+				staged = false
+			}
 		case more, ok := <-changes:
 			if !ok {
 				return nil, false

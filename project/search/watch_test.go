@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/berth-dev/berth/broker/brokertest"
 	"github.com/berth-dev/berth/project/watch"
@@ -80,4 +81,48 @@ func TestWatcherKeepsIndexCurrent(t *testing.T) {
 		t.Fatalf("restart read %d files, want 0", st.FilesRead)
 	}
 	eventually(t, ix, "numbat", ".praxis-os/standards/kept.md")
+}
+
+// TestWhileExistsIdleAfterStaging: while the lock exists, each batch is
+// staged as it comes, and idle is called once the staged batches are
+// followed by a pause, before the lock goes; whileExists returns every
+// batch once it is gone.
+func TestWhileExistsIdleAfterStaging(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changes := make(chan []string)
+	staged := make(chan []string, 2)
+	idle := make(chan struct{}, 8)
+	type result struct {
+		batch []string
+		ok    bool
+	}
+	done := make(chan result, 1)
+	go func() {
+		batch, ok := whileExists(context.Background(), lock, []string{"a.md"}, changes,
+			func(paths []string) { staged <- paths }, func() { idle <- struct{}{} })
+		done <- result{batch, ok}
+	}()
+	changes <- []string{"b.md"}
+	select {
+	case <-idle:
+	case <-time.After(brokertest.WaitLimit):
+		t.Fatal("idle was not called while the lock exists after the batches were staged")
+	}
+	if len(staged) != 2 {
+		t.Fatalf("%d batches staged before idle, want 2", len(staged))
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if !r.ok || !slices.Equal(r.batch, []string{"a.md", "b.md"}) {
+			t.Fatalf("whileExists returned %v, %v; want both batches", r.batch, r.ok)
+		}
+	case <-time.After(brokertest.WaitLimit):
+		t.Fatal("whileExists did not return once the lock was gone")
+	}
 }
