@@ -189,6 +189,9 @@ func (o *owner) ensure() {
 // they may have been written before the watch was in place.
 func (o *owner) watchTree(dir, tgt string) {
 	rel, ok := o.rel(dir)
+	if dir == o.w.root {
+		rel, ok = "", true // the root itself is a target (a source "."): its files' paths are their names
+	}
 	if !ok || hiddenBelow(tgt, rel) {
 		return
 	}
@@ -230,7 +233,10 @@ func (o *owner) watchFolder(p, rel string) {
 		if !o.started && d.Type().IsRegular() {
 			continue
 		}
-		child, crel := p+string(filepath.Separator)+name, rel+"/"+name
+		child, crel := p+string(filepath.Separator)+name, name
+		if rel != "" {
+			crel = rel + "/" + name
+		}
 		if d.IsDir() {
 			o.watchFolder(child, crel)
 			continue

@@ -194,3 +194,21 @@ func TestNewRejectsBadPaths(t *testing.T) {
 		t.Error("folder outside the root accepted")
 	}
 }
+
+// TestRootTargetWatched checks a watcher of the root itself (a project
+// whose standards path is "."): files in the root and in folders below it,
+// old and new, are reported, and hidden folders such as .git are not.
+func TestRootTargetWatched(t *testing.T) {
+	root := t.TempDir()
+	mkfile(t, root, "docs/a.md", "a")
+	mkfile(t, root, ".git/HEAD", "ref")
+	w := newTestWatcher(t, root, []string{"."})
+	ch := w.Subscribe()
+	mkfile(t, root, "docs/a.md", "a2")
+	mkfile(t, root, "top.md", "t")
+	waitFor(t, ch, "docs/a.md", "top.md")
+	mkfile(t, root, "new/deep/x.md", "x")
+	waitFor(t, ch, "new/deep/x.md")
+	mkfile(t, root, ".git/index", "i")
+	quietFor(t, ch, root, "sentinel.md", ".git/index")
+}
