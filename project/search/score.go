@@ -38,11 +38,7 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 		if ix.interrupted(ctx) {
 			return ctx.Err()
 		}
-		tid, ok := ix.dict.lookup(term)
-		if !ok {
-			continue
-		}
-		pl := s.postingsOf(tid)
+		pl := ix.postings(s, term)
 		if pl == nil {
 			continue
 		}
@@ -101,11 +97,7 @@ func (ix *Index) holdingAll(s *snapshot, p *plan, ids []uint32) []uint32 {
 		if !p.required[i] {
 			continue
 		}
-		tid, ok := ix.dict.lookup(term)
-		if !ok {
-			return ids
-		}
-		pl := s.postingsOf(tid)
+		pl := ix.postings(s, term)
 		if pl == nil {
 			return ids
 		}
@@ -143,11 +135,7 @@ func (ix *Index) nameCounts(s *snapshot, names []string) map[uint32]nameCount {
 	}
 	out := map[uint32]nameCount{}
 	for _, name := range names {
-		tid, ok := ix.dict.lookup(name)
-		if !ok {
-			continue
-		}
-		pl := s.postingsOf(tid)
+		pl := ix.postings(s, name)
 		if pl == nil {
 			continue
 		}
