@@ -76,22 +76,19 @@ func (ix *Index) sameChunks(ups []fileUpdate, old *snapshot) map[*chunk]uint32 {
 		for i, c := range u.chunks {
 			// Sections keep their order: the one at the same place is
 			// tried first.
+			j := -1
 			if i < len(u.prev) && sameChunk(old.chunkOf(u.prev[i]), c) {
-				if same == nil {
-					same = make(map[*chunk]uint32)
-				}
-				same[c] = u.prev[i]
+				j = i
+			} else {
+				j = slices.IndexFunc(u.prev, func(id uint32) bool { return sameChunk(old.chunkOf(id), c) })
+			}
+			if j < 0 {
 				continue
 			}
-			for _, id := range u.prev {
-				if sameChunk(old.chunkOf(id), c) {
-					if same == nil {
-						same = make(map[*chunk]uint32)
-					}
-					same[c] = id
-					break
-				}
+			if same == nil {
+				same = make(map[*chunk]uint32)
 			}
+			same[c] = u.prev[j]
 		}
 	}
 	return same
@@ -112,8 +109,6 @@ func (ix *Index) holdersAfter(ups []fileUpdate, same map[*chunk]uint32) map[uint
 		if _, ok := holders[id]; !ok {
 			holders[id] = 1 + w.shares[id]
 		}
-	}
-	for _, id := range same {
 		holders[id]++
 	}
 	for _, u := range ups {
