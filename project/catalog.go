@@ -28,8 +28,7 @@ type catalog struct {
 
 	mu      sync.Mutex           // guards the fields below
 	servers []*mcp.Server        // every server built by the engine, which lives as long as it
-	files   []fileEntry          // the indexed files served as resources, in URI order (resources.go)
-	held    *fileTable           // the table files is, which sibling catalogs may share (filetables.go)
+	files   *fileTable           // the indexed files served as resources, in URI order (resources.go); sibling catalogs may share it (filetables.go)
 	prompts map[string]promptDef // published prompts, by name
 	// sessions are the published workflow sessions, by URI (sessionresources.go).
 	sessions map[string]workflow.SessionSummary
@@ -67,7 +66,7 @@ func (c *catalog) serve(s *mcp.Server) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.servers = append(c.servers, s)
-	if len(c.files) > 0 {
+	if len(c.files.entries()) > 0 {
 		listChanged(s)
 	}
 	for _, p := range c.prompts {
@@ -99,8 +98,8 @@ func (c *catalog) withdraw() {
 	c.mu.Lock()
 	servers := c.servers
 	c.servers = nil
-	hadFiles := len(c.files) > 0
-	c.files, c.held = nil, nil
+	hadFiles := len(c.files.entries()) > 0
+	c.files = nil
 	uris := slices.Collect(maps.Keys(c.sessions))
 	names := slices.Collect(maps.Keys(c.prompts))
 	c.mu.Unlock()

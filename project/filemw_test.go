@@ -306,7 +306,7 @@ func FuzzListMerge(f *testing.F) {
 			ref.AddResource(r, nil)
 		}
 		c.sortByURI(table)
-		c.files = table
+		c.files = &fileTable{files: table}
 		want := listAll(t, ref)
 		if got := listAll(t, s); got != want {
 			t.Fatalf("page size %d:\nmerged:  %s\nthe sdk: %s", pageSize, got, want)

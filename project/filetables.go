@@ -18,6 +18,14 @@ type fileTable struct {
 	files []fileEntry
 }
 
+// entries is the table's files; none for a nil table.
+func (t *fileTable) entries() []fileEntry {
+	if t == nil {
+		return nil
+	}
+	return t.files
+}
+
 // fileTables is the tables the catalogs hold now, by a digest of their
 // entries. An entry goes once no catalog holds its table.
 var fileTables = tableCache{byDigest: map[uint64]weakTable{}}

@@ -13,7 +13,7 @@ func heldTable(e *Engine) *fileTable {
 	c := e.current().catalog
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.held
+	return c.files
 }
 
 // Two projects holding the same files (as sibling worktrees do) serve them

@@ -188,10 +188,10 @@ func (c *catalog) syncFiles(ctx context.Context) {
 	}
 	c.sortByURI(table)
 	held := fileTables.intern(table)
-	table = held.files
+	table = held.entries()
 	c.mu.Lock()
-	old := c.files
-	c.files, c.held = table, held
+	old := c.files.entries()
+	c.files = held
 	servers := slices.Clone(c.servers)
 	c.mu.Unlock()
 
@@ -274,7 +274,7 @@ func (c *catalog) lookup(uri string) (string, bool) {
 func (c *catalog) table() []fileEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.files
+	return c.files.entries()
 }
 
 // find is the position in files (in URI order) of the first file whose
