@@ -197,20 +197,30 @@ func (ix *Index) termsOfChanges(ups []fileUpdate, old *snapshot, same map[*chunk
 		}
 	}
 	removed = ix.droppedPostings(ids, gone, old)
-	added = ix.reusedTerms(ups, old, func(c *chunk) bool {
+	added = ix.termsOf(ups, old, fresh, func(c *chunk) bool {
 		_, kept := same[c]
 		_, analysed := ahead[c]
 		return kept || analysed
 	})
-	if added == nil {
-		added = make(map[*chunk][]termIDCount, len(fresh)+len(ahead))
-	}
 	maps.Copy(added, ahead)
-	fresh = slices.DeleteFunc(fresh, func(c *chunk) bool { _, ok := added[c]; return ok })
-	for i, tcs := range chunksTerms(fresh, ix.rk, w.an, w.counts, true) {
-		added[fresh[i]] = ix.internTerms(tcs)
-	}
 	return removed, added
+}
+
+// termsOf returns the terms of the chunks fresh, new chunks of ups,
+// interned: taken from old's postings for a chunk equal in its terms to a
+// section its path held (see reusedTerms; skip names the chunks of ups
+// not to match so), else analysed (setting its lengths). fresh's array is
+// reused. The caller holds writeMu.
+func (ix *Index) termsOf(ups []fileUpdate, old *snapshot, fresh []*chunk, skip func(c *chunk) bool) map[*chunk][]termIDCount {
+	terms := ix.reusedTerms(ups, old, skip)
+	if terms == nil {
+		terms = make(map[*chunk][]termIDCount, len(fresh))
+	}
+	fresh = slices.DeleteFunc(fresh, func(c *chunk) bool { _, ok := terms[c]; return ok })
+	for i, tcs := range chunksTerms(fresh, ix.rk, ix.w.an, ix.w.counts, true) {
+		terms[fresh[i]] = ix.internTerms(tcs)
+	}
+	return terms
 }
 
 // dropScanFrom is the number of chunks dropped by one commit from which

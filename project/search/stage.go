@@ -144,21 +144,16 @@ func (ix *Index) analyseAhead(ups []fileUpdate) {
 	}
 	old := ix.snap.Load()
 	same := ix.sameChunks(ups, old)
-	terms := ix.reusedTerms(ups, old, func(c *chunk) bool { _, ok := same[c]; return ok })
-	if terms == nil {
-		terms = make(map[*chunk][]termIDCount)
-	}
+	kept := func(c *chunk) bool { _, ok := same[c]; return ok }
 	var fresh []*chunk
 	for _, u := range ups {
 		for _, c := range u.chunks {
-			if _, ok := same[c]; !ok && terms[c] == nil {
+			if !kept(c) {
 				fresh = append(fresh, c)
 			}
 		}
 	}
-	for i, tcs := range chunksTerms(fresh, ix.rk, ix.w.an, ix.w.counts, true) {
-		terms[fresh[i]] = ix.internTerms(tcs)
-	}
+	terms := ix.termsOf(ups, old, fresh, kept)
 	for i := range ups {
 		u := &ups[i]
 		u.terms = make([][]termIDCount, len(u.chunks))
