@@ -168,6 +168,9 @@ func (m *Mount) middleware() []mcp.Middleware {
 		// /mcp's fast path runs a tools/call through all below
 		// (broker/streamable/fast.go).
 		m.streamable.Middleware,
+		// Two messages handled at once widen the broker to every
+		// processor (procs).
+		mcpserve.CountWork,
 		// The request's goroutine gets its stack before it goes deep.
 		mcpserve.PresizeStack,
 		// A session is tagged at its first request, whatever follows.

@@ -16,6 +16,7 @@ import (
 	"github.com/berth-dev/berth/broker"
 	"github.com/berth-dev/berth/broker/brokerconfig"
 	"github.com/berth-dev/berth/broker/logfile"
+	"github.com/berth-dev/berth/project/procs"
 	"github.com/berth-dev/berth/project/workflow/lambdaproc"
 	"github.com/spf13/pflag"
 )
@@ -68,6 +69,9 @@ func runServe(ctx context.Context, args []string) (err error) {
 		log.Warn("config: " + cf.Notice)
 	}
 	forceOnSecondSignal(log)
+	// One processor while the broker does one thing at a time, every
+	// processor while it does more (procs).
+	defer procs.Govern(procs.DefaultCalm)()
 	if *pprofAddr != "" {
 		stopPprof, err := servePprof(*pprofAddr, log)
 		if err != nil {

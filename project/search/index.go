@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/berth-dev/berth/project/procs"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -191,6 +192,8 @@ type scanResult struct {
 // sources found it.
 func (ix *Index) catchUp(ctx context.Context, scanned <-chan scanResult) {
 	defer close(ix.done)
+	procs.Enter()
+	defer procs.Leave()
 	start := time.Now()
 	sr := <-scanned
 	err := sr.err

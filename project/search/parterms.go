@@ -1,8 +1,9 @@
 package search
 
 import (
-	"runtime"
 	"sync"
+
+	"github.com/berth-dev/berth/project/procs"
 )
 
 // parallelFrom is the number of chunks from which chunksTerms analyses in
@@ -11,7 +12,7 @@ import (
 const parallelFrom = 64
 
 // chunksTerms returns the terms of each of cs, analysed with rk, in
-// parallel (GOMAXPROCS workers, each with an analyzer of its own) when
+// parallel (a worker per processor, each with an analyzer of its own) when
 // there are many, else with an. With setLens each chunk's body and head
 // lengths are set too (only for chunks no snapshot holds yet).
 func chunksTerms(cs []*chunk, rk *ranking, an *analyzer, counts map[string]fieldCounts, setLens bool) [][]termCount {
@@ -23,7 +24,8 @@ func chunksTerms(cs []*chunk, rk *ranking, an *analyzer, counts map[string]field
 		}
 		out[i] = tcs
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(cs)/parallelFrom*2)
+	workers, done := procs.Workers(len(cs) / parallelFrom * 2)
+	defer done()
 	if workers < 2 {
 		for i := range cs {
 			one(i, an, counts)

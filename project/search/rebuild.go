@@ -2,10 +2,11 @@ package search
 
 import (
 	"context"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/berth-dev/berth/project/procs"
 )
 
 // analyzed is one file of a bulk build, ready to be numbered.
@@ -34,7 +35,8 @@ func (ix *Index) rebuildAll(ctx context.Context, disk map[string]diskFile) error
 	var lists []postingBuilder
 	ns := &snapshot{}
 	nfiles, nskipped := 0, 0
-	workers := max(1, runtime.GOMAXPROCS(0))
+	workers, done := procs.Workers(len(paths))
+	defer done()
 	ans := make([]*analyzer, workers)
 	for i := range ans {
 		ans[i] = newAnalyzer()

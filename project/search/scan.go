@@ -5,11 +5,13 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/berth-dev/berth/project/procs"
 )
 
 // diskFile is a source file as seen by a walk.
@@ -176,7 +178,7 @@ type statGroup struct {
 const statBatch = 256
 
 // stats reads the sizes and mtimes of the files a walk finds while it
-// walks on: its groups are stated on GOMAXPROCS goroutines, each file
+// walks on: its groups are stated on a goroutine per processor, each file
 // relative to its open folder (statIn) so that the kernel does not resolve
 // the whole path again for every file. One walk owns it.
 type stats struct {
@@ -186,11 +188,13 @@ type stats struct {
 	groups []*statGroup
 	work   chan *statGroup
 	wg     sync.WaitGroup
+	done   func() // the workers' hold on the processors (procs.Workers)
 }
 
 func (ix *Index) startStats(ctx context.Context) *stats {
-	st := &stats{ctx: ctx, ix: ix, work: make(chan *statGroup, 2*runtime.GOMAXPROCS(0))}
-	for range runtime.GOMAXPROCS(0) {
+	workers, done := procs.Workers(math.MaxInt)
+	st := &stats{ctx: ctx, ix: ix, work: make(chan *statGroup, 2*workers), done: done}
+	for range workers {
 		st.wg.Go(func() {
 			for g := range st.work {
 				if ctx.Err() != nil {
@@ -232,6 +236,7 @@ func (st *stats) finish(out map[string]diskFile) (map[string]diskFile, error) {
 	st.flush()
 	close(st.work)
 	st.wg.Wait()
+	st.done()
 	if err := st.ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/berth-dev/berth/project/procs"
 )
 
 // Result is a search's answer. Its JSON field names are those of the
@@ -394,7 +395,9 @@ func (ix *Index) withPhrases(ctx context.Context, s *snapshot, p *plan, an *anal
 		})
 	}
 	var err error
-	if parts := min(runtime.GOMAXPROCS(0), len(cs)/phraseTextsEach); parts > 1 {
+	parts, done := procs.Workers(len(cs) / phraseTextsEach)
+	defer done()
+	if parts > 1 {
 		errs := make([]error, parts)
 		var wg sync.WaitGroup
 		for k := range parts {

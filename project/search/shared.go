@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"maps"
 	"math/bits"
-	"runtime"
 	"sync"
 	"time"
 	"unique"
 
+	"github.com/berth-dev/berth/project/procs"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -430,6 +430,8 @@ func (ix *Index) openView(ctx context.Context) {
 // file read (in parallel) and committed in batches.
 func (ix *Index) catchUpView(ctx context.Context) {
 	defer close(ix.done)
+	procs.Enter()
+	defer procs.Leave()
 	start := time.Now()
 	ix.dropOwnIndex()
 	// Git's index is read while the sources are walked: its entries
@@ -563,7 +565,9 @@ func (ix *Index) readUpdates(paths []string, force bool) []fileUpdate {
 	defer dirs.Close()
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range max(1, runtime.GOMAXPROCS(0)) {
+	workers, done := procs.Workers(len(paths))
+	defer done()
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

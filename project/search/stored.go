@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/berth-dev/berth/project/procs"
 	"github.com/berth-dev/berth/store"
 )
 
@@ -188,7 +188,9 @@ func (sp *storedPostings) verify(base *baseTerms, sums []uint32) error {
 	errs := make([]error, (n+batch-1)/batch)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(errs)) {
+	workers, done := procs.Workers(len(errs))
+	defer done()
+	for range workers {
 		wg.Go(func() {
 			for {
 				b := int(next.Add(1) - 1)

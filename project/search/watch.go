@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/berth-dev/berth/project/procs"
 )
 
 // Watch applies every batch of changed paths (relative to the root) from
@@ -33,33 +35,44 @@ func Follow(ctx context.Context, current func() *Index, changes <-chan []string)
 			if !ok {
 				return
 			}
-			ix := current()
-			if ix == nil {
-				continue
-			}
-			var disk map[string]diskFile
-			var st *staged
-			if ix.opts.Shared != nil && (len(batch) >= settleFrom || ix.gitBusy()) {
-				st = &staged{}
-				batch, disk, ok = ix.settleCheckout(ctx, batch, changes, st)
-				if !ok {
-					ix.unstage(st)
-					return
-				}
-			}
-			err := ix.apply(ctx, batch, disk, st)
-			ix.unstage(st)
-			if err != nil && ctx.Err() == nil {
-				if errIsClosed(err) {
-					if current() == ix {
-						return
-					}
-					continue // replaced meanwhile
-				}
-				ix.log.Warn("search: cannot apply file changes", "paths", len(batch), "err", err)
+			procs.Enter() // a change applied is work in hand, as a request is
+			more := follow(ctx, current, batch, changes)
+			procs.Leave()
+			if !more {
+				return
 			}
 		}
 	}
+}
+
+// follow applies one batch of changes (with those that follow it while a
+// checkout settles) to the current index. It returns false when the
+// watch is over.
+func follow(ctx context.Context, current func() *Index, batch []string, changes <-chan []string) bool {
+	ix := current()
+	if ix == nil {
+		return true
+	}
+	var disk map[string]diskFile
+	var st *staged
+	if ix.opts.Shared != nil && (len(batch) >= settleFrom || ix.gitBusy()) {
+		st = &staged{}
+		var ok bool
+		batch, disk, ok = ix.settleCheckout(ctx, batch, changes, st)
+		if !ok {
+			ix.unstage(st)
+			return false
+		}
+	}
+	err := ix.apply(ctx, batch, disk, st)
+	ix.unstage(st)
+	if err != nil && ctx.Err() == nil {
+		if errIsClosed(err) {
+			return current() != ix // replaced meanwhile: go on with the new one
+		}
+		ix.log.Warn("search: cannot apply file changes", "paths", len(batch), "err", err)
+	}
+	return true
 }
 
 // A batch of at least settleFrom paths in a view of a shared index may be

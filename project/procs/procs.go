@@ -1,0 +1,172 @@
+// Package procs runs the broker on one processor while it does one thing
+// at a time, and on every processor the runtime gave it while it does more.
+//
+// Most of a broker's life is one client's calls, one after another: each
+// call readies a few goroutines in turn (the request read, the tool or the
+// hosted server's answer, the answer written). With a second processor
+// idle, every goroutine readied wakes it (a futex wake of a parked thread,
+// which spins on a CPU the client and the server need) and the hand-offs
+// cross CPUs. On one processor the same call runs on one thread: the
+// hosted hop measured 0.20 ms against 0.24-0.26 ms with two, Berth's own
+// tool 0.85x (docs/benchmarks.md, "One processor while it does one thing").
+// Building an index, or two calls at once, want every processor: work in
+// hand is counted ([Enter], [Leave]) and parallel work asks for processors
+// ([Workers]); the broker widens at once when two things run, and narrows
+// again once it has been calm for a while.
+//
+// Nothing governs until [Govern] is called (the broker calls it as it
+// starts): until then every function here leaves the runtime alone, so
+// tests and the other programs run as Go sets them up. A GOMAXPROCS set in
+// the environment is the user's choice and turns the governor off.
+package procs
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultCalm is how long the broker stays on every processor after the
+// last moment two things ran at once.
+const DefaultCalm = 250 * time.Millisecond
+
+// governor holds the runtime's processor count. Its mutex orders the
+// changes; the counters are read without it on every call.
+type governor struct {
+	on      atomic.Bool
+	wide    atomic.Bool  // the runtime runs on max processors
+	units   atomic.Int32 // work in hand (Enter minus Leave)
+	holds   atomic.Int32 // parallel work running (Workers not yet done)
+	crowded atomic.Bool  // two units ran at once since the last check
+
+	mu    sync.Mutex
+	max   int
+	calm  time.Duration
+	timer *time.Timer // armed while wide: the check that narrows
+}
+
+var gov governor
+
+// Govern starts governing the processors: the runtime's count at the call
+// is the most the broker uses; it narrows to one once calm has passed with
+// nothing parallel and never two units at once. It does nothing when
+// GOMAXPROCS is set in the environment, when the runtime has a single
+// processor, or while already governing. stop hands every processor back
+// and ends it.
+func Govern(calm time.Duration) (stop func()) {
+	if os.Getenv("GOMAXPROCS") != "" { // empty is unset, as for the runtime
+		return func() {}
+	}
+	g := &gov
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	max := runtime.GOMAXPROCS(0)
+	if g.on.Load() || max < 2 {
+		return func() {}
+	}
+	g.max, g.calm = max, calm
+	g.wide.Store(true)
+	g.crowded.Store(false)
+	g.timer = time.AfterFunc(calm, g.check)
+	g.on.Store(true)
+	return g.stop
+}
+
+func (g *governor) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.on.Load() {
+		return
+	}
+	g.on.Store(false)
+	g.timer.Stop()
+	if !g.wide.Load() {
+		runtime.GOMAXPROCS(g.max)
+		g.wide.Store(true)
+	}
+}
+
+// Enter counts one unit of work in hand: a request being served, an
+// index's catch-up. A second unit at once widens the runtime before
+// Enter returns. Each Enter is paired with one Leave (units are counted
+// whether or not the governor runs, so that pairs stay even across
+// [Govern]).
+func Enter() {
+	g := &gov
+	if g.units.Add(1) >= 2 && g.on.Load() {
+		g.crowded.Store(true)
+		if !g.wide.Load() {
+			g.widen()
+		}
+	}
+}
+
+// Leave ends a unit Enter counted.
+func Leave() { gov.units.Add(-1) }
+
+// Max is how many processors parallel work may use: every one the
+// runtime gave the broker, even while it runs on one.
+func Max() int {
+	g := &gov
+	if g.on.Load() {
+		return g.max
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// Workers is how many goroutines to run n pieces of parallel work on: at
+// most [Max], at least 1. When that is more than one the runtime is wide
+// until done is called.
+func Workers(n int) (workers int, done func()) {
+	workers = max(1, min(n, Max()))
+	if workers < 2 {
+		return workers, func() {}
+	}
+	g := &gov
+	g.holds.Add(1)
+	if g.on.Load() && !g.wide.Load() {
+		g.widen()
+	}
+	var once sync.Once
+	return workers, func() { once.Do(func() { g.holds.Add(-1) }) }
+}
+
+// widen gives the runtime every processor and arms the check that
+// narrows it again.
+func (g *governor) widen() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.on.Load() || g.wide.Load() {
+		return
+	}
+	runtime.GOMAXPROCS(g.max)
+	g.wide.Store(true)
+	g.timer.Reset(g.calm)
+}
+
+// check narrows the runtime to one processor when nothing parallel runs,
+// fewer than two units are in hand and none were at once since the last
+// check; else it looks again after calm.
+func (g *governor) check() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.on.Load() || !g.wide.Load() {
+		return
+	}
+	if g.holds.Load() > 0 || g.units.Load() >= 2 || g.crowded.Swap(false) {
+		g.timer.Reset(g.calm)
+		return
+	}
+	// Narrow first, then look again: an Enter or Workers that read
+	// wide before the store below has added its unit or hold by now,
+	// and is seen here; one that reads it after widens itself.
+	g.wide.Store(false)
+	runtime.GOMAXPROCS(1)
+	if g.holds.Load() > 0 || g.units.Load() >= 2 || g.crowded.Load() {
+		runtime.GOMAXPROCS(g.max)
+		g.wide.Store(true)
+		g.timer.Reset(g.calm)
+	}
+}
