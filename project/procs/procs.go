@@ -17,7 +17,11 @@
 // Nothing governs until [Govern] is called (the broker calls it as it
 // starts): until then every function here leaves the runtime alone, so
 // tests and the other programs run as Go sets them up. A GOMAXPROCS set in
-// the environment is the user's choice and turns the governor off.
+// the environment is the user's choice and turns the governor off. The
+// count the runtime chose when [Govern] was called (the machine's CPUs,
+// or its container's limit) is the most it uses: a later change of a
+// container's limit is not followed, as the runtime follows it only while
+// nothing sets the count.
 package procs
 
 import (
