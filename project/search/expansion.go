@@ -92,7 +92,7 @@ func (ix *Index) withFileNames(s *snapshot, p *plan) *plan {
 	}
 	var names map[string][]string
 	for i, t := range p.terms {
-		w := strings.ToLower(p.words[t])
+		w := strings.ToLower(p.word(t))
 		if p.required[i] || w == t || !strings.HasPrefix(w, t) || !isStemmable(w) {
 			continue
 		}

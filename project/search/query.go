@@ -91,11 +91,10 @@ type plan struct {
 	prefix   string
 	phase    int      // -1: any
 	tags     []string // lowercased
-	// words maps each query term to the query word it came from, for
+	// order lists the query's terms in the order its words came, and
+	// words the query word each came from (words[i] for order[i]), for
 	// telling an agent which of its words matched.
-	words map[string]string
-	// order lists the query's terms in the order its words came.
-	order []string
+	order, words []string
 	// expansion lists the terms pseudo-relevance feedback added.
 	expansion []string
 	// variants lists the morphological variants added: they add to the
@@ -132,7 +131,7 @@ func compile(q Query) (*plan, error) {
 	if len(text) > maxQueryBytes {
 		return nil, fmt.Errorf("query is %d bytes long; keep it under %d", len(text), maxQueryBytes)
 	}
-	p := &plan{n: q.N, phase: -1, words: map[string]string{}, text: text}
+	p := &plan{n: q.N, phase: -1, text: text}
 	if p.n == 0 {
 		p.n = DefaultResults
 	}
@@ -177,9 +176,9 @@ func compile(q Query) (*plan, error) {
 				if !all[t] {
 					all[t] = false
 				}
-				if _, ok := p.words[t]; !ok && len(p.words) <= maxQueryTerms {
-					p.words[t] = w
+				if len(p.order) <= maxQueryTerms && !slices.Contains(p.order, t) {
 					p.order = append(p.order, t)
+					p.words = append(p.words, w)
 				}
 			})
 			piece := float32(1)
@@ -280,6 +279,15 @@ func joinedPairs(an *analyzer, text string) []string {
 		prev = w
 	})
 	return out
+}
+
+// word returns the query word term t came from, "" when it came from none
+// (a joined pair, a term an expansion added).
+func (p *plan) word(t string) string {
+	if i := slices.Index(p.order, t); i >= 0 {
+		return p.words[i]
+	}
+	return ""
 }
 
 // weight is the score weight of term i.

@@ -12,14 +12,15 @@ const checkEvery = 1 << 13
 
 // score adds the BM25F score of every section holding a term of p to
 // sc.scores (a morphological variant only to sections already scored), lists the sections it touched in sc.touched, and counts in
-// sc.req the required terms each holds.
+// sc.req the required terms each holds. lists holds the postings of p's
+// terms, by index in p.terms.
 //
 // BM25F (Robertson, Zaragoza and Taylor, 2004): a term's frequencies in the
 // fields are length-normalized per field, weighted and summed into one
 // pseudo-frequency t, which saturates once: idf * t * (k1+1) / (t + k1).
 //
 // It stops with ctx's error when ctx ends.
-func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) error {
+func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, lists []*postingList, sc *scratch) error {
 	rk := ix.rk
 	k1 := rk.k1
 	n := float64(s.live)
@@ -29,7 +30,7 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 	// and a common one no longer scores every section of the common word.
 	restrict := p.need > 0
 	if restrict {
-		sc.only = ix.holdingAll(s, p, sc.only[:0])
+		sc.only = holdingAll(p, lists, sc.only[:0])
 		if len(sc.only) == 0 {
 			return nil
 		}
@@ -38,7 +39,7 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 		if ix.interrupted(ctx) {
 			return ctx.Err()
 		}
-		pl := ix.postings(s, term)
+		pl := lists[i]
 		if pl == nil {
 			continue
 		}
@@ -90,14 +91,14 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, sc *scratch) e
 
 // holdingAll appends to ids, ascending, the sections whose postings hold
 // every required term of p, and returns it: the only sections that can
-// match p. The rarest term's list is intersected with each other's.
-func (ix *Index) holdingAll(s *snapshot, p *plan, ids []uint32) []uint32 {
+// match p. The rarest term's list is intersected with each other's. all
+// holds the postings of p's terms, by index in p.terms.
+func holdingAll(p *plan, all []*postingList, ids []uint32) []uint32 {
 	var lists []*postingList
-	for i, term := range p.terms {
+	for i, pl := range all {
 		if !p.required[i] {
 			continue
 		}
-		pl := ix.postings(s, term)
 		if pl == nil {
 			return ids
 		}

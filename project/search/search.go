@@ -177,9 +177,10 @@ func (ix *Index) interrupted(ctx context.Context) bool {
 
 // ranked is one phrasing's ranking.
 type ranked struct {
-	p       *plan       // the plan as run, with the terms expansions added
-	best    []candidate // its best sections, best first
-	total   int         // the sections that matched its first pass
+	p       *plan          // the plan as run, with the terms expansions added
+	lists   []*postingList // the postings of p's terms, by index in p.terms; nil for a term no section holds
+	best    []candidate    // its best sections, best first
+	total   int            // the sections that matched its first pass
 	surface map[string]string
 }
 
@@ -191,7 +192,8 @@ func (ix *Index) rank(ctx context.Context, s *snapshot, p *plan, depth int) (ran
 	p = ix.withVariants(s, ix.withSynonyms(s, ix.withJoined(s, ix.withFileNames(s, p))))
 	buf := candsPool.Get().(*[]candidate)
 	defer candsPool.Put(buf)
-	cands, err := ix.candidates(ctx, s, p, an, (*buf)[:0])
+	lists := ix.postingsOfAll(s, p.terms, nil)
+	cands, err := ix.candidates(ctx, s, p, lists, an, (*buf)[:0])
 	if err != nil {
 		return ranked{}, err
 	}
@@ -203,7 +205,8 @@ func (ix *Index) rank(ctx context.Context, s *snapshot, p *plan, depth int) (ran
 		}
 		if len(exp) > 0 {
 			p = p.expanded(exp, rk.rm3Weight)
-			if cands, err = ix.candidates(ctx, s, p, an, cands[:0]); err != nil {
+			lists = ix.postingsOfAll(s, p.terms[len(lists):], lists)
+			if cands, err = ix.candidates(ctx, s, p, lists, an, cands[:0]); err != nil {
 				return ranked{}, err
 			}
 		}
@@ -212,7 +215,7 @@ func (ix *Index) rank(ctx context.Context, s *snapshot, p *plan, depth int) (ran
 		addFilePrior(s, cands, ix.rk.filePrior)
 	}
 	// best is a copy: cands goes back to the pool.
-	r := ranked{p: p, best: slices.Clone(topN(s, cands, depth)), total: total, surface: map[string]string{}}
+	r := ranked{p: p, lists: lists, best: slices.Clone(topN(s, cands, depth)), total: total, surface: map[string]string{}}
 	*buf = cands[:0]
 	if len(p.expansion) > 0 {
 		if r.surface, err = ix.surfaceForms(ctx, s, p.expansion, r.best); err != nil {
@@ -269,9 +272,7 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 			Tags:           c.tags,
 		}
 		for _, e := range explainers {
-			matched, expansion := e.why(cd.id)
-			h.MatchedTerms = appendNew(h.MatchedTerms, matched...)
-			h.ExpansionTerms = appendNew(h.ExpansionTerms, expansion...)
+			h.MatchedTerms, h.ExpansionTerms = e.why(cd.id, h.MatchedTerms, h.ExpansionTerms)
 		}
 		if c.phase >= 0 {
 			ph := c.phase
@@ -314,7 +315,9 @@ func topN(s *snapshot, cands []candidate, n int) []candidate {
 		// Partial selection: keep a sorted window of the best n.
 		top := make([]candidate, 0, n+1)
 		for _, c := range cands {
-			if len(top) == n && better(c, top[n-1]) >= 0 {
+			// Most candidates score below the window's last: they are
+			// told apart by their score alone, without better's call.
+			if len(top) == n && (c.score < top[n-1].score || better(c, top[n-1]) >= 0) {
 				continue
 			}
 			i, _ := slices.BinarySearchFunc(top, c, better)
@@ -331,8 +334,9 @@ func topN(s *snapshot, cands []candidate, n int) []candidate {
 
 // candidates scores p against s and returns the sections that pass its
 // filters (required terms, path prefix, phrases), appended to cands (an
-// empty buffer to reuse). It stops with ctx's error when ctx ends.
-func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analyzer, cands []candidate) ([]candidate, error) {
+// empty buffer to reuse); lists holds the postings of p's terms. It stops
+// with ctx's error when ctx ends.
+func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, lists []*postingList, an *analyzer, cands []candidate) ([]candidate, error) {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	if len(sc.scores) < len(s.chunks) {
@@ -347,7 +351,7 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, an *analy
 			sc.scores[id], sc.req[id] = 0, 0
 		}
 	}()
-	if err := ix.score(ctx, s, p, sc); err != nil {
+	if err := ix.score(ctx, s, p, lists, sc); err != nil {
 		return nil, err
 	}
 	from := len(cands)
@@ -458,13 +462,14 @@ func (ix *Index) explain(s *snapshot, r ranked) *explainer {
 		if slices.Contains(p.variants, t) || slices.ContainsFunc(e.terms, func(x explainTerm) bool { return x.term == t }) {
 			return // a variant is a hint, not the query's word
 		}
-		pl := ix.postings(s, t)
-		if pl == nil {
+		i := slices.Index(p.terms, t)
+		if i < 0 || r.lists[i] == nil {
 			return
 		}
+		pl := r.lists[i]
 		et := explainTerm{term: t, postings: pl, expansion: slices.Contains(p.expansion, t)}
 		if !et.expansion {
-			if et.word = p.words[t]; et.word == "" {
+			if et.word = p.word(t); et.word == "" {
 				et.word = t // a joined pair, or a term another expansion added
 			}
 		}
@@ -482,6 +487,16 @@ func (ix *Index) explain(s *snapshot, r ranked) *explainer {
 	return e
 }
 
+// postingsOfAll appends to lists the postings in s of each of terms (nil
+// for a term no section holds), and returns it: a search looks each of its
+// terms up in the dictionary once.
+func (ix *Index) postingsOfAll(s *snapshot, terms []string, lists []*postingList) []*postingList {
+	for _, t := range terms {
+		lists = append(lists, ix.postings(s, t))
+	}
+	return lists
+}
+
 // postings returns term's postings in s, nil when no section holds it.
 func (ix *Index) postings(s *snapshot, term string) *postingList {
 	tid, ok := ix.dict.lookup(term)
@@ -491,20 +506,19 @@ func (ix *Index) postings(s *snapshot, term string) *postingList {
 	return s.postingsOf(tid)
 }
 
-// why returns the query's words that section id holds and the expansion
-// terms it holds (in their surface form).
-func (e *explainer) why(id uint32) (matched, expansion []string) {
+// why appends to matched the query's words that section id holds and to
+// expansion the expansion terms it holds (in their surface form), each
+// that the list does not hold yet, and returns them.
+func (e *explainer) why(id uint32, matched, expansion []string) ([]string, []string) {
 	for _, t := range e.terms {
 		if !t.heldBy(id) {
 			continue
 		}
 		if t.expansion {
-			expansion = append(expansion, e.surface[t.term])
+			expansion = appendNew(expansion, e.surface[t.term])
 			continue
 		}
-		if !slices.Contains(matched, t.word) {
-			matched = append(matched, t.word)
-		}
+		matched = appendNew(matched, t.word)
 	}
 	return matched, expansion
 }
@@ -568,12 +582,22 @@ func addFilePrior(s *snapshot, cands []candidate, w float32) {
 	if len(fs.files) < int(s.fileNos) {
 		fs.files = make([]fileBest, s.fileNos)
 	}
-	files := fs.files
+	// A file's entry counts only when it carries this call's generation:
+	// the entries of earlier calls are left as they are rather than
+	// zeroed in a pass of their own.
+	if fs.gen++; fs.gen == 0 {
+		clear(fs.files)
+		fs.gen = 1
+	}
+	gen, files := fs.gen, fs.files
 	for _, c := range cands {
+		fb := &files[c.fileNo]
+		if fb.gen != gen {
+			*fb = fileBest{gen: gen}
+		}
 		// The best two scores of the file so far and the best one's
 		// section, kept without a branch on the scores, which no
 		// processor predicts: they cost more than the rest of the loop.
-		fb := &files[c.fileNo]
 		id := fb.id
 		if c.score > fb.best {
 			id = c.id
@@ -590,22 +614,20 @@ func addFilePrior(s *snapshot, cands []candidate, w float32) {
 		}
 		cands[i].score += w * other
 	}
-	for _, c := range cands { // back to the pool zeroed
-		fb := &files[c.fileNo]
-		fb.best, fb.second = 0, 0
-	}
 }
 
-// fileScratch holds addFilePrior's per-file scores, indexed by file number.
+// fileScratch holds addFilePrior's per-file scores, indexed by file
+// number, and the generation of its last call.
 type fileScratch struct {
 	files []fileBest
+	gen   uint32
 }
 
 // fileBest is the best score among a file's candidates, the section that
-// has it, and the second best.
+// has it, and the second best, for the call of generation gen.
 type fileBest struct {
 	best, second float32
-	id           uint32
+	id, gen      uint32
 }
 
 var filePriorPool = sync.Pool{New: func() any { return new(fileScratch) }}
