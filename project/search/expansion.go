@@ -140,9 +140,11 @@ func (p *plan) plus(terms []string, w float32) *plan {
 		return p
 	}
 	q := *p
-	q.terms = append(slices.Clone(p.terms), terms...)
-	q.required = append(slices.Clone(p.required), make([]bool, len(terms))...)
-	q.weights = make([]float32, len(q.terms))
+	n := len(p.terms) + len(terms)
+	q.terms = append(append(make([]string, 0, n), p.terms...), terms...)
+	q.required = make([]bool, n)
+	copy(q.required, p.required)
+	q.weights = make([]float32, n)
 	for i := range q.weights {
 		if i < len(p.terms) {
 			q.weights[i] = p.weight(i)

@@ -132,6 +132,10 @@ func compile(q Query) (*plan, error) {
 		return nil, fmt.Errorf("query is %d bytes long; keep it under %d", len(text), maxQueryBytes)
 	}
 	p := &plan{n: q.N, phase: -1, text: text}
+	// order and words share one allocation while the query has a few
+	// words, which most have.
+	words := make([]string, 2*fewWords)
+	p.order, p.words = words[:0:fewWords], words[fewWords:fewWords:2*fewWords]
 	if p.n == 0 {
 		p.n = DefaultResults
 	}
@@ -221,6 +225,7 @@ func compile(q Query) (*plan, error) {
 	if len(p.phrases) > maxPhrases {
 		return nil, fmt.Errorf("query has %d distinct quoted phrases; at most %d are checked: keep the phrases that must appear", len(p.phrases), maxPhrases)
 	}
+	p.terms = make([]string, 0, len(all))
 	for t := range all {
 		p.terms = append(p.terms, t)
 	}
@@ -243,6 +248,10 @@ func compile(q Query) (*plan, error) {
 	}
 	return p, nil
 }
+
+// fewWords is the number of a query's words compile makes room for at
+// once.
+const fewWords = 4
 
 // setTags lowercases, deduplicates and checks the filter tags.
 func (p *plan) setTags(tags []string) error {

@@ -47,6 +47,12 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, lists []*posti
 		req := p.required[i]
 		variant := slices.Contains(p.variants, term)
 		names := ix.nameCounts(s, p.fileNames[term])
+		if !restrict && names == nil {
+			if err := ix.scoreAll(ctx, s, pl, w, req, variant, sc); err != nil {
+				return err
+			}
+			continue
+		}
 		visits := len(pl.ids)
 		if restrict {
 			visits = len(sc.only)
@@ -84,6 +90,34 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, lists []*posti
 			if req {
 				sc.req[id]++
 			}
+		}
+	}
+	return nil
+}
+
+// scoreAll is score's loop for a term whose every posting counts (no
+// required terms restrict the sections, no file names to take out): it
+// adds w times the saturated frequency at each of pl's sections.
+func (ix *Index) scoreAll(ctx context.Context, s *snapshot, pl *postingList, w float32, req, variant bool, sc *scratch) error {
+	k1, hw := ix.rk.k1, ix.rk.headWeight
+	ids := pl.ids
+	tfs, hts := pl.tfs[:len(ids)], pl.hts[:len(ids)]
+	scores, reqs := sc.scores, sc.req
+	bodyNorm, headNorm := s.bodyNorm, s.headNorm
+	for k, id := range ids {
+		if k > 0 && k%checkEvery == 0 && ix.interrupted(ctx) {
+			return ctx.Err()
+		}
+		if scores[id] == 0 {
+			if variant {
+				continue // a variant brings in no section
+			}
+			sc.touched = append(sc.touched, id)
+		}
+		t := float32(tfs[k])*bodyNorm[id] + hw*float32(hts[k])*headNorm[id]
+		scores[id] += w * saturate(t, k1)
+		if req {
+			reqs[id]++
 		}
 	}
 	return nil

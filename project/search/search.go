@@ -91,10 +91,11 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Result, error) {
 	for attempt := 1; ; attempt++ {
 		by, s := ix.searchState()
 		res, err := by.searchIn(ctx, start, plans, s)
+		if err == nil || attempt == textRetries {
+			return res, err
+		}
 		var dt *damagedText
 		switch {
-		case attempt == textRetries:
-			return res, err
 		case errors.As(err, &dt) && by == ix:
 			// A damaged stored text: index its file again, then search.
 			if merr := ix.mend(ctx, dt); merr != nil {
@@ -177,11 +178,11 @@ func (ix *Index) interrupted(ctx context.Context) bool {
 
 // ranked is one phrasing's ranking.
 type ranked struct {
-	p       *plan          // the plan as run, with the terms expansions added
-	lists   []*postingList // the postings of p's terms, by index in p.terms; nil for a term no section holds
-	best    []candidate    // its best sections, best first
-	total   int            // the sections that matched its first pass
-	surface map[string]string
+	p       *plan             // the plan as run, with the terms expansions added
+	lists   []*postingList    // the postings of p's terms, by index in p.terms; nil for a term no section holds
+	best    []candidate       // its best sections, best first
+	total   int               // the sections that matched its first pass
+	surface map[string]string // the expansion terms' surface forms; nil when there are none
 }
 
 // rank scores p against snapshot s and keeps its best depth sections; it
@@ -215,7 +216,7 @@ func (ix *Index) rank(ctx context.Context, s *snapshot, p *plan, depth int) (ran
 		addFilePrior(s, cands, ix.rk.filePrior)
 	}
 	// best is a copy: cands goes back to the pool.
-	r := ranked{p: p, lists: lists, best: slices.Clone(topN(s, cands, depth)), total: total, surface: map[string]string{}}
+	r := ranked{p: p, lists: lists, best: slices.Clone(topN(s, cands, depth)), total: total}
 	*buf = cands[:0]
 	if len(p.expansion) > 0 {
 		if r.surface, err = ix.surfaceForms(ctx, s, p.expansion, r.best); err != nil {
@@ -246,10 +247,18 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 			}
 		}
 	}
-	explainers := make([]*explainer, len(runs))
+	explainers := make([]explainer, len(runs))
+	words := 0 // the most query words a section can hold
 	for i, r := range runs {
 		explainers[i] = ix.explain(s, r)
+		for _, t := range explainers[i].terms {
+			if !t.expansion {
+				words++
+			}
+		}
 	}
+	// The hits' matched words share one array, each hit room for all.
+	matched := make([]string, len(best)*words)
 	cs := make([]*chunk, len(best))
 	for i, cd := range best {
 		cs[i] = s.chunks[cd.id]
@@ -271,8 +280,12 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 			Content:        trimContent(an, texts[i], wanted),
 			Tags:           c.tags,
 		}
-		for _, e := range explainers {
-			h.MatchedTerms, h.ExpansionTerms = e.why(cd.id, h.MatchedTerms, h.ExpansionTerms)
+		h.MatchedTerms = matched[i*words : i*words : (i+1)*words]
+		for k := range explainers {
+			h.MatchedTerms, h.ExpansionTerms = explainers[k].why(cd.id, h.MatchedTerms, h.ExpansionTerms)
+		}
+		if len(h.MatchedTerms) == 0 {
+			h.MatchedTerms = nil
 		}
 		if c.phase >= 0 {
 			ph := c.phase
@@ -455,9 +468,9 @@ type explainTerm struct {
 }
 
 // explain returns the explainer of run r on snapshot s.
-func (ix *Index) explain(s *snapshot, r ranked) *explainer {
+func (ix *Index) explain(s *snapshot, r ranked) explainer {
 	p := r.p
-	e := &explainer{surface: r.surface, terms: make([]explainTerm, 0, len(p.terms))}
+	e := explainer{surface: r.surface, terms: make([]explainTerm, 0, len(p.terms))}
 	add := func(t string) {
 		if slices.Contains(p.variants, t) || slices.ContainsFunc(e.terms, func(x explainTerm) bool { return x.term == t }) {
 			return // a variant is a hint, not the query's word
