@@ -281,7 +281,10 @@ func joinedPairs(an *analyzer, text string) []string {
 	var out []string
 	prev := ""
 	tokenize(text, func(start, end int) {
-		w := an.lowerString(text[start:end])
+		w := text[start:end]
+		if !isPlainLower(w) {
+			w = an.lowerString(w)
+		}
 		if prev != "" && len(prev)+len(w) <= maxTermLen {
 			out = append(out, prev+w)
 		}

@@ -233,7 +233,6 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 	an := queryAnalyzers.Get().(*analyzer)
 	defer queryAnalyzers.Put(an)
 	res := &Result{Results: make([]Hit, 0, len(best)), RetrievalMethod: RetrievalMethod}
-	wanted := map[string]bool{}
 	for _, r := range runs {
 		res.Total = max(res.Total, r.total)
 		for _, t := range r.p.expansion {
@@ -241,12 +240,10 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 				res.ExpansionTerms = append(res.ExpansionTerms, w)
 			}
 		}
-		for _, t := range r.p.terms {
-			if !slices.Contains(r.p.variants, t) {
-				wanted[t] = true
-			}
-		}
 	}
+	// wanted, the terms a long text's window is chosen by, is made for
+	// the first long text.
+	var wanted map[string]bool
 	explainers := make([]explainer, len(runs))
 	words := 0 // the most query words a section can hold
 	for i, r := range runs {
@@ -277,8 +274,14 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 			Section:        c.section(),
 			Lines:          [2]int{c.start, c.end},
 			RelevanceScore: math.Round(float64(cd.score)*1e4) / 1e4,
-			Content:        trimContent(an, texts[i], wanted),
+			Content:        texts[i],
 			Tags:           c.tags,
+		}
+		if len(h.Content) > maxContentChars {
+			if wanted == nil {
+				wanted = wantedTerms(runs)
+			}
+			h.Content = trimContent(an, h.Content, wanted)
 		}
 		h.MatchedTerms = matched[i*words : i*words : (i+1)*words]
 		for k := range explainers {
@@ -299,6 +302,19 @@ func (ix *Index) render(ctx context.Context, s *snapshot, runs []ranked, best []
 		res.Results = append(res.Results, h)
 	}
 	return res, nil
+}
+
+// wantedTerms returns the terms of runs other than their variants.
+func wantedTerms(runs []ranked) map[string]bool {
+	wanted := map[string]bool{}
+	for _, r := range runs {
+		for _, t := range r.p.terms {
+			if !slices.Contains(r.p.variants, t) {
+				wanted[t] = true
+			}
+		}
+	}
+	return wanted
 }
 
 // appendNew appends the items of add that list does not hold yet.
