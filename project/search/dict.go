@@ -23,7 +23,17 @@ type termDict struct {
 	// byPrefix maps the first prefixLen bytes of every added term at least
 	// that long to the ids of those terms.
 	byPrefix map[string][]uint32
+
+	// found remembers the base terms searches looked up (at most
+	// foundMax, forgotten all at once when full), so that a term a
+	// search asks for again skips the binary search of the base: a
+	// base term's id never changes, so no commit makes it stale.
+	foundMu sync.RWMutex
+	found   map[string]uint32
 }
+
+// foundMax bounds the base terms a dictionary remembers for searches.
+const foundMax = 4096
 
 // baseTerms is a sorted list of distinct terms in one string: term i is
 // all[off[i]:off[i+1]].
@@ -61,10 +71,37 @@ func (d *termDict) lookup(term string) (uint32, bool) {
 	if i := d.base.find(term); i < d.base.len() && d.base.at(i) == term {
 		return uint32(i), true
 	}
+	return d.added(term)
+}
+
+// added returns the id of term among the added terms, if it has one.
+func (d *termDict) added(term string) (uint32, bool) {
 	d.mu.RLock()
 	id, ok := d.ids[term]
 	d.mu.RUnlock()
 	return id, ok
+}
+
+// lookupCached is lookup for a search: a base term it finds is remembered, and
+// found again without the binary search.
+func (d *termDict) lookupCached(term string) (uint32, bool) {
+	d.foundMu.RLock()
+	id, ok := d.found[term]
+	d.foundMu.RUnlock()
+	if ok {
+		return id, true
+	}
+	i := d.base.find(term)
+	if i >= d.base.len() || d.base.at(i) != term {
+		return d.added(term)
+	}
+	d.foundMu.Lock()
+	if len(d.found) >= foundMax || d.found == nil {
+		d.found = make(map[string]uint32)
+	}
+	d.found[d.base.at(i)] = uint32(i) // the base's string: the key keeps no other text
+	d.foundMu.Unlock()
+	return uint32(i), true
 }
 
 // intern returns the id of term, giving it a new one if needed. Only the

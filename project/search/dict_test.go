@@ -1,6 +1,7 @@
 package search
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -54,5 +55,63 @@ func TestTermDictOverStoredTerms(t *testing.T) {
 	d.sharingPrefix("applesauces", 6, func(_ uint32, term string) { terms = append(terms, term) })
 	if want := []string{"applesauce"}; !slices.Equal(terms, want) {
 		t.Errorf("sharing applesauces' first 6 bytes: %v, want %v", terms, want)
+	}
+}
+
+// TestTermDictLookupCached checks that the lookup searches use, which
+// remembers the base terms it found, answers as lookup does: before and
+// after a term is remembered, for added and missing terms, once a term
+// missing is added, and across the forgetting of a full memory, while
+// another goroutine adds terms.
+func TestTermDictLookupCached(t *testing.T) {
+	var base baseTerms
+	base.off = []uint32{0}
+	n := foundMax + 100
+	for i := range n {
+		base.all += fmt.Sprintf("t%05d", i)
+		base.off = append(base.off, uint32(len(base.all)))
+	}
+	d := newTermDictOver(base)
+	if id := d.intern("zz-added"); id != uint32(n) {
+		t.Fatalf("intern(zz-added) = %d, want %d", id, n)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 1000 {
+			d.intern(fmt.Sprintf("zz%04d", i))
+		}
+	}()
+	for round := range 2 {
+		for i := range n { // more than foundMax: the memory fills and is forgotten
+			term := fmt.Sprintf("t%05d", i)
+			if id, ok := d.lookupCached(term); !ok || id != uint32(i) {
+				t.Fatalf("round %d: lookupCached(%q) = %d, %v; want %d", round, term, id, ok, i)
+			}
+		}
+		if id, ok := d.lookupCached("zz-added"); !ok || id != uint32(n) {
+			t.Errorf("round %d: lookupCached(zz-added) = %d, %v; want %d", round, id, ok, n)
+		}
+		if id, ok := d.lookupCached("t"); ok {
+			t.Errorf("round %d: lookupCached(t) = %d: not a term", round, id)
+		}
+	}
+	<-done
+	if _, ok := d.lookupCached("zz-late"); ok {
+		t.Error("lookupCached(zz-late) found a term not added yet")
+	}
+	late := d.intern("zz-late")
+	if id, ok := d.lookupCached("zz-late"); !ok || id != late {
+		t.Errorf("lookupCached(zz-late) once added = %d, %v; want %d", id, ok, late)
+	}
+	if len(d.found) > foundMax {
+		t.Errorf("%d terms remembered, more than %d", len(d.found), foundMax)
+	}
+	for i := range 1000 {
+		term := fmt.Sprintf("zz%04d", i)
+		want, _ := d.lookup(term)
+		if id, ok := d.lookupCached(term); !ok || id != want {
+			t.Errorf("lookupCached(%q) = %d, %v; want %d", term, id, ok, want)
+		}
 	}
 }

@@ -528,7 +528,7 @@ func (ix *Index) postingsOfAll(s *snapshot, terms []string, lists []*postingList
 
 // postings returns term's postings in s, nil when no section holds it.
 func (ix *Index) postings(s *snapshot, term string) *postingList {
-	tid, ok := ix.dict.lookup(term)
+	tid, ok := ix.dict.lookupCached(term)
 	if !ok {
 		return nil
 	}
