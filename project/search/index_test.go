@@ -460,19 +460,27 @@ func TestBodyPad(t *testing.T) {
 	rk := defaultRanking
 	rk.bodyPad = 0
 	s.computeNorms(&rk)
-	plain := slices.Clone(s.bodyNorm)
+	bodyNorms := func() []float32 {
+		var out []float32
+		for _, nm := range s.norms {
+			out = append(out, nm.body)
+		}
+		return out
+	}
+	plain := bodyNorms()
 	if !(plain[0] > plain[1] && plain[1] > plain[2]) {
 		t.Fatalf("without added length shorter bodies must weigh more: %v", plain)
 	}
 	rk.bodyPad = 20
 	s.computeNorms(&rk)
+	padded := bodyNorms()
 	for i, c := range s.chunks {
-		if want := lengthNorm(rk.bodyB, float64(c.bodyLen)+20, 80); s.bodyNorm[i] != want {
-			t.Errorf("body %d with 20 added: norm %v, want %v", c.bodyLen, s.bodyNorm[i], want)
+		if want := lengthNorm(rk.bodyB, float64(c.bodyLen)+20, 80); padded[i] != want {
+			t.Errorf("body %d with 20 added: norm %v, want %v", c.bodyLen, padded[i], want)
 		}
 	}
-	if !(s.bodyNorm[0] > s.bodyNorm[1] && s.bodyNorm[0]/s.bodyNorm[1] < plain[0]/plain[1]) {
-		t.Errorf("bodies of 2 and 10 words with 20 added: norms %v and %v, want the shorter above by less than without (%v, %v)", s.bodyNorm[0], s.bodyNorm[1], plain[0], plain[1])
+	if !(padded[0] > padded[1] && padded[0]/padded[1] < plain[0]/plain[1]) {
+		t.Errorf("bodies of 2 and 10 words with 20 added: norms %v and %v, want the shorter above by less than without (%v, %v)", padded[0], padded[1], plain[0], plain[1])
 	}
 }
 

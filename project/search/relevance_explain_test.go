@@ -61,7 +61,7 @@ func TestRelevanceExplain(t *testing.T) {
 						}
 						n, df := float64(snap.live), float64(len(post.ids))
 						idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-						tt := float64(post.tfs[j])*float64(snap.bodyNorm[id]) + float64(e.ix.rk.headWeight)*float64(post.hts[j])*float64(snap.headNorm[id])
+						tt := float64(post.tfs[j])*float64(snap.norms[id].body) + float64(e.ix.rk.headWeight)*float64(post.hts[j])*float64(snap.norms[id].head)
 						k1 := float64(e.ix.rk.k1)
 						sc := idf * (k1 + 1) * tt / (tt + k1) * float64(pl.weight(i))
 						total += sc

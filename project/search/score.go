@@ -11,8 +11,9 @@ import (
 const checkEvery = 1 << 13
 
 // score adds the BM25F score of every section holding a term of p to
-// sc.scores (a morphological variant only to sections already scored), lists the sections it touched in sc.touched, and counts in
-// sc.req the required terms each holds. lists holds the postings of p's
+// sc.acc (a morphological variant only to sections already scored), lists
+// the sections it touched in sc.touched, and counts there the required
+// terms each holds. lists holds the postings of p's
 // terms, by index in p.terms.
 //
 // BM25F (Robertson, Zaragoza and Taylor, 2004): a term's frequencies in the
@@ -79,16 +80,18 @@ func (ix *Index) score(ctx context.Context, s *snapshot, p *plan, lists []*posti
 					continue
 				}
 			}
-			if sc.scores[id] == 0 {
+			acc := &sc.acc[id]
+			if acc.score == 0 {
 				if variant {
 					continue // a variant brings in no section
 				}
 				sc.touched = append(sc.touched, id)
 			}
-			t := float32(tf)*s.bodyNorm[id] + rk.headWeight*float32(ht)*s.headNorm[id]
-			sc.scores[id] += w * saturate(t, k1)
+			nm := &s.norms[id]
+			t := float32(tf)*nm.body + rk.headWeight*float32(ht)*nm.head
+			acc.score += w * saturate(t, k1)
 			if req {
-				sc.req[id]++
+				acc.req++
 			}
 		}
 	}
@@ -102,22 +105,23 @@ func (ix *Index) scoreAll(ctx context.Context, s *snapshot, pl *postingList, w f
 	k1, hw := ix.rk.k1, ix.rk.headWeight
 	ids := pl.ids
 	tfs, hts := pl.tfs[:len(ids)], pl.hts[:len(ids)]
-	scores, reqs := sc.scores, sc.req
-	bodyNorm, headNorm := s.bodyNorm, s.headNorm
+	accs, norms := sc.acc, s.norms
 	for k, id := range ids {
 		if k > 0 && k%checkEvery == 0 && ix.interrupted(ctx) {
 			return ctx.Err()
 		}
-		if scores[id] == 0 {
+		acc := &accs[id]
+		if acc.score == 0 {
 			if variant {
 				continue // a variant brings in no section
 			}
 			sc.touched = append(sc.touched, id)
 		}
-		t := float32(tfs[k])*bodyNorm[id] + hw*float32(hts[k])*headNorm[id]
-		scores[id] += w * saturate(t, k1)
+		nm := &norms[id]
+		t := float32(tfs[k])*nm.body + hw*float32(hts[k])*nm.head
+		acc.score += w * saturate(t, k1)
 		if req {
-			reqs[id]++
+			acc.req++
 		}
 	}
 	return nil

@@ -62,10 +62,16 @@ type Hit struct {
 
 // scratch holds per-search arrays indexed by chunk id; reused via a pool.
 type scratch struct {
-	scores  []float32
-	req     []uint8
+	acc     []accumulator // by chunk id
 	touched []uint32
 	only    []uint32 // the sections holding every required term (see score)
+}
+
+// accumulator is a section's score so far in a search and the number of
+// its required terms it holds, side by side: one cache line a section.
+type accumulator struct {
+	score float32
+	req   uint8
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -160,7 +166,7 @@ type candidate struct {
 	id    uint32
 	score float32
 	// fileNo is the chunk's file number, copied by candidates from
-	// snapshot.fileOf (0 from elsewhere): addFilePrior reads it without
+	// snapshot.norms (0 from elsewhere): addFilePrior reads it without
 	// reaching for the chunk, a cache miss per candidate on the largest
 	// candidate lists.
 	fileNo uint32
@@ -368,16 +374,15 @@ func topN(s *snapshot, cands []candidate, n int) []candidate {
 func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, lists []*postingList, an *analyzer, cands []candidate) ([]candidate, error) {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	if len(sc.scores) < len(s.chunks) {
-		sc.scores = make([]float32, len(s.chunks))
-		sc.req = make([]uint8, len(s.chunks))
+	if len(sc.acc) < len(s.chunks) {
+		sc.acc = make([]accumulator, len(s.chunks))
 	}
 	sc.touched = sc.touched[:0]
 	// The scratch arrays go back to the pool zeroed, whether the search
 	// ends or not.
 	defer func() {
 		for _, id := range sc.touched {
-			sc.scores[id], sc.req[id] = 0, 0
+			sc.acc[id] = accumulator{}
 		}
 	}()
 	if err := ix.score(ctx, s, p, lists, sc); err != nil {
@@ -386,8 +391,8 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, lists []*
 	from := len(cands)
 	filtered := p.filters()
 	for i, id := range sc.touched {
-		score, req := sc.scores[id], sc.req[id]
-		if int(req) < p.need {
+		acc := sc.acc[id]
+		if int(acc.req) < p.need {
 			continue
 		}
 		if i%checkEvery == 0 && ix.interrupted(ctx) {
@@ -399,7 +404,7 @@ func (ix *Index) candidates(ctx context.Context, s *snapshot, p *plan, lists []*
 		if filtered && !p.admits(s.chunks[id]) {
 			continue
 		}
-		cands = append(cands, candidate{id: id, score: score, fileNo: s.fileOf[id]})
+		cands = append(cands, candidate{id: id, score: acc.score, fileNo: s.norms[id].file})
 	}
 	if len(p.phrases) > 0 {
 		return ix.withPhrases(ctx, s, p, an, cands, from)

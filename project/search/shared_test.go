@@ -107,7 +107,7 @@ func TestSharedContentIndexedOnce(t *testing.T) {
 	// Its view was swapped in without copying or computing the content
 	// index's tables again.
 	if after := sh.core.snap.Load(); after == before || &after.postings[0] != &before.postings[0] ||
-		&after.bodyNorm[0] != &before.bodyNorm[0] || &after.chunks[0] != &before.chunks[0] {
+		&after.norms[0] != &before.norms[0] || &after.chunks[0] != &before.chunks[0] {
 		t.Fatal("a twin worktree's attach copied the content index's sections, postings or norms")
 	}
 	if res := search(t, tv, "solitaryalpha"); res.Total != 1 {

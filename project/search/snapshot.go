@@ -72,14 +72,9 @@ func (p *postingList) len() int {
 // the swap (the writer copies what it changes).
 type snapshot struct {
 	chunks []*chunk // by chunk id; nil for a free id
-	// bodyNorm and headNorm are, by chunk id, 1/(1-b+b*len/avglen) of
-	// each field: BM25F's length normalization, inverted.
-	bodyNorm []float32
-	headNorm []float32
-	// fileOf is, by chunk id, its chunk's fileNo: a search reads it for
-	// every candidate, and reaching for the chunk instead cost a cache
-	// miss a candidate, most of a common word's search on a large index.
-	fileOf []uint32
+	// norms holds, by chunk id, what a search reads of a chunk for each
+	// of its postings and candidates (see chunkNorm).
+	norms []chunkNorm
 	// postings is by term id; nil when the term occurs nowhere, or, for a
 	// term of stored, when its stored list still holds (noPostings when
 	// it emptied out since the load).
@@ -138,21 +133,30 @@ func (s *snapshot) addChunk(c *chunk) {
 	s.totalHead += uint64(c.headLen)
 }
 
+// chunkNorm is what a search reads of a chunk for each posting it scores
+// and each candidate, side by side: one cache line reached for rather than
+// one per field. Reaching for the chunk itself instead cost a cache miss a
+// candidate, most of a common word's search on a large index.
+type chunkNorm struct {
+	// body and head are 1/(1-b+b*len/avglen) of each field: BM25F's
+	// length normalization, inverted.
+	body, head float32
+	file       uint32 // the chunk's fileNo
+}
+
 func (s *snapshot) removeChunk(c *chunk) {
 	s.live--
 	s.totalBody -= uint64(c.bodyLen)
 	s.totalHead -= uint64(c.headLen)
 }
 
-// computeNorms fills the length normalizations from the chunk lengths, and
-// fileOf from their files' numbers.
+// computeNorms fills the norms: the length normalizations from the chunk
+// lengths, the files from their numbers.
 func (s *snapshot) computeNorms(rk *ranking) {
-	s.bodyNorm = make([]float32, len(s.chunks))
-	s.headNorm = make([]float32, len(s.chunks))
-	s.fileOf = make([]uint32, len(s.chunks))
+	s.norms = make([]chunkNorm, len(s.chunks))
 	for id, c := range s.chunks {
 		if c != nil {
-			s.fileOf[id] = c.fileNo
+			s.norms[id].file = c.fileNo
 		}
 	}
 	if s.live == 0 {
@@ -163,8 +167,8 @@ func (s *snapshot) computeNorms(rk *ranking) {
 	for id, c := range s.chunks {
 		if c != nil {
 			body := float64(c.bodyLen) + float64(rk.bodyPad)
-			s.bodyNorm[id] = lengthNorm(rk.bodyB, body, avgBody)
-			s.headNorm[id] = lengthNorm(rk.headB, float64(c.headLen), avgHead)
+			s.norms[id].body = lengthNorm(rk.bodyB, body, avgBody)
+			s.norms[id].head = lengthNorm(rk.headB, float64(c.headLen), avgHead)
 		}
 	}
 }
