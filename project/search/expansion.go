@@ -96,15 +96,12 @@ func (ix *Index) withFileNames(s *snapshot, p *plan) *plan {
 		if p.required[i] || w == t || !strings.HasPrefix(w, t) || !isStemmable(w) {
 			continue
 		}
-		ix.dict.sharingPrefix(t+".", len(t)+1, func(id uint32, name string) {
-			if s.docFreq(id) == 0 {
-				return
-			}
+		if l := ix.dottedNames(s, t); len(l) > 0 {
 			if names == nil {
 				names = map[string][]string{}
 			}
-			names[t] = append(names[t], name)
-		})
+			names[t] = l
+		}
 	}
 	if names == nil {
 		return p

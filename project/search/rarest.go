@@ -1,6 +1,9 @@
 package search
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // variant is an index term and the number of sections holding it.
 type variant struct {
@@ -26,6 +29,9 @@ const rareCacheMax = 4096
 type rareCache struct {
 	mu sync.Mutex
 	m  map[rareKey]rareList
+	// names remembers, by query term, the dotted names whose first
+	// piece it is (see dottedNames), within rareCacheMax terms too.
+	names map[string][]string
 }
 
 type rareKey struct {
@@ -40,7 +46,38 @@ type rareList struct {
 	whole bool
 }
 
-func newRareCache() *rareCache { return &rareCache{m: map[rareKey]rareList{}} }
+func newRareCache() *rareCache {
+	return &rareCache{m: map[rareKey]rareList{}, names: map[string][]string{}}
+}
+
+// dottedNames returns the terms of snapshot s that some section holds and
+// that are t followed by a dot and more (resolv.conf for resolv), in id
+// order, remembered per snapshot as rarestSharing's lists are.
+func (ix *Index) dottedNames(s *snapshot, t string) []string {
+	c := s.rare
+	if c != nil {
+		c.mu.Lock()
+		l, ok := c.names[t]
+		c.mu.Unlock()
+		if ok {
+			return l
+		}
+	}
+	var l []string
+	ix.dict.sharingPrefix(t+".", len(t)+1, func(id uint32, name string) {
+		if s.docFreq(id) != 0 {
+			l = append(l, name)
+		}
+	})
+	if c != nil {
+		c.mu.Lock()
+		if len(c.names) < rareCacheMax {
+			c.names[strings.Clone(t)] = l
+		}
+		c.mu.Unlock()
+	}
+	return l
+}
 
 // rarestSharing returns the rarest terms of snapshot s sharing term's first
 // n bytes (term itself included), at most keep of them, rarest first, and

@@ -140,3 +140,31 @@ func TestFileNamePiecesAreNotStems(t *testing.T) {
 		t.Errorf("\"resolve names\" does not find conf.md by its names: %v", files(res))
 	}
 }
+
+// The dotted names a query word's stem is the first piece of are
+// remembered per state of the index: a search after an edit that brings
+// in such a name leaves the name's piece out, though a search before it
+// found no such name.
+func TestFileNamePiecesAfterAnEdit(t *testing.T) {
+	root, db := standardsDB(t, map[string]string{
+		".praxis-os/standards/names.md": "# Names\n\nNames resolve to addresses.\n",
+	})
+	ix := openReady(t, db, "p", root)
+	defer ix.Close()
+	for range 2 {
+		if got := files(search(t, ix, "how to resolve")); !slices.Equal(got, []string{".praxis-os/standards/names.md"}) {
+			t.Fatalf("before the edit: %v, want names.md", got)
+		}
+	}
+	rel := ".praxis-os/standards/conf.md"
+	writeFiles(t, root, map[string]string{rel: "# Upstreams\n\nRead resolv.conf, then resolv.conf again.\n"})
+	if err := ix.Apply(context.Background(), []string{rel}); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(search(t, ix, "resolv.conf")); !slices.Contains(got, rel) {
+		t.Fatalf("the edit is not searchable: resolv.conf finds %v", got)
+	}
+	if got := files(search(t, ix, "how to resolve")); slices.Contains(got, rel) {
+		t.Errorf("after the edit, \"how to resolve\" finds %v: conf.md's resolv is the file name's", got)
+	}
+}
