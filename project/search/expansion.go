@@ -175,18 +175,33 @@ func (ix *Index) relevanceModel(ctx context.Context, s *snapshot, p *plan, top [
 		sum += float64(c.score)
 	}
 	prob := map[string]float64{}
-	for _, c := range top {
+	cs := make([]*chunk, len(top))
+	for i, c := range top {
+		cs[i] = s.chunks[c.id]
+	}
+	// A section loaded without its text (a reopened index) is read as
+	// every reader of texts reads it.
+	err := ix.eachText(s, cs, func(i int, text string) bool {
 		if ix.interrupted(ctx) {
-			return nil, ctx.Err()
+			return false
 		}
-		tcs, bodyLen, headLen := an.chunkTerms(s.chunks[c.id], rk, counts)
+		withText := *cs[i]
+		withText.text = text
+		tcs, bodyLen, headLen := an.chunkTerms(&withText, rk, counts)
 		total := float64(bodyLen + headLen)
-		pd := float64(c.score) / sum
+		pd := float64(top[i].score) / sum
 		for _, tc := range tcs {
 			if !slices.Contains(p.terms, tc.term) {
 				prob[tc.term] += pd * float64(int(tc.body)+int(tc.head)) / total
 			}
 		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	list := make([]weighted, 0, len(prob))
 	for t, w := range prob {

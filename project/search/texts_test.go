@@ -353,3 +353,40 @@ func TestReopenedIndexReadsTextsIntoMemory(t *testing.T) {
 		t.Fatalf("a.md's old text still found: %v", files(res))
 	}
 }
+
+// Pseudo-relevance feedback (a ranking of the relevance experiments) reads
+// the texts of its top sections through the store on a reopened index, as
+// every reader of texts does: the same words added, the same files found,
+// as on the index just built.
+func TestFeedbackReadsStoredTexts(t *testing.T) {
+	root, db := standardsDB(t, textCorpus)
+	withFeedback := func(ix *Index) {
+		r := *ix.rk
+		r.rm3Docs, r.rm3Terms, r.rm3Weight = 5, 10, 0.5
+		ix.rk = &r
+	}
+	built := openReady(t, db, "p", root)
+	withFeedback(built)
+	want := search(t, built, "apricot")
+	built.Close()
+	if len(want.Results) == 0 || len(want.Results[0].ExpansionTerms) == 0 {
+		t.Fatalf("the built index: no expansion to compare (%+v)", want.Results)
+	}
+
+	ix := openReady(t, db, "p", root)
+	<-ix.done // the texts' loading after the catch-up is over
+	ix.warm.Store(nil)
+	if len(storedChunks(t, ix.snap.Load())) == 0 {
+		t.Fatal("the reopened index holds every text")
+	}
+	withFeedback(ix)
+	got := search(t, ix, "apricot")
+	if fmt.Sprint(files(got)) != fmt.Sprint(files(want)) {
+		t.Fatalf("reopened: files %v, built: %v", files(got), files(want))
+	}
+	for i := range want.Results {
+		if g, w := got.Results[i].ExpansionTerms, want.Results[i].ExpansionTerms; fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Fatalf("result %d: expansion %v reopened, %v built", i, g, w)
+		}
+	}
+}
