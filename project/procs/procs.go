@@ -32,8 +32,9 @@ import (
 	"time"
 )
 
-// DefaultCalm is how long the broker stays on every processor after the
-// last moment two things ran at once.
+// DefaultCalm is how often a wide broker looks whether it may narrow: it
+// does at the first look that finds nothing parallel running, fewer than
+// two units in hand and none at once since the look before.
 const DefaultCalm = 250 * time.Millisecond
 
 // governor holds the runtime's processor count. Its mutex orders the
@@ -66,11 +67,11 @@ func Govern(calm time.Duration) (stop func()) {
 	g := &gov
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	max := runtime.GOMAXPROCS(0)
-	if g.on.Load() || max < 2 {
+	all := runtime.GOMAXPROCS(0)
+	if g.on.Load() || all < 2 {
 		return func() {}
 	}
-	g.max, g.calm = max, calm
+	g.max, g.calm = all, calm
 	g.wide.Store(true)
 	g.crowded.Store(false)
 	g.timer = time.AfterFunc(calm, g.check)
