@@ -37,13 +37,32 @@ import (
 // two units in hand and none at once since the look before.
 const DefaultCalm = 250 * time.Millisecond
 
+// The governor's state is one word, so that a check that narrows and an
+// Enter or Workers that needs the runtime wide see each other's change in
+// one order: units in hand, parallel work running, whether the runtime is
+// wide and whether a check is narrowing it right now.
+const (
+	unit         = 1
+	unitMask     = hold - 1
+	hold         = 1 << 24
+	holdMask     = (1<<48 - 1) &^ unitMask
+	wideBit      = 1 << 48 // the runtime runs on max processors
+	narrowingBit = 1 << 49 // a check is narrowing; it holds the mutex
+)
+
+// busy reports whether a state asks for every processor.
+func busy(s int64) bool { return s&holdMask != 0 || s&unitMask >= 2 }
+
+// needsWiden reports whether an Enter or Workers that left the state s
+// must widen before it returns: the runtime is narrow, or a check is
+// narrowing it and may not yet have seen the change.
+func needsWiden(s int64) bool { return s&wideBit == 0 || s&narrowingBit != 0 }
+
 // governor holds the runtime's processor count. Its mutex orders the
-// changes; the counters are read without it on every call.
+// changes of the count; the state is read without it on every call.
 type governor struct {
 	on      atomic.Bool
-	wide    atomic.Bool  // the runtime runs on max processors
-	units   atomic.Int32 // work in hand (Enter minus Leave)
-	holds   atomic.Int32 // parallel work running (Workers not yet done)
+	state   atomic.Int64 // units, holds, wideBit, narrowingBit
 	crowded atomic.Bool  // two units ran at once since the last check
 
 	mu    sync.Mutex
@@ -53,6 +72,8 @@ type governor struct {
 }
 
 var gov governor
+
+func init() { gov.state.Store(wideBit) }
 
 // Govern starts governing the processors: the runtime's count at the call
 // is the most the broker uses; it narrows to one once calm has passed with
@@ -72,7 +93,7 @@ func Govern(calm time.Duration) (stop func()) {
 		return func() {}
 	}
 	g.max, g.calm = all, calm
-	g.wide.Store(true)
+	g.state.Or(wideBit)
 	g.crowded.Store(false)
 	g.timer = time.AfterFunc(calm, g.check)
 	g.on.Store(true)
@@ -87,9 +108,9 @@ func (g *governor) stop() {
 	}
 	g.on.Store(false)
 	g.timer.Stop()
-	if !g.wide.Load() {
+	if g.state.Load()&wideBit == 0 {
 		runtime.GOMAXPROCS(g.max)
-		g.wide.Store(true)
+		g.state.Or(wideBit)
 	}
 }
 
@@ -100,16 +121,17 @@ func (g *governor) stop() {
 // [Govern]).
 func Enter() {
 	g := &gov
-	if g.units.Add(1) >= 2 && g.on.Load() {
+	s := g.state.Add(unit)
+	if s&unitMask >= 2 && g.on.Load() {
 		g.crowded.Store(true)
-		if !g.wide.Load() {
+		if needsWiden(s) {
 			g.widen()
 		}
 	}
 }
 
 // Leave ends a unit Enter counted.
-func Leave() { gov.units.Add(-1) }
+func Leave() { gov.state.Add(-unit) }
 
 // Max is how many processors parallel work may use: every one the
 // runtime gave the broker, even while it runs on one.
@@ -130,24 +152,24 @@ func Workers(n int) (workers int, done func()) {
 		return workers, func() {}
 	}
 	g := &gov
-	g.holds.Add(1)
-	if g.on.Load() && !g.wide.Load() {
+	if s := g.state.Add(hold); g.on.Load() && needsWiden(s) {
 		g.widen()
 	}
 	var once sync.Once
-	return workers, func() { once.Do(func() { g.holds.Add(-1) }) }
+	return workers, func() { once.Do(func() { g.state.Add(-hold) }) }
 }
 
 // widen gives the runtime every processor and arms the check that
-// narrows it again.
+// narrows it again. It waits for a check narrowing right now, which
+// holds the mutex and widens again itself when it sees the work.
 func (g *governor) widen() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.on.Load() || g.wide.Load() {
+	if !g.on.Load() || g.state.Load()&wideBit != 0 {
 		return
 	}
 	runtime.GOMAXPROCS(g.max)
-	g.wide.Store(true)
+	g.state.Or(wideBit)
 	g.timer.Reset(g.calm)
 }
 
@@ -157,21 +179,35 @@ func (g *governor) widen() {
 func (g *governor) check() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.on.Load() || !g.wide.Load() {
+	if !g.on.Load() || g.state.Load()&wideBit == 0 {
 		return
 	}
-	if g.holds.Load() > 0 || g.units.Load() >= 2 || g.crowded.Swap(false) {
+	if busy(g.state.Load()) || g.crowded.Swap(false) || !g.markNarrowing() {
 		g.timer.Reset(g.calm)
 		return
 	}
-	// Narrow first, then look again: an Enter or Workers that read
-	// wide before the store below has added its unit or hold by now,
-	// and is seen here; one that reads it after widens itself.
-	g.wide.Store(false)
+	// From the mark on, an Enter or Workers that makes the state busy
+	// sees narrowingBit and waits in widen for this check to end; the
+	// check widens again if the state turned busy meanwhile.
 	runtime.GOMAXPROCS(1)
-	if g.holds.Load() > 0 || g.units.Load() >= 2 || g.crowded.Load() {
+	if old := g.state.And(^int64(narrowingBit)); busy(old) || g.crowded.Load() {
 		runtime.GOMAXPROCS(g.max)
-		g.wide.Store(true)
+		g.state.Or(wideBit)
 		g.timer.Reset(g.calm)
 	}
+}
+
+// markNarrowing swaps wideBit for narrowingBit unless the state is busy;
+// it reports whether it did.
+func (g *governor) markNarrowing() bool {
+	for range 1000 { // each failed swap is another goroutine's change
+		s := g.state.Load()
+		if busy(s) {
+			return false
+		}
+		if g.state.CompareAndSwap(s, s&^wideBit|narrowingBit) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package procs
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -43,7 +44,7 @@ func narrow(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("still %d processors after three calm checks (units %d, holds %d)", procsNow(), gov.units.Load(), gov.holds.Load())
+	t.Fatalf("still %d processors after three calm checks (units %d, holds %d)", procsNow(), gov.state.Load()&unitMask, (gov.state.Load()&holdMask)/hold)
 }
 
 func TestNarrowsOnceCalm(t *testing.T) {
@@ -111,7 +112,7 @@ func TestWorkersWidenWhileParallel(t *testing.T) {
 	}
 	done()
 	done() // twice counts once
-	if h := gov.holds.Load(); h != 0 {
+	if h := (gov.state.Load() & holdMask) / hold; h != 0 {
 		t.Fatalf("holds after done twice: %d, want 0", h)
 	}
 	narrow(t)
@@ -167,6 +168,8 @@ func TestTwoUnitsAtOnceAlwaysWide(t *testing.T) {
 		wg.Go(func() {
 			for range rounds {
 				both.Add(2)
+				var looked sync.WaitGroup
+				looked.Add(2)
 				var inner sync.WaitGroup
 				for range 2 {
 					inner.Go(func() {
@@ -174,8 +177,10 @@ func TestTwoUnitsAtOnceAlwaysWide(t *testing.T) {
 						both.Done()
 						both.Wait() // both units are in hand now
 						if n := procsNow(); n != testMax {
-							errs <- "two units in hand on one processor"
+							errs <- fmt.Sprintf("two units in hand on %d processors (state %#x)", n, gov.state.Load())
 						}
+						looked.Done()
+						looked.Wait() // neither leaves before both looked
 						Leave()
 					})
 				}
@@ -197,7 +202,7 @@ func TestTwoUnitsAtOnceAlwaysWide(t *testing.T) {
 	for e := range errs {
 		t.Fatal(e)
 	}
-	if u, h := gov.units.Load(), gov.holds.Load(); u != 0 || h != 0 {
+	if u, h := gov.state.Load()&unitMask, (gov.state.Load()&holdMask)/hold; u != 0 || h != 0 {
 		t.Fatalf("after every unit left: units %d, holds %d", u, h)
 	}
 	deadline := time.Now().Add(10 * time.Second)
