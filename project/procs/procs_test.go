@@ -157,7 +157,7 @@ func TestGOMAXPROCSInTheEnvironmentTurnsItOff(t *testing.T) {
 }
 
 // Units entered from many goroutines while the governor checks on its own
-// (every millisecond): whenever two are in hand, the runtime is wide.
+// (every 20 microseconds): whenever two are in hand, the runtime is wide.
 func TestTwoUnitsAtOnceAlwaysWide(t *testing.T) {
 	govern(t, 20*time.Microsecond)
 	const pairs, rounds = 4, 2000
