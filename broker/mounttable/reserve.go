@@ -75,8 +75,9 @@ func (table *Table) takeReservation(id, root string, others map[int]store.Projec
 	})
 	for _, r := range cands {
 		ln, err := loopback.Listen(r.LastPort)
-		if err != nil {
-			continue // its project, or another program, holds it
+		if err != nil { // its project, or another program, holds it
+			table.log.Info("a port remembered for another project is held; trying the next", "port", r.LastPort, "from_project", r.ID, "err", err)
+			continue
 		}
 		table.regMu.Lock()
 		err = table.db.EditProjects([]string{r.ID}, func(rec *store.ProjectRecord) bool {
