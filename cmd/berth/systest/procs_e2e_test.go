@@ -12,9 +12,9 @@ import (
 
 // The broker runs on one processor while it serves one call at a time, and
 // on every processor the runtime gave it while two calls are in flight
-// (project/procs); its go_sched_gomaxprocs_threads gauge says which. Two
-// held calls on two sessions widen it before the second one runs; once
-// they return it narrows again.
+// (project/procs); its go_sched_gomaxprocs_threads gauge says which. One
+// held call lets it narrow; a second on another session widens it before
+// the second one runs; once they return it narrows again.
 func TestBrokerWidensForTwoCallsAndNarrowsWhenCalm(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t, 90*time.Second)
@@ -39,9 +39,10 @@ func TestBrokerWidensForTwoCallsAndNarrowsWhenCalm(t *testing.T) {
 	first, second := initializeAt(t, ctx, p.URL, "2025-06-18"), initializeAt(t, ctx, p.URL, "2025-06-18")
 	release1, done1 := holdCall(t, ctx, p.URL, first, hold, "first")
 	brokertest.Eventually(t, "the first held call runs", func() bool { return exists(filepath.Join(hold, "first.started")) })
-	if got := procs(); got != float64(calm) {
-		t.Fatalf("one call in flight: the broker on %v processors, want %d", got, calm)
-	}
+	// What ran just before (the sessions' initialize and notifications, the
+	// mount's own work) may have run two at once and widened it, and under
+	// load a calm check comes late: one call in flight lets it narrow.
+	brokertest.Eventually(t, fmt.Sprintf("one call in flight, the broker on %d processor", calm), func() bool { return procs() == float64(calm) })
 	release2, done2 := holdCall(t, ctx, p.URL, second, hold, "second")
 	brokertest.Eventually(t, "the second held call runs", func() bool { return exists(filepath.Join(hold, "second.started")) })
 	if got := procs(); got != float64(all) {
