@@ -34,6 +34,10 @@ func procsNow() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// unitsNow and holdsNow are the units in hand and the parallel work running.
+func unitsNow() int64 { return gov.state.Load() & unitMask }
+func holdsNow() int64 { return (gov.state.Load() & holdMask) / hold }
+
 // narrow runs the governor's checks until the runtime is on one processor,
 // failing after a few: a calm governor narrows on its second check.
 func narrow(t *testing.T) {
@@ -44,7 +48,7 @@ func narrow(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("still %d processors after three calm checks (units %d, holds %d)", procsNow(), gov.state.Load()&unitMask, (gov.state.Load()&holdMask)/hold)
+	t.Fatalf("still %d processors after three calm checks (units %d, holds %d)", procsNow(), unitsNow(), holdsNow())
 }
 
 func TestNarrowsOnceCalm(t *testing.T) {
@@ -112,7 +116,7 @@ func TestWorkersWidenWhileParallel(t *testing.T) {
 	}
 	done()
 	done() // twice counts once
-	if h := (gov.state.Load() & holdMask) / hold; h != 0 {
+	if h := holdsNow(); h != 0 {
 		t.Fatalf("holds after done twice: %d, want 0", h)
 	}
 	narrow(t)
@@ -202,7 +206,7 @@ func TestTwoUnitsAtOnceAlwaysWide(t *testing.T) {
 	for e := range errs {
 		t.Fatal(e)
 	}
-	if u, h := gov.state.Load()&unitMask, (gov.state.Load()&holdMask)/hold; u != 0 || h != 0 {
+	if u, h := unitsNow(), holdsNow(); u != 0 || h != 0 {
 		t.Fatalf("after every unit left: units %d, holds %d", u, h)
 	}
 	deadline := time.Now().Add(10 * time.Second)
