@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/chromedp/chromedp"
@@ -38,7 +39,16 @@ func (b *sharedBrowser) start(execPath string) (context.Context, error) {
 		return nil, b.err
 	}
 	b.dataDir = dir
+	// Chromium's own temporary folders (its singleton socket's) go inside
+	// the profile folder, so that stop removes them too: a browser that is
+	// killed leaves them behind.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		b.err = fmt.Errorf("chromium temporary folder: %w", err)
+		return nil, b.err
+	}
 	opts := []chromedp.ExecAllocatorOption{
+		chromedp.Env("TMPDIR=" + tmp),
 		chromedp.ExecPath(execPath),
 		chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-background-networking", true),
