@@ -58,7 +58,7 @@ func appEnv(t *testing.T, home, berthHome string) []string {
 	var env []string
 	for _, kv := range shimOnPath(t, userEnv(home, "BERTH_HOME="+berthHome)) {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "CLAUDE_CONFIG_DIR" || k == "CODEX_HOME" || strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "OPENCODE") {
+		if k == "CLAUDE_CONFIG_DIR" || k == "CODEX_HOME" || k == "TMPDIR" || strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "OPENCODE") {
 			continue
 		}
 		env = append(env, kv)
@@ -66,7 +66,9 @@ func appEnv(t *testing.T, home, berthHome string) []string {
 	// The Gemini CLI otherwise starts a second Node process of itself
 	// with a larger heap, which doubles the CPU of each command and
 	// changes nothing of what it reads or connects to.
-	return append(env, "GEMINI_CLI_NO_RELAUNCH=true")
+	// What the apps keep in the temporary folder (Claude Code a folder
+	// per working directory) goes with the test.
+	return append(env, "GEMINI_CLI_NO_RELAUNCH=true", "TMPDIR="+t.TempDir())
 }
 
 // The files as the apps leave them: the user's other servers, settings
