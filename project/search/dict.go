@@ -56,6 +56,12 @@ func (b *baseTerms) find(t string) int {
 	return sort.Search(b.len(), func(i int) bool { return b.at(i) >= t })
 }
 
+// id returns the index of term t, if the base holds it.
+func (b *baseTerms) id(t string) (int, bool) {
+	i := b.find(t)
+	return i, i < b.len() && b.at(i) == t
+}
+
 // prefixLen is the length of the prefixes byPrefix groups terms by.
 const prefixLen = 5
 
@@ -68,7 +74,7 @@ func newTermDictOver(base baseTerms) *termDict {
 
 // lookup returns the id of term, if it has one.
 func (d *termDict) lookup(term string) (uint32, bool) {
-	if i := d.base.find(term); i < d.base.len() && d.base.at(i) == term {
+	if i, ok := d.base.id(term); ok {
 		return uint32(i), true
 	}
 	return d.added(term)
@@ -91,8 +97,8 @@ func (d *termDict) lookupCached(term string) (uint32, bool) {
 	if ok {
 		return id, true
 	}
-	i := d.base.find(term)
-	if i >= d.base.len() || d.base.at(i) != term {
+	i, ok := d.base.id(term)
+	if !ok {
 		return d.added(term)
 	}
 	d.foundMu.Lock()

@@ -50,16 +50,31 @@ func newRareCache() *rareCache {
 	return &rareCache{m: map[rareKey]rareList{}, names: map[string][]string{}}
 }
 
+// remembered returns what m, one of c's maps, holds for k.
+func remembered[K comparable, V any](c *rareCache, m map[K]V, k K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := m[k]
+	return v, ok
+}
+
+// remember puts v for k in m, one of c's maps, while it holds fewer than
+// rareCacheMax entries.
+func remember[K comparable, V any](c *rareCache, m map[K]V, k K, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(m) < rareCacheMax {
+		m[k] = v
+	}
+}
+
 // dottedNames returns the terms of snapshot s that some section holds and
 // that are t followed by a dot and more (resolv.conf for resolv), in id
 // order, remembered per snapshot as rarestSharing's lists are.
 func (ix *Index) dottedNames(s *snapshot, t string) []string {
 	c := s.rare
 	if c != nil {
-		c.mu.Lock()
-		l, ok := c.names[t]
-		c.mu.Unlock()
-		if ok {
+		if l, ok := remembered(c, c.names, t); ok {
 			return l
 		}
 	}
@@ -70,11 +85,7 @@ func (ix *Index) dottedNames(s *snapshot, t string) []string {
 		}
 	})
 	if c != nil {
-		c.mu.Lock()
-		if len(c.names) < rareCacheMax {
-			c.names[strings.Clone(t)] = l
-		}
-		c.mu.Unlock()
+		remember(c, c.names, strings.Clone(t), l)
 	}
 	return l
 }
@@ -88,10 +99,7 @@ func (ix *Index) rarestSharing(s *snapshot, term string, n, keep int) rareList {
 	}
 	key := rareKey{n, term[:max(n, prefixLen)]}
 	if c := s.rare; c != nil && keep <= rarestKeep {
-		c.mu.Lock()
-		l, ok := c.m[key]
-		c.mu.Unlock()
-		if ok {
+		if l, ok := remembered(c, c.m, key); ok {
 			return l
 		}
 		keep = rarestKeep
@@ -120,11 +128,7 @@ func (ix *Index) rarestSharing(s *snapshot, term string, n, keep int) rareList {
 		l.terms[k] = v
 	})
 	if c := s.rare; c != nil && keep == rarestKeep {
-		c.mu.Lock()
-		if len(c.m) < rareCacheMax {
-			c.m[key] = l
-		}
-		c.mu.Unlock()
+		remember(c, c.m, key, l)
 	}
 	return l
 }
